@@ -1,0 +1,140 @@
+// Operator commands of the auth service (clients, principals, signing keys), reached through
+// `npm run -s admin -- <group> <command>`. They work on the auth schema directly, like a migration,
+// so they need the database but not the running services.
+import { createLogger } from '@partner/shared/logger';
+import { EnvReader, readDb } from '@partner/shared/config';
+import { createPool, type Pool } from '@partner/shared/pg';
+import { identifier, parseFlags, required, UsageError, type CommandGroup } from '@partner/shared/cli';
+import { isPermission, PERMISSIONS, type Permission } from '@partner/shared/permissions';
+import { migrateAuth, SCHEMA } from './app.js';
+import * as repo from './repo.js';
+import { rotateKey } from './keys.js';
+
+async function withPool<T>(fn: (pool: Pool) => Promise<T>): Promise<T> {
+  const env = new EnvReader();
+  const db = env.done(readDb(env));
+  const logger = createLogger('auth-admin', 'warn', process.stderr as never);
+  const pool = createPool({ url: db.databaseUrl, schema: SCHEMA, max: 2, applicationName: 'auth-admin', logger });
+  try {
+    await migrateAuth(pool, logger);
+    return await fn(pool);
+  } finally {
+    await pool.end();
+  }
+}
+
+function permissionList(value: string): Permission[] {
+  const list = value.split(',').map((p) => p.trim()).filter(Boolean);
+  const bad = list.filter((p) => !isPermission(p));
+  if (bad.length) throw new UsageError(`unknown permission(s) ${bad.join(', ')}; known: ${PERMISSIONS.join(', ')}`);
+  return [...new Set(list)] as Permission[];
+}
+
+async function tenantOf(pool: Pool, partnerId: string, tenant: string | undefined): Promise<string> {
+  if (tenant) return identifier(tenant, 'tenant');
+  const r = await pool.query<{ tenant_id: string }>('SELECT tenant_id FROM partners WHERE partner_id = $1', [partnerId]);
+  if (r.rowCount === 1) return r.rows[0]!.tenant_id;
+  throw new UsageError(r.rowCount === 0 ? `unknown partner ${partnerId} (give --tenant to create it)` : `partner ${partnerId} exists in several tenants: give --tenant`);
+}
+
+export const client: CommandGroup = {
+  create: {
+    usage: 'client create --tenant T --partner P --permissions health/read,policies/read,... [--name N]',
+    run: async (argv) => {
+      const { values } = parseFlags(argv, {
+        tenant: { type: 'string' },
+        partner: { type: 'string' },
+        permissions: { type: 'string' },
+        name: { type: 'string' },
+      });
+      const tenant = identifier(required(values, 'tenant'), 'tenant');
+      const partnerId = identifier(required(values, 'partner'), 'partner');
+      const permissions = permissionList(required(values, 'permissions'));
+      return withPool(async (pool) => {
+        const { clientId, clientSecret } = await repo.createClient(pool, {
+          tenantId: tenant,
+          partnerId,
+          permissions,
+          ...(values.name ? { name: values.name } : {}),
+        });
+        return { clientId, clientSecret, tenant, partnerId, permissions };
+      });
+    },
+  },
+  permissions: {
+    usage: 'client permissions --client ID --permissions health/read,...',
+    run: async (argv) => {
+      const { values } = parseFlags(argv, { client: { type: 'string' }, permissions: { type: 'string' } });
+      const clientId = required(values, 'client');
+      const permissions = permissionList(values.permissions ?? '');
+      return withPool(async (pool) => {
+        const row = await repo.setPermissions(pool, clientId, permissions);
+        if (!row) throw new UsageError(`unknown client ${clientId}`);
+        return { clientId, tenant: row.tenant_id, partnerId: row.partner_id, permissions };
+      });
+    },
+  },
+  disable: {
+    usage: 'client disable --client ID',
+    run: async (argv) => {
+      const { values } = parseFlags(argv, { client: { type: 'string' } });
+      const clientId = required(values, 'client');
+      return withPool(async (pool) => {
+        const row = await repo.disableClient(pool, clientId);
+        if (!row) throw new UsageError(`unknown client ${clientId}`);
+        return { clientId, disabled: true, disabledAt: row.disabled_at.toISOString() };
+      });
+    },
+  },
+};
+
+const principalFlags = { tenant: { type: 'string' }, partner: { type: 'string' }, principal: { type: 'string' } } as const;
+
+export const principal: CommandGroup = {
+  add: {
+    usage: 'principal add --partner P --principal ID [--tenant T]',
+    run: async (argv) => {
+      const { values } = parseFlags(argv, principalFlags);
+      const partnerId = identifier(required(values, 'partner'), 'partner');
+      const principalId = identifier(required(values, 'principal'), 'principal');
+      return withPool(async (pool) => {
+        const tenant = await tenantOf(pool, partnerId, values.tenant);
+        const added = await repo.addPrincipal(pool, tenant, partnerId, principalId);
+        return { tenant, partnerId, principalId, added };
+      });
+    },
+  },
+  remove: {
+    usage: 'principal remove --partner P --principal ID [--tenant T]',
+    run: async (argv) => {
+      const { values } = parseFlags(argv, principalFlags);
+      const partnerId = identifier(required(values, 'partner'), 'partner');
+      const principalId = identifier(required(values, 'principal'), 'principal');
+      return withPool(async (pool) => {
+        const tenant = await tenantOf(pool, partnerId, values.tenant);
+        const removed = await repo.removePrincipal(pool, tenant, partnerId, principalId);
+        return { tenant, partnerId, principalId, removed };
+      });
+    },
+  },
+};
+
+export const key: CommandGroup = {
+  rotate: {
+    usage: 'key rotate',
+    run: async (argv) => {
+      parseFlags(argv, {});
+      const env = new EnvReader();
+      const kekB64 = env.str('AUTH_KEY_ENCRYPTION_KEY', { doc: 'the key-encryption key the auth service uses' });
+      env.done({});
+      const kek = Buffer.from(kekB64, 'base64');
+      if (kek.length !== 32) throw new UsageError('AUTH_KEY_ENCRYPTION_KEY must decode to 32 bytes');
+      return withPool(async (pool) => {
+        const { kid, retired } = await rotateKey(pool, kek);
+        return { kid, retired };
+      });
+    },
+  },
+};
+
+export const groups = { client, principal, key };

@@ -1,0 +1,107 @@
+// Builds the auth service: the token server (HTTP), the gRPC API for the gateway and the ops
+// listener. main.ts runs it; tests start it in-process on ephemeral ports.
+import type { Server } from 'node:http';
+import { Counter } from 'prom-client';
+import { createLogger, type Logger } from '@partner/shared/logger';
+import { createPool, migrate, type Pool } from '@partner/shared/pg';
+import { implement, serviceDefs, SERVICE_NAMES, startGrpcServer, type GrpcServerHandle } from '@partner/shared/grpc';
+import { createRegistry, startOpsServer, type OpsServer } from '@partner/shared/ops';
+import type { AuthConfig } from './config.js';
+import { createTokenApp } from './token-server.js';
+import { principalRegistered } from './repo.js';
+import { loadSigningKey } from './keys.js';
+import { fileURLToPath } from 'node:url';
+import { dbError } from '@partner/shared/pg';
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
+export const SCHEMA = 'auth';
+
+export interface AuthService {
+  ports: { http: number; grpc: number; ops: number };
+  pool: Pool;
+  stop(): Promise<void>;
+}
+
+export async function migrateAuth(pool: Pool, logger: Logger): Promise<void> {
+  await migrate(pool, SCHEMA, MIGRATIONS_DIR, logger);
+}
+
+export async function startAuth(
+  config: AuthConfig,
+  opts: { logger?: Logger; migrate?: boolean } = {},
+): Promise<AuthService> {
+  const logger = opts.logger ?? createLogger('auth', config.logLevel);
+  const pool = createPool({ url: config.databaseUrl, schema: SCHEMA, max: config.poolMax, applicationName: 'auth', logger });
+  if (opts.migrate ?? true) await migrateAuth(pool, logger);
+  // Make sure a signing key exists before the first token request.
+  await loadSigningKey(pool, config.keyEncryptionKey);
+
+  const registry = createRegistry('auth');
+  const issued = new Counter({ name: 'partner_auth_tokens_issued_total', help: 'Access tokens issued.', registers: [registry] });
+  const refused = new Counter({
+    name: 'partner_auth_tokens_refused_total',
+    help: 'Token requests refused, by OAuth error code.',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+
+  const app = createTokenApp({
+    config,
+    pool,
+    logger,
+    metrics: { issued: () => issued.inc(), refused: (reason) => refused.inc({ reason }) },
+  });
+  const http: Server = app.listen(config.httpPort, config.host);
+  http.headersTimeout = 10_000;
+  http.requestTimeout = 15_000;
+  await new Promise<void>((resolve, reject) => {
+    http.once('listening', resolve);
+    http.once('error', reject);
+  });
+  const httpPort = (http.address() as { port: number }).port;
+
+  const grpc: GrpcServerHandle = await startGrpcServer({
+    host: config.host,
+    port: config.grpcPort,
+    services: [
+      {
+        name: SERVICE_NAMES.auth,
+        def: serviceDefs().auth,
+        impl: implement(
+          serviceDefs().auth,
+          {
+            ResolvePrincipal: async (req) => {
+              const registered = await principalRegistered(pool, req.tenantId, req.partnerId, req.principalId).catch(dbError);
+              return { registered };
+            },
+          },
+          logger,
+        ),
+      },
+    ],
+  });
+
+  const ops: OpsServer = await startOpsServer({
+    host: config.host,
+    port: config.opsPort,
+    registry,
+    checks: { postgres: async () => void (await pool.query('SELECT 1')) },
+  });
+
+  return {
+    ports: { http: httpPort, grpc: grpc.port, ops: ops.port },
+    pool,
+    stop: async () => {
+      ops.setDraining();
+      await Promise.all([
+        grpc.shutdown(),
+        new Promise<void>((resolve) => {
+          http.close(() => resolve());
+          http.closeIdleConnections();
+        }),
+      ]);
+      await ops.close();
+      await pool.end();
+    },
+  };
+}

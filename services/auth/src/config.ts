@@ -1,0 +1,39 @@
+// Auth service configuration (environment variables; see README "Configuration").
+import { EnvReader, readBase, readDb, type BaseConfig, type DbConfig } from '@partner/shared/config';
+
+export interface AuthConfig extends BaseConfig, DbConfig {
+  /** Public port of the token server ({auth_url}). */
+  httpPort: number;
+  grpcPort: number;
+  /** {auth_url}: the token server's public base URL, also the tokens' `iss`. */
+  issuer: string;
+  /** `aud` of every access token: the partner API, whatever its environment. */
+  audience: string;
+  /** Access scopes this token server issues tokens for, e.g. api.uat.example.com/access. */
+  scopes: string[];
+  tokenTtlSeconds: number;
+  /** 32-byte key (base64) that seals private signing keys at rest. */
+  keyEncryptionKey: Buffer;
+}
+
+export function readAuthConfig(env = new EnvReader()): Readonly<AuthConfig> {
+  const base = readBase(env, 'auth', 9481);
+  const kekB64 = env.str('AUTH_KEY_ENCRYPTION_KEY', { doc: '32 random bytes, base64; seals signing keys at rest' });
+  const kek = kekB64 ? Buffer.from(kekB64, 'base64') : Buffer.alloc(0);
+  if (kekB64 && kek.length !== 32) env.problem('AUTH_KEY_ENCRYPTION_KEY', `must decode to 32 bytes, got ${kek.length}`);
+  const scopes = env.list('AUTH_SCOPES', { default: ['127.0.0.1:8080/access', 'api.example.com/access'] });
+  for (const s of scopes) {
+    if (!/^[A-Za-z0-9.-]+(:\d+)?\/access$/.test(s)) env.problem('AUTH_SCOPES', `entry "${s}" is not of the form <api_host>/access`);
+  }
+  return env.done({
+    ...base,
+    ...readDb(env),
+    httpPort: env.int('AUTH_HTTP_PORT', { default: 8081, min: 0, max: 65535 }),
+    grpcPort: env.int('AUTH_GRPC_PORT', { default: 50051, min: 0, max: 65535 }),
+    issuer: env.url('AUTH_ISSUER', { default: 'http://127.0.0.1:8081', protocols: ['http:', 'https:'] }),
+    audience: env.str('AUTH_AUDIENCE', { default: 'partner-submission-api' }),
+    scopes,
+    tokenTtlSeconds: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400 }),
+    keyEncryptionKey: kek,
+  });
+}

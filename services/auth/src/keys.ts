@@ -1,0 +1,84 @@
+// Signing keys: ES256 key pairs, private halves sealed with AES-256-GCM under the key-encryption key.
+// The newest unretired key signs; a rotation retires the previous one, which stays in the JWKS until
+// the tokens it signed have expired, so rotation needs no downtime.
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { exportJWK, generateKeyPair, importJWK, calculateJwkThumbprint, type CryptoKey, type JWK } from 'jose';
+import type { Pool, PoolClient } from '@partner/shared/pg';
+
+export const SIGNING_ALG = 'ES256';
+
+export interface SigningKey {
+  kid: string;
+  key: CryptoKey;
+}
+
+function seal(kek: Buffer, plaintext: string): Buffer {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', kek, iv);
+  const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]);
+}
+
+function unseal(kek: Buffer, sealed: Buffer): string {
+  const decipher = createDecipheriv('aes-256-gcm', kek, sealed.subarray(0, 12));
+  decipher.setAuthTag(sealed.subarray(12, 28));
+  return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString('utf8');
+}
+
+/** Creates a key, makes it the signing key and retires the previous one. Returns the new kid. */
+export async function rotateKey(db: Pool | PoolClient, kek: Buffer): Promise<{ kid: string; retired: string[] }> {
+  const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const kid = (await calculateJwkThumbprint(publicJwk)).slice(0, 16);
+  const privateJwk = await exportJWK(privateKey);
+  const retired = await db.query<{ kid: string }>(
+    `WITH ins AS (
+       INSERT INTO signing_keys (kid, alg, public_jwk, private_jwk_sealed) VALUES ($1, $2, $3, $4) RETURNING kid
+     )
+     UPDATE signing_keys SET retired_at = now()
+      WHERE retired_at IS NULL AND kid <> (SELECT kid FROM ins)
+     RETURNING kid`,
+    [kid, SIGNING_ALG, { ...publicJwk, kid, alg: SIGNING_ALG, use: 'sig' }, seal(kek, JSON.stringify(privateJwk))],
+  );
+  return { kid, retired: retired.rows.map((r) => r.kid) };
+}
+
+/** Loads the current signing key, creating the first one on a fresh database. */
+export async function loadSigningKey(pool: Pool, kek: Buffer): Promise<SigningKey> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const r = await pool.query<{ kid: string; private_jwk_sealed: Buffer }>(
+      'SELECT kid, private_jwk_sealed FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1',
+    );
+    const row = r.rows[0];
+    if (row) {
+      const jwk = JSON.parse(unseal(kek, row.private_jwk_sealed)) as JWK;
+      return { kid: row.kid, key: (await importJWK(jwk, SIGNING_ALG)) as CryptoKey };
+    }
+    // First start: create a key under a lock so concurrent replicas agree on one.
+    const c = await pool.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query("SELECT pg_advisory_xact_lock(hashtext('auth:first-key'))");
+      const again = await c.query('SELECT 1 FROM signing_keys WHERE retired_at IS NULL');
+      if (again.rowCount === 0) await rotateKey(c, kek);
+      await c.query('COMMIT');
+    } catch (err) {
+      await c.query('ROLLBACK');
+      throw err;
+    } finally {
+      c.release();
+    }
+  }
+  throw new Error('no signing key could be loaded');
+}
+
+/** Public keys that may still verify live tokens: the signing key and keys retired within the TTL. */
+export async function publicJwks(pool: Pool, tokenTtlSeconds: number): Promise<{ keys: JWK[] }> {
+  const r = await pool.query<{ public_jwk: JWK }>(
+    `SELECT public_jwk FROM signing_keys
+      WHERE retired_at IS NULL OR retired_at > now() - make_interval(secs => $1)
+      ORDER BY created_at DESC`,
+    [tokenTtlSeconds + 60],
+  );
+  return { keys: r.rows.map((row) => row.public_jwk) };
+}

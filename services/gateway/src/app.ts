@@ -1,0 +1,123 @@
+// Builds the gateway: the Koa app (createGatewayApp, importable by tests with injected clients) and
+// the running service with its gRPC clients, JWKS, ops listener (startGateway).
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Server } from 'node:http';
+import { createLogger, type Logger } from '@partner/shared/logger';
+import { createClient, serviceDefs } from '@partner/shared/grpc';
+import { createRegistry, startOpsServer } from '@partner/shared/ops';
+import type { Registry } from 'prom-client';
+import type { GatewayConfig } from './config.js';
+import type { GatewayState } from './context.js';
+import { requestId } from './middleware/request-id.js';
+import { errorHandler } from './middleware/errors.js';
+import { authenticate } from './middleware/authenticate.js';
+import { cachedResolver, guard, type PrincipalResolver } from './middleware/guard.js';
+import { KeyStore } from './jwks.js';
+import { gatewayMetrics } from './metrics.js';
+import type { Clients, RouteDeps } from './routes/deps.js';
+import { healthRoutes } from './routes/health.js';
+
+export interface GatewayAppDeps {
+  config: GatewayConfig;
+  logger: Logger;
+  clients: Clients;
+  keys: KeyStore;
+  registry: Registry;
+}
+
+export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
+  const { config, logger, clients } = deps;
+  const metrics = gatewayMetrics(deps.registry);
+  const app = new Koa<GatewayState>({ proxy: true });
+
+  const resolvePrincipal: PrincipalResolver = cachedResolver(
+    async (tenantId, partnerId, principalId, timeoutMs) =>
+      (await clients.auth.ResolvePrincipal({ tenantId, partnerId, principalId }, { timeoutMs: Math.min(timeoutMs, config.grpcTimeoutMs) }))
+        .registered,
+    config.principalCacheMs,
+  );
+  const routeDeps: RouteDeps = { config, clients, guard: (permission) => guard(permission, resolvePrincipal) };
+
+  const router = new Router<GatewayState>({ prefix: '/v1' });
+  // Route template for metrics and logs, recorded as soon as the router has matched.
+  router.use(async (ctx, next) => {
+    ctx.state.route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
+    await next();
+  });
+  healthRoutes(router, routeDeps);
+
+  app.use(requestId({ requestTimeoutMs: config.requestTimeoutMs }));
+  app.use(async (ctx, next) => {
+    metrics.inflight.inc();
+    try {
+      await next();
+    } finally {
+      metrics.inflight.dec();
+    }
+  });
+  app.use(errorHandler({ logger, observe: metrics.observe }));
+  app.use(
+    authenticate({
+      issuer: config.issuer,
+      audience: config.audience,
+      scope: config.scope,
+      keys: deps.keys,
+      onFailure: metrics.tokenFailure,
+    }),
+  );
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}
+
+export interface GatewayService {
+  ports: { http: number; ops: number };
+  stop(): Promise<void>;
+}
+
+export async function startGateway(config: GatewayConfig, opts: { logger?: Logger } = {}): Promise<GatewayService> {
+  const logger = opts.logger ?? createLogger('gateway', config.logLevel);
+  const defs = serviceDefs();
+  const clients: Clients = {
+    auth: createClient(defs.auth, config.grpc.auth, config.grpcTimeoutMs),
+    policy: createClient(defs.policy, config.grpc.policy, config.grpcTimeoutMs),
+    submission: createClient(defs.submission, config.grpc.submission, config.grpcTimeoutMs),
+    job: createClient(defs.job, config.grpc.job, config.grpcTimeoutMs),
+  };
+  const keys = new KeyStore(config.jwksUrl, 'ES256');
+  await keys.refresh().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'JWKS not reachable yet; will fetch on first token'));
+  const registry = createRegistry('gateway');
+  const app = createGatewayApp({ config, logger, clients, keys, registry });
+
+  const http: Server = app.listen(config.port, config.host);
+  http.headersTimeout = 15_000;
+  http.requestTimeout = 120_000;
+  http.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    http.once('listening', resolve);
+    http.once('error', reject);
+  });
+
+  const ops = await startOpsServer({
+    host: config.host,
+    port: config.opsPort,
+    registry,
+    checks: {
+      jwks: () => keys.refresh(),
+    },
+  });
+
+  return {
+    ports: { http: (http.address() as { port: number }).port, ops: ops.port },
+    stop: async () => {
+      ops.setDraining();
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeIdleConnections();
+      });
+      for (const c of Object.values(clients)) c.close();
+      await ops.close();
+    },
+  };
+}

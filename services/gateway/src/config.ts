@@ -1,0 +1,56 @@
+// Gateway configuration (environment variables; see README "Configuration").
+import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/config';
+
+export interface GatewayConfig extends BaseConfig, NatsConfig {
+  port: number;
+  environment: 'uat' | 'production';
+  /** {base_url}: public API address; builds statusUrl/Location and the environment's scope. */
+  baseUrl: string;
+  /** `<api_host>/access`, derived from baseUrl. */
+  scope: string;
+  issuer: string;
+  audience: string;
+  jwksUrl: string;
+  grpc: { auth: string; policy: string; submission: string; job: string };
+  /** Default deadline of a gRPC call, further capped by the request's own budget. */
+  grpcTimeoutMs: number;
+  /** Time budget of a request, apart from any Prefer: wait. */
+  requestTimeoutMs: number;
+  /** How long a principal lookup is cached (positive answers; negative ones for a fifth of it). */
+  principalCacheMs: number;
+  /** Largest JSON body accepted. */
+  jsonLimitBytes: number;
+}
+
+export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig> {
+  const base = readBase(env, 'gateway', 9480);
+  const baseUrl = env.url('BASE_URL', { default: 'http://127.0.0.1:8080', protocols: ['http:', 'https:'] });
+  const issuer = env.url('AUTH_ISSUER', { default: 'http://127.0.0.1:8081', protocols: ['http:', 'https:'] });
+  let scope = '';
+  try {
+    scope = `${new URL(baseUrl).host}/access`;
+  } catch {
+    // reported by env.url
+  }
+  return env.done({
+    ...base,
+    ...readNats(env),
+    port: env.int('PORT', { default: 8080, min: 0, max: 65535 }),
+    environment: env.oneOf('ENVIRONMENT', ['uat', 'production'] as const, { default: 'uat' }),
+    baseUrl,
+    scope,
+    issuer,
+    audience: env.str('AUTH_AUDIENCE', { default: 'partner-submission-api' }),
+    jwksUrl: env.url('AUTH_JWKS_URL', { default: `${issuer}/.well-known/jwks.json`, protocols: ['http:', 'https:'] }),
+    grpc: {
+      auth: env.str('AUTH_GRPC_ADDR', { default: '127.0.0.1:50051' }),
+      policy: env.str('POLICY_GRPC_ADDR', { default: '127.0.0.1:50052' }),
+      submission: env.str('SUBMISSION_GRPC_ADDR', { default: '127.0.0.1:50053' }),
+      job: env.str('JOB_GRPC_ADDR', { default: '127.0.0.1:50054' }),
+    },
+    grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000 }),
+    requestTimeoutMs: env.int('REQUEST_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000 }),
+    principalCacheMs: env.int('PRINCIPAL_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000 }),
+    jsonLimitBytes: env.int('JSON_LIMIT_BYTES', { default: 1024 * 1024, min: 1024, max: 16 * 1024 * 1024 }),
+  });
+}

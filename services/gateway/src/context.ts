@@ -1,0 +1,39 @@
+// Types of what the gateway's middleware leave on ctx.state, and helpers every route uses.
+import type Koa from 'koa';
+import type { Permission } from '@partner/shared/permissions';
+
+export interface Caller {
+  clientId: string;
+  tenant: string;
+  partnerId: string;
+  permissions: ReadonlySet<string>;
+  /** Set by the principal middleware: the registered principal, or null without x-principal-id. */
+  principalId: string | null;
+}
+
+export interface GatewayState {
+  requestId: string;
+  /** Epoch ms by which the request must be answered (before any Prefer: wait). */
+  deadline: number;
+  caller?: Caller;
+  /** Route template (e.g. /v1/jobs/:id) for metrics and logs, once routed. */
+  route?: string;
+  /** Error code of the response, when it is an error. */
+  errorCode?: string;
+}
+
+export type GatewayContext = Koa.ParameterizedContext<GatewayState>;
+export type GatewayMiddleware = Koa.Middleware<GatewayState>;
+
+export function callerOf(ctx: GatewayContext): Caller {
+  const caller = ctx.state.caller;
+  if (!caller) throw new Error('route reached without an authenticated caller');
+  return caller;
+}
+
+/** Milliseconds left in the request's budget: the deadline of the gRPC calls it makes. */
+export function remainingMs(ctx: GatewayContext): number {
+  return Math.max(1, ctx.state.deadline - Date.now());
+}
+
+export type { Permission };

@@ -1,0 +1,161 @@
+// Typed environment configuration: read once, validated, frozen. Every problem is collected and
+// reported together, naming the variable, so a bad deployment fails at start and says why.
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+interface Opt<T> {
+  default?: T;
+  /** Shown in the error message so an operator knows what the variable is for. */
+  doc?: string;
+}
+
+export class EnvReader {
+  private readonly problems: string[] = [];
+  constructor(private readonly env: Env = process.env) {}
+
+  private raw(name: string): string | undefined {
+    const v = this.env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  }
+
+  private missing<T>(name: string, opt: Opt<T>): T {
+    this.problems.push(`${name} is required${opt.doc ? ` (${opt.doc})` : ''}`);
+    return undefined as T;
+  }
+
+  str(name: string, opt: Opt<string> = {}): string {
+    const v = this.raw(name);
+    if (v !== undefined) return v;
+    return opt.default !== undefined ? opt.default : this.missing(name, opt);
+  }
+
+  optionalStr(name: string): string | undefined {
+    return this.raw(name);
+  }
+
+  int(name: string, opt: Opt<number> & { min?: number; max?: number } = {}): number {
+    const v = this.raw(name);
+    if (v === undefined) return opt.default !== undefined ? opt.default : this.missing(name, opt);
+    const n = Number(v);
+    if (!Number.isInteger(n)) {
+      this.problems.push(`${name} must be an integer, got "${v}"`);
+      return 0;
+    }
+    if ((opt.min !== undefined && n < opt.min) || (opt.max !== undefined && n > opt.max)) {
+      this.problems.push(`${name} must be between ${opt.min ?? '-∞'} and ${opt.max ?? '∞'}, got ${n}`);
+    }
+    return n;
+  }
+
+  bool(name: string, opt: Opt<boolean> = {}): boolean {
+    const v = this.raw(name);
+    if (v === undefined) return opt.default !== undefined ? opt.default : this.missing(name, opt);
+    if (['1', 'true', 'yes', 'on'].includes(v.toLowerCase())) return true;
+    if (['0', 'false', 'no', 'off'].includes(v.toLowerCase())) return false;
+    this.problems.push(`${name} must be a boolean (true/false), got "${v}"`);
+    return false;
+  }
+
+  oneOf<const T extends string>(name: string, values: readonly T[], opt: Opt<T> = {}): T {
+    const v = this.raw(name);
+    if (v === undefined) return opt.default !== undefined ? opt.default : this.missing(name, opt);
+    if (!(values as readonly string[]).includes(v)) {
+      this.problems.push(`${name} must be one of ${values.join(', ')}, got "${v}"`);
+    }
+    return v as T;
+  }
+
+  url(name: string, opt: Opt<string> & { protocols?: string[] } = {}): string {
+    const v = this.str(name, opt);
+    if (v === undefined) return v;
+    try {
+      const u = new URL(v);
+      if (opt.protocols && !opt.protocols.includes(u.protocol)) {
+        this.problems.push(`${name} must use ${opt.protocols.join(' or ')}, got "${u.protocol}"`);
+      }
+    } catch {
+      this.problems.push(`${name} must be a URL, got "${v}"`);
+    }
+    return v.replace(/\/+$/, '');
+  }
+
+  list(name: string, opt: Opt<string[]> = {}): string[] {
+    const v = this.raw(name);
+    if (v === undefined) return opt.default !== undefined ? opt.default : this.missing(name, opt);
+    return v.split(',').map((s) => s.trim()).filter(Boolean);
+  }
+
+  /** Records a problem found by a check the reader has no helper for. */
+  problem(name: string, message: string): void {
+    this.problems.push(`${name} ${message}`);
+  }
+
+  /** Throws a ConfigError naming every bad variable; returns the frozen config otherwise. */
+  done<T extends object>(config: T): Readonly<T> {
+    if (this.problems.length > 0) throw new ConfigError(this.problems);
+    return deepFreeze(config);
+  }
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object' && !ArrayBuffer.isView(o)) {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/** Settings every process shares: logging, ops port, bind host. */
+export interface BaseConfig {
+  serviceName: string;
+  logLevel: string;
+  host: string;
+  opsPort: number;
+}
+
+export function readBase(env: EnvReader, serviceName: string, defaultOpsPort: number): BaseConfig {
+  return {
+    serviceName,
+    logLevel: env.oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], {
+      default: 'info',
+    }),
+    host: env.str('HOST', { default: '127.0.0.1', doc: 'address every listener binds to' }),
+    opsPort: env.int('OPS_PORT', { default: defaultOpsPort, min: 0, max: 65535, doc: '/livez, /readyz, /metrics' }),
+  };
+}
+
+export interface DbConfig {
+  databaseUrl: string;
+  poolMax: number;
+}
+
+export function readDb(env: EnvReader): DbConfig {
+  return {
+    databaseUrl: env.url('DATABASE_URL', {
+      default: 'postgres://postgres@127.0.0.1:5432/partner',
+      protocols: ['postgres:', 'postgresql:'],
+    }),
+    poolMax: env.int('DB_POOL_MAX', { default: 10, min: 1, max: 200 }),
+  };
+}
+
+export interface NatsConfig {
+  natsUrl: string;
+  /** Prefix of every subject and stream name, so several deployments (or test runs) share a server. */
+  natsPrefix: string;
+}
+
+export function readNats(env: EnvReader): NatsConfig {
+  const natsPrefix = env.str('NATS_PREFIX', { default: 'partner' });
+  if (!/^[A-Za-z0-9_-]+$/.test(natsPrefix)) {
+    env.problem('NATS_PREFIX', `may hold only letters, digits, "_" and "-", got "${natsPrefix}"`);
+  }
+  return { natsUrl: env.str('NATS_URL', { default: 'nats://127.0.0.1:4222' }), natsPrefix };
+}

@@ -1,0 +1,129 @@
+// Domain errors and the one table that maps each error code to its HTTP status, gRPC status and
+// retryability. Handlers throw DomainError; the gRPC adapter and the gateway translate with this table.
+import { status as GrpcStatus, Metadata, type ServiceError } from '@grpc/grpc-js';
+
+export interface ErrorDetail {
+  field: string;
+  issue: string;
+}
+
+interface CodeInfo {
+  http: number;
+  grpc: GrpcStatus;
+  retryable: boolean;
+}
+
+/** Every error code the API documents. Job errors may carry other codes (see httpStatusForCode). */
+export const ERROR_CODES = {
+  unauthenticated: { http: 401, grpc: GrpcStatus.UNAUTHENTICATED, retryable: false },
+  invalid_token: { http: 401, grpc: GrpcStatus.UNAUTHENTICATED, retryable: false },
+  insufficient_scope: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, retryable: false },
+  forbidden: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, retryable: false },
+  principal_not_registered: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, retryable: false },
+  not_found: { http: 404, grpc: GrpcStatus.NOT_FOUND, retryable: false },
+  method_not_allowed: { http: 405, grpc: GrpcStatus.UNIMPLEMENTED, retryable: false },
+  invalid_json: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false },
+  validation_error: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false },
+  idempotency_key_reused: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false },
+  unknown_product: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false },
+  conflict: { http: 409, grpc: GrpcStatus.ABORTED, retryable: false },
+  unsupported_media_type: { http: 415, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false },
+  payload_too_large: { http: 413, grpc: GrpcStatus.OUT_OF_RANGE, retryable: false },
+  rate_limited: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED, retryable: true },
+  unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE, retryable: true },
+  internal: { http: 500, grpc: GrpcStatus.INTERNAL, retryable: true },
+} as const satisfies Record<string, CodeInfo>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function isKnownCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}
+
+/**
+ * HTTP status for an error code. Codes outside the table (a job may fail with any code) map to
+ * 503 when retrying can succeed and 422 (a business rule said no) when it cannot.
+ */
+export function httpStatusForCode(code: string, retryable: boolean): number {
+  if (isKnownCode(code)) return ERROR_CODES[code].http;
+  return retryable ? 503 : 422;
+}
+
+export class DomainError extends Error {
+  readonly retryable: boolean;
+  readonly details: ErrorDetail[] | undefined;
+
+  constructor(
+    readonly code: string,
+    message: string,
+    opts: { retryable?: boolean; details?: ErrorDetail[]; cause?: unknown } = {},
+  ) {
+    super(message, { cause: opts.cause });
+    this.name = 'DomainError';
+    this.retryable = opts.retryable ?? (isKnownCode(code) ? ERROR_CODES[code].retryable : false);
+    this.details = opts.details;
+  }
+
+  get httpStatus(): number {
+    return httpStatusForCode(this.code, this.retryable);
+  }
+
+  toEnvelope(): { code: string; message: string; retryable: boolean; details?: ErrorDetail[] } {
+    return {
+      code: this.code,
+      message: this.message,
+      retryable: this.retryable,
+      ...(this.details ? { details: this.details } : {}),
+    };
+  }
+}
+
+export const notFound = (what = 'resource'): DomainError => new DomainError('not_found', `${what} not found`);
+export const unavailable = (message = 'a dependency is unavailable; retry later', cause?: unknown): DomainError =>
+  new DomainError('unavailable', message, { cause });
+
+const MD_CODE = 'x-error-code';
+const MD_RETRYABLE = 'x-error-retryable';
+const MD_DETAILS = 'x-error-details';
+
+/** gRPC status object for an error thrown by a handler. Unknown errors become INTERNAL, unexplained. */
+export function toGrpcError(err: unknown): Partial<ServiceError> & { code: GrpcStatus } {
+  const e = err instanceof DomainError ? err : new DomainError('internal', 'internal error');
+  const metadata = new Metadata();
+  metadata.set(MD_CODE, e.code);
+  metadata.set(MD_RETRYABLE, String(e.retryable));
+  if (e.details) metadata.set(MD_DETAILS, JSON.stringify(e.details));
+  const grpc = isKnownCode(e.code) ? ERROR_CODES[e.code].grpc : e.retryable ? GrpcStatus.UNAVAILABLE : GrpcStatus.FAILED_PRECONDITION;
+  return { code: grpc, details: e.message, metadata };
+}
+
+/** Domain error for a failed gRPC call: the server's own code when it sent one, else by status. */
+export function fromGrpcError(err: unknown): DomainError {
+  if (err instanceof DomainError) return err;
+  const se = err as Partial<ServiceError>;
+  const code = se.metadata?.get(MD_CODE)[0];
+  if (typeof code === 'string' && code) {
+    const retryable = se.metadata?.get(MD_RETRYABLE)[0] === 'true';
+    const rawDetails = se.metadata?.get(MD_DETAILS)[0];
+    let details: ErrorDetail[] | undefined;
+    if (typeof rawDetails === 'string') {
+      try {
+        details = JSON.parse(rawDetails) as ErrorDetail[];
+      } catch {
+        details = undefined;
+      }
+    }
+    return new DomainError(code, se.details ?? code, { retryable, details, cause: err });
+  }
+  switch (se.code) {
+    case GrpcStatus.UNAVAILABLE:
+    case GrpcStatus.DEADLINE_EXCEEDED:
+    case GrpcStatus.RESOURCE_EXHAUSTED:
+    case GrpcStatus.CANCELLED:
+      return unavailable(undefined, err);
+    case GrpcStatus.NOT_FOUND:
+      return notFound();
+    default:
+      return new DomainError('internal', 'internal error', { cause: err });
+  }
+}

@@ -1,0 +1,47 @@
+// Process lifecycle for every service's main.ts: run until SIGTERM/SIGINT, then shut down in order
+// (stop accepting → drain → close pools → exit), with a hard deadline so a stuck step cannot hang.
+import type { Logger } from './logger.js';
+
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+export function runUntilSignalled(service: Stoppable, logger: Logger, graceMs = 20_000): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, graceMs);
+    timer.unref();
+    service.stop().then(
+      () => {
+        logger.info('stopped');
+        logger.flush?.();
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/** Runs a main function: a failure at start (bad config, unreachable dependency) exits non-zero. */
+export function main(fn: () => Promise<void>): void {
+  fn().catch((err: unknown) => {
+    process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}
+
+/** Announces the process's bound ports on stdout as one JSON line, for supervisors and tests. */
+export function announceReady(logger: Logger, ports: Record<string, number>): void {
+  logger.info({ ready: true, ports }, 'ready');
+}

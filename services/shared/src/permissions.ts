@@ -1,0 +1,12 @@
+// The per-operation permissions a client can be provisioned with (seed §5.4).
+export const PERMISSIONS = [
+  'health/read',
+  'policies/read',
+  'submissions/read',
+  'submissions/write',
+  'jobs/read',
+] as const;
+
+export type Permission = (typeof PERMISSIONS)[number];
+
+export const isPermission = (p: string): p is Permission => (PERMISSIONS as readonly string[]).includes(p);

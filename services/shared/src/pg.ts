@@ -1,0 +1,112 @@
+// PostgreSQL: one pool per service, its search_path pinned to the service's own schema, and a
+// versioned SQL migration runner (files NNNN_name.sql, applied once each, in order, under an
+// advisory lock so replicas starting together do not race).
+import pg from 'pg';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from './logger.js';
+import { DomainError, unavailable } from './errors.js';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+// Dates (DATE columns) stay 'YYYY-MM-DD' strings: never shifted through a JS Date and a time zone.
+pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
+// NUMERIC stays a decimal string: amounts never pass through a float.
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
+
+export function createPool(opts: { url: string; schema: string; max: number; applicationName: string; logger: Logger }): Pool {
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.max,
+    application_name: opts.applicationName,
+    options: `-c search_path=${opts.schema}`,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    query_timeout: 15_000,
+  });
+  // An idle client's connection dropped (failover, pg_terminate_backend): the pool discards it; log only.
+  pool.on('error', (err) => opts.logger.warn({ err: err.message }, 'idle PostgreSQL connection lost'));
+  return pool;
+}
+
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+
+/** True for errors that mean "the database is not reachable right now" rather than a bad query. */
+export function isConnectionError(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  if (e?.code && CONNECTION_ERRORS.has(e.code)) return true;
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    e?.message ?? '',
+  );
+}
+
+/** Maps database-unreachable errors to a retryable `unavailable` DomainError; rethrows the rest. */
+export function dbError(err: unknown): never {
+  if (err instanceof DomainError) throw err;
+  if (isConnectionError(err)) throw unavailable('the database is unavailable; retry later', err);
+  throw err;
+}
+
+/** Runs fn in a transaction on one client; rolls back on error. */
+export async function withTx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    return dbError(err);
+  }
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    broken = isConnectionError(err);
+    if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+    return dbError(err);
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** Applies the migrations in dir to schema; returns the versions applied now. */
+export async function migrate(pool: Pool, schema: string, dir: string, logger: Logger): Promise<string[]> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`);
+  const files = readdirSync(dir)
+    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
+    .sort();
+  const client = await pool.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`migrate:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const done = new Set(
+      (await client.query<{ version: string }>(`SELECT version FROM ${schema}.schema_migrations`)).rows.map((r) => r.version),
+    );
+    for (const file of files) {
+      const version = file.replace(/\.sql$/, '');
+      if (done.has(version)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(`SET LOCAL search_path = ${schema}`);
+        await client.query(readFileSync(join(dir, file), 'utf8'));
+        await client.query(`INSERT INTO ${schema}.schema_migrations (version) VALUES ($1)`, [version]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw new Error(`migration ${schema}/${file} failed: ${(err as Error).message}`, { cause: err });
+      }
+      applied.push(version);
+      logger.info({ schema, version }, 'migration applied');
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`migrate:${schema}`]).catch(() => undefined);
+    client.release();
+  }
+  return applied;
+}

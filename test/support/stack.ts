@@ -1,0 +1,218 @@
+// Starts the real services for a system test: a database of its own (created and dropped), a NATS
+// subject/stream prefix of its own, every listener on an ephemeral port, logs captured in memory.
+// Services run in-process by default; spawnService() runs one as its own OS process (to kill it).
+import { randomBytes } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { connect } from 'nats';
+import { EnvReader } from '@partner/shared/config';
+import { createLogger, type Logger } from '@partner/shared/logger';
+import { readAuthConfig } from '../../services/auth/src/config.js';
+import { startAuth } from '../../services/auth/src/app.js';
+import { readGatewayConfig } from '../../services/gateway/src/config.js';
+import { startGateway } from '../../services/gateway/src/app.js';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+
+export const ALL_PERMISSIONS = ['health/read', 'policies/read', 'submissions/read', 'submissions/write', 'jobs/read'];
+
+export interface ClientCreds {
+  clientId: string;
+  clientSecret: string;
+  tenant: string;
+  partnerId: string;
+  permissions: string[];
+}
+
+interface Running {
+  stop(): Promise<void>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- test responses are checked field by field
+  text: string;
+}
+
+export class Stack {
+  readonly logs: string[] = [];
+  readonly env: Record<string, string>;
+  readonly logger: Logger;
+  /** Public {base_url} the gateway is configured with (statusUrl, scope); not where it listens. */
+  readonly baseUrl = 'https://api.uat.test';
+  readonly scope = 'api.uat.test/access';
+  readonly otherScope = 'api.production.test/access';
+  gatewayUrl = '';
+  authUrl = '';
+  gatewayOpsUrl = '';
+  private readonly running: Running[] = [];
+  private readonly children = new Set<ChildProcess>();
+
+  private constructor(readonly dbName: string, readonly prefix: string) {
+    this.env = {
+      DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${dbName}`,
+      NATS_URL,
+      NATS_PREFIX: prefix,
+      AUTH_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      AUTH_ISSUER: 'https://auth.uat.test',
+      AUTH_AUDIENCE: 'partner-submission-api',
+      AUTH_SCOPES: `${this.scope},${this.otherScope}`,
+      BASE_URL: this.baseUrl,
+      ENVIRONMENT: 'uat',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'debug',
+      PORT: '0',
+      OPS_PORT: '0',
+      AUTH_HTTP_PORT: '0',
+      AUTH_GRPC_PORT: '0',
+      POLICY_GRPC_PORT: '0',
+      SUBMISSION_GRPC_PORT: '0',
+      JOB_GRPC_PORT: '0',
+    };
+    this.logger = createLogger('test', 'debug', { write: (line: string) => void this.logs.push(line) });
+  }
+
+  static async create(): Promise<Stack> {
+    const id = randomBytes(5).toString('hex');
+    const stack = new Stack(`partner_t_${id}`, `t_${id}`);
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${stack.dbName}`);
+    await admin.end();
+    return stack;
+  }
+
+  private reader(overrides: Record<string, string> = {}): EnvReader {
+    return new EnvReader({ ...this.env, ...overrides });
+  }
+
+  private serviceLogger(service: string): Logger {
+    return this.logger.child({ service });
+  }
+
+  async startAuth(overrides: Record<string, string> = {}): Promise<void> {
+    const auth = await startAuth(readAuthConfig(this.reader(overrides)), { logger: this.serviceLogger('auth') });
+    this.running.push(auth);
+    this.authUrl = `http://127.0.0.1:${auth.ports.http}`;
+    this.env.AUTH_GRPC_ADDR = `127.0.0.1:${auth.ports.grpc}`;
+    this.env.AUTH_JWKS_URL = `${this.authUrl}/.well-known/jwks.json`;
+  }
+
+  async startGateway(overrides: Record<string, string> = {}): Promise<void> {
+    const gw = await startGateway(readGatewayConfig(this.reader(overrides)), { logger: this.serviceLogger('gateway') });
+    this.running.push(gw);
+    this.gatewayUrl = `http://127.0.0.1:${gw.ports.http}`;
+    this.gatewayOpsUrl = `http://127.0.0.1:${gw.ports.ops}`;
+  }
+
+  /** Runs the admin CLI as an operator would; resolves with its JSON output. */
+  async admin(...args: string[]): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const { code, stdout, stderr } = await this.adminRaw(...args);
+    if (code !== 0) throw new Error(`admin ${args.join(' ')} exited ${code}: ${stderr}`);
+    return JSON.parse(stdout);
+  }
+
+  adminRaw(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [`${ROOT}scripts/admin.mjs`, ...args], {
+        env: { ...process.env, ...this.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  async createClient(opts: { permissions?: string[]; tenant?: string; partner?: string } = {}): Promise<ClientCreds> {
+    const tenant = opts.tenant ?? `tenant-${randomBytes(3).toString('hex')}`;
+    const partner = opts.partner ?? `partner-${randomBytes(3).toString('hex')}`;
+    return this.admin(
+      'client',
+      'create',
+      '--tenant',
+      tenant,
+      '--partner',
+      partner,
+      '--permissions',
+      (opts.permissions ?? ALL_PERMISSIONS).join(','),
+    );
+  }
+
+  /** Raw token request: full control over headers and body. */
+  tokenRequest(init: { headers?: Record<string, string>; body?: string; method?: string }): Promise<Response> {
+    return fetch(`${this.authUrl}/oauth2/token`, {
+      method: init.method ?? 'POST',
+      headers: init.headers ?? {},
+      ...(init.body !== undefined ? { body: init.body } : {}),
+    });
+  }
+
+  async token(creds: Pick<ClientCreds, 'clientId' | 'clientSecret'>, scope = this.scope): Promise<string> {
+    const res = await this.tokenRequest({
+      headers: {
+        authorization: basic(creds.clientId, creds.clientSecret),
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope }).toString(),
+    });
+    const body = (await res.json()) as { access_token?: string };
+    if (res.status !== 200 || !body.access_token) throw new Error(`token request failed: ${res.status} ${JSON.stringify(body)}`);
+    return body.access_token;
+  }
+
+  /** Calls the gateway. `json` is sent as application/json; `body` is sent as is. */
+  async api(
+    method: string,
+    path: string,
+    opts: { token?: string; headers?: Record<string, string>; json?: unknown; body?: BodyInit } = {},
+  ): Promise<ApiResponse> {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body = opts.body;
+    if (opts.json !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      body = JSON.stringify(opts.json);
+    }
+    const res = await fetch(`${this.gatewayUrl}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  }
+
+  async stop(): Promise<void> {
+    for (const child of this.children) child.kill('SIGKILL');
+    for (const r of this.running.reverse()) await r.stop().catch(() => undefined);
+    const nc = await connect({ servers: NATS_URL }).catch(() => undefined);
+    if (nc) {
+      const jsm = await nc.jetstreamManager().catch(() => undefined);
+      if (jsm) {
+        for await (const s of jsm.streams.list()) {
+          if (s.config.name.startsWith(`${this.prefix}_`)) await jsm.streams.delete(s.config.name).catch(() => undefined);
+        }
+      }
+      await nc.close();
+    }
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+export function basic(id: string, secret: string): string {
+  const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, '+');
+  return `Basic ${Buffer.from(`${enc(id)}:${enc(secret)}`).toString('base64')}`;
+}
