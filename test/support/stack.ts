@@ -10,6 +10,8 @@ import { EnvReader } from '@partner/shared/config';
 import { createLogger, type Logger } from '@partner/shared/logger';
 import { readAuthConfig } from '../../services/auth/src/config.js';
 import { startAuth } from '../../services/auth/src/app.js';
+import { readPolicyConfig } from '../../services/policy/src/config.js';
+import { startPolicy } from '../../services/policy/src/app.js';
 import { readGatewayConfig } from '../../services/gateway/src/config.js';
 import { startGateway } from '../../services/gateway/src/app.js';
 
@@ -100,6 +102,12 @@ export class Stack {
     this.authUrl = `http://127.0.0.1:${auth.ports.http}`;
     this.env.AUTH_GRPC_ADDR = `127.0.0.1:${auth.ports.grpc}`;
     this.env.AUTH_JWKS_URL = `${this.authUrl}/.well-known/jwks.json`;
+  }
+
+  async startPolicy(overrides: Record<string, string> = {}): Promise<void> {
+    const svc = await startPolicy(readPolicyConfig(this.reader(overrides)), { logger: this.serviceLogger('policy') });
+    this.running.push(svc);
+    this.env.POLICY_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
   }
 
   async startGateway(overrides: Record<string, string> = {}): Promise<void> {

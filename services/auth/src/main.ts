@@ -1,20 +1,6 @@
-// Runs the auth service; `node dist/main.js migrate` only applies its migrations (Helm hook Job).
-import { createLogger } from '@partner/shared/logger';
-import { announceReady, main, runUntilSignalled } from '@partner/shared/lifecycle';
-import { createPool } from '@partner/shared/pg';
+// Runs the auth service (`migrate` as argument: only apply migrations).
+import { serviceMain } from '@partner/shared/main-helpers';
 import { readAuthConfig } from './config.js';
-import { migrateAuth, SCHEMA, startAuth } from './app.js';
+import { MIGRATIONS_DIR, SCHEMA, startAuth } from './app.js';
 
-main(async () => {
-  const config = readAuthConfig();
-  const logger = createLogger('auth', config.logLevel);
-  if (process.argv[2] === 'migrate') {
-    const pool = createPool({ url: config.databaseUrl, schema: SCHEMA, max: 1, applicationName: 'auth-migrate', logger });
-    await migrateAuth(pool, logger);
-    await pool.end();
-    return;
-  }
-  const service = await startAuth(config, { logger });
-  announceReady(logger, service.ports);
-  runUntilSignalled(service, logger);
-});
+serviceMain({ readConfig: readAuthConfig, schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, start: (c, logger) => startAuth(c, { logger }) });

@@ -17,6 +17,7 @@ import { KeyStore } from './jwks.js';
 import { gatewayMetrics } from './metrics.js';
 import type { Clients, RouteDeps } from './routes/deps.js';
 import { healthRoutes } from './routes/health.js';
+import { policyRoutes } from './routes/policies.js';
 
 export interface GatewayAppDeps {
   config: GatewayConfig;
@@ -46,6 +47,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
     await next();
   });
   healthRoutes(router, routeDeps);
+  policyRoutes(router, routeDeps);
 
   app.use(requestId({ requestTimeoutMs: config.requestTimeoutMs }));
   app.use(async (ctx, next) => {

@@ -1,0 +1,71 @@
+// The common shape of a gRPC service process: a pool on its own schema (migrated on start unless
+// told not to), its gRPC services plus grpc.health.v1, the ops listener, and an ordered shutdown:
+// readiness off → gRPC tryShutdown → the service's own stop (consumers, timers) → pool → ops.
+import type { Registry } from 'prom-client';
+import type { BaseConfig, DbConfig } from './config.js';
+import { createLogger, type Logger } from './logger.js';
+import { createPool, migrate, type Pool } from './pg.js';
+import { startGrpcServer, type ServiceBinding } from './grpc.js';
+import { createRegistry, startOpsServer, type ReadinessCheck } from './ops.js';
+
+export interface ServiceParts {
+  bindings: ServiceBinding[];
+  checks?: Record<string, ReadinessCheck>;
+  /** Stops what the service started besides its gRPC server (consumers, relays, timers). */
+  stop?: () => Promise<void>;
+}
+
+export interface RunningService {
+  ports: { grpc: number; ops: number };
+  pool: Pool;
+  registry: Registry;
+  stop(): Promise<void>;
+}
+
+export interface GrpcServiceOptions {
+  base: BaseConfig;
+  db: DbConfig;
+  grpcPort: number;
+  schema: string;
+  migrationsDir: string;
+  migrate?: boolean;
+  logger?: Logger;
+  build(ctx: { pool: Pool; registry: Registry; logger: Logger }): Promise<ServiceParts>;
+}
+
+export async function migrateSchema(db: DbConfig, schema: string, migrationsDir: string, logger: Logger): Promise<void> {
+  const pool = createPool({ url: db.databaseUrl, schema, max: 1, applicationName: `${schema}-migrate`, logger });
+  try {
+    await migrate(pool, schema, migrationsDir, logger);
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function startGrpcService(opts: GrpcServiceOptions): Promise<RunningService> {
+  const name = opts.base.serviceName;
+  const logger = opts.logger ?? createLogger(name, opts.base.logLevel);
+  const pool = createPool({ url: opts.db.databaseUrl, schema: opts.schema, max: opts.db.poolMax, applicationName: name, logger });
+  if (opts.migrate ?? true) await migrate(pool, opts.schema, opts.migrationsDir, logger);
+  const registry = createRegistry(name);
+  const parts = await opts.build({ pool, registry, logger });
+  const grpc = await startGrpcServer({ host: opts.base.host, port: opts.grpcPort, services: parts.bindings });
+  const ops = await startOpsServer({
+    host: opts.base.host,
+    port: opts.base.opsPort,
+    registry,
+    checks: { postgres: async () => void (await pool.query('SELECT 1')), ...(parts.checks ?? {}) },
+  });
+  return {
+    ports: { grpc: grpc.port, ops: ops.port },
+    pool,
+    registry,
+    stop: async () => {
+      ops.setDraining();
+      await grpc.shutdown();
+      await parts.stop?.();
+      await pool.end();
+      await ops.close();
+    },
+  };
+}
