@@ -12,6 +12,12 @@ import { readAuthConfig } from '../../services/auth/src/config.js';
 import { startAuth } from '../../services/auth/src/app.js';
 import { readPolicyConfig } from '../../services/policy/src/config.js';
 import { startPolicy } from '../../services/policy/src/app.js';
+import { readSubmissionConfig } from '../../services/submission/src/config.js';
+import { startSubmission } from '../../services/submission/src/app.js';
+import { readJobConfig } from '../../services/job/src/config.js';
+import { startJob } from '../../services/job/src/app.js';
+import { readWorkerConfig } from '../../services/worker/src/config.js';
+import { startWorker } from '../../services/worker/src/app.js';
 import { readGatewayConfig } from '../../services/gateway/src/config.js';
 import { startGateway } from '../../services/gateway/src/app.js';
 
@@ -108,6 +114,75 @@ export class Stack {
     const svc = await startPolicy(readPolicyConfig(this.reader(overrides)), { logger: this.serviceLogger('policy') });
     this.running.push(svc);
     this.env.POLICY_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
+  }
+
+  async startSubmission(overrides: Record<string, string> = {}): Promise<void> {
+    const svc = await startSubmission(readSubmissionConfig(this.reader(overrides)), { logger: this.serviceLogger('submission') });
+    this.running.push(svc);
+    this.env.SUBMISSION_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
+  }
+
+  async startJob(overrides: Record<string, string> = {}): Promise<void> {
+    const svc = await startJob(readJobConfig(this.reader(overrides)), { logger: this.serviceLogger('job') });
+    this.running.push(svc);
+    this.env.JOB_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
+  }
+
+  async startWorker(overrides: Record<string, string> = {}): Promise<{ stop(): Promise<void> }> {
+    const svc = await startWorker(readWorkerConfig(this.reader(overrides)), { logger: this.serviceLogger('worker') });
+    this.running.push(svc);
+    return svc;
+  }
+
+  /** Every service in-process, in dependency order. */
+  async startAll(overrides: Record<string, string> = {}): Promise<void> {
+    await this.startAuth(overrides);
+    await this.startPolicy(overrides);
+    await this.startSubmission(overrides);
+    await this.startJob(overrides);
+    await this.startWorker(overrides);
+    await this.startGateway(overrides);
+  }
+
+  /**
+   * Runs a service as its own OS process (node services/<name>/dist/main.js; `npm run build` first)
+   * and resolves once it has announced its ports.
+   */
+  spawnService(name: string, overrides: Record<string, string> = {}): Promise<ChildService> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [`${ROOT}services/${name}/dist/main.js`], {
+        env: { ...process.env, ...this.env, ...overrides },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      this.children.add(child);
+      const exited = new Promise<number | null>((r) =>
+        child.on('exit', (code) => {
+          this.children.delete(child);
+          r(code);
+        }),
+      );
+      let buf = '';
+      let stderr = '';
+      let ready = false;
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.stdout.on('data', (d: Buffer) => {
+        buf += d.toString();
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          this.logs.push(line);
+          if (!ready && line.includes('"ready":true')) {
+            ready = true;
+            const ports = (JSON.parse(line) as { ports: Record<string, number> }).ports;
+            resolve({ pid: child.pid!, ports, exited, kill: (signal = 'SIGKILL') => child.kill(signal) });
+          }
+        }
+      });
+      void exited.then((code) => {
+        if (!ready) reject(new Error(`${name} exited ${code} before it was ready: ${stderr}`));
+      });
+    });
   }
 
   async startGateway(overrides: Record<string, string> = {}): Promise<void> {
@@ -218,6 +293,13 @@ export class Stack {
     await admin.query(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`);
     await admin.end();
   }
+}
+
+export interface ChildService {
+  pid: number;
+  ports: Record<string, number>;
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): void;
 }
 
 export function basic(id: string, secret: string): string {

@@ -18,6 +18,11 @@ import { gatewayMetrics } from './metrics.js';
 import type { Clients, RouteDeps } from './routes/deps.js';
 import { healthRoutes } from './routes/health.js';
 import { policyRoutes } from './routes/policies.js';
+import { submissionRoutes } from './routes/submissions.js';
+import { jobRoutes } from './routes/jobs.js';
+import { SettlementWaiters } from './waiters.js';
+import { connectNats, natsNames } from '@partner/shared/nats';
+import type { NatsConnection } from 'nats';
 
 export interface GatewayAppDeps {
   config: GatewayConfig;
@@ -25,11 +30,13 @@ export interface GatewayAppDeps {
   clients: Clients;
   keys: KeyStore;
   registry: Registry;
+  metrics: ReturnType<typeof gatewayMetrics>;
+  waiters: SettlementWaiters;
 }
 
 export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   const { config, logger, clients } = deps;
-  const metrics = gatewayMetrics(deps.registry);
+  const metrics = deps.metrics;
   const app = new Koa<GatewayState>({ proxy: true });
 
   const resolvePrincipal: PrincipalResolver = cachedResolver(
@@ -38,7 +45,12 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
         .registered,
     config.principalCacheMs,
   );
-  const routeDeps: RouteDeps = { config, clients, guard: (permission) => guard(permission, resolvePrincipal) };
+  const routeDeps: RouteDeps = {
+    config,
+    clients,
+    waiters: deps.waiters,
+    guard: (permission) => guard(permission, resolvePrincipal),
+  };
 
   const router = new Router<GatewayState>({ prefix: '/v1' });
   // Route template for metrics and logs, recorded as soon as the router has matched.
@@ -48,6 +60,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   });
   healthRoutes(router, routeDeps);
   policyRoutes(router, routeDeps);
+  submissionRoutes(router, routeDeps);
+  jobRoutes(router, routeDeps);
 
   app.use(requestId({ requestTimeoutMs: config.requestTimeoutMs }));
   app.use(async (ctx, next) => {
@@ -90,7 +104,19 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
   const keys = new KeyStore(config.jwksUrl, 'ES256');
   await keys.refresh().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'JWKS not reachable yet; will fetch on first token'));
   const registry = createRegistry('gateway');
-  const app = createGatewayApp({ config, logger, clients, keys, registry });
+  const metrics = gatewayMetrics(registry);
+  const waiters = new SettlementWaiters(config.maxWaiters, logger, metrics.waiters);
+  // NATS may come later than the gateway: until then waits end at their deadline with one re-read.
+  let nc: NatsConnection | undefined;
+  let stopped = false;
+  void connectNats({ url: config.natsUrl, name: 'gateway', logger })
+    .then((conn) => {
+      if (stopped) return conn.close();
+      nc = conn;
+      waiters.attach(conn, natsNames(config.natsPrefix).settledSubject);
+    })
+    .catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
+  const app = createGatewayApp({ config, logger, clients, keys, registry, metrics, waiters });
 
   const http: Server = app.listen(config.port, config.host);
   http.headersTimeout = 15_000;
@@ -113,11 +139,14 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
   return {
     ports: { http: (http.address() as { port: number }).port, ops: ops.port },
     stop: async () => {
+      stopped = true;
       ops.setDraining();
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeIdleConnections();
       });
+      waiters.stop();
+      await nc?.drain().catch(() => undefined);
       for (const c of Object.values(clients)) c.close();
       await ops.close();
     },

@@ -20,6 +20,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   principalCacheMs: number;
   /** Largest JSON body accepted. */
   jsonLimitBytes: number;
+  /** Requests this process holds open under Prefer: wait at most; beyond it they are answered at once. */
+  maxWaiters: number;
 }
 
 export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig> {
@@ -52,5 +54,6 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     requestTimeoutMs: env.int('REQUEST_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000 }),
     principalCacheMs: env.int('PRINCIPAL_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000 }),
     jsonLimitBytes: env.int('JSON_LIMIT_BYTES', { default: 1024 * 1024, min: 1024, max: 16 * 1024 * 1024 }),
+    maxWaiters: env.int('MAX_WAITERS', { default: 20_000, min: 0, max: 1_000_000 }),
   });
 }

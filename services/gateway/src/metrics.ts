@@ -34,8 +34,23 @@ export function gatewayMetrics(registry: Registry) {
     labelNames: ['reason'],
     registers: [registry],
   });
+  const waiting = new Gauge({
+    name: 'partner_gateway_waiting_requests',
+    help: 'Requests held open waiting for a job to settle (Prefer: wait).',
+    registers: [registry],
+  });
+  const waitOutcomes = new Counter({
+    name: 'partner_gateway_wait_outcomes_total',
+    help: 'Waits that ended, by outcome: settled (woken by the settlement event) or timed_out.',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   return {
     inflight,
+    waiters: {
+      waiting: (d: number) => waiting.inc(d),
+      outcome: (outcome: 'settled' | 'timed_out') => waitOutcomes.inc({ outcome }),
+    },
     tokenFailure: (reason: string) => tokenFailures.inc({ reason }),
     observe: (ctx: GatewayContext, seconds: number) => {
       const labels = { route: ctx.state.route ?? 'unmatched', method: ctx.method, status: String(ctx.status) };

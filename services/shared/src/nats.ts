@@ -1,6 +1,6 @@
 // NATS: connection helper and the names of every subject and stream, derived from one prefix so
 // deployments and test runs can share a server without seeing each other's messages.
-import { connect, type NatsConnection } from 'nats';
+import { connect, DiscardPolicy, nanos, RetentionPolicy, StorageType, type JetStreamManager, type NatsConnection } from 'nats';
 import type { Logger } from './logger.js';
 
 export type { NatsConnection };
@@ -40,4 +40,31 @@ export async function connectNats(opts: { url: string; name: string; logger: Log
     }
   })();
   return nc;
+}
+
+/**
+ * Creates the jobs work-queue stream, or brings its settings up to date. Both the job service
+ * (publisher) and the workers (consumers) call it at start, whichever comes first.
+ */
+export async function ensureJobsStream(jsm: JetStreamManager, names: ReturnType<typeof natsNames>, replicas: number): Promise<void> {
+  const config = {
+    name: names.jobsStream,
+    subjects: [names.jobSubjects],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    discard: DiscardPolicy.New,
+    num_replicas: replicas,
+    // Publishes carry Nats-Msg-Id = job id: a job published twice in this window is stored once.
+    duplicate_window: nanos(10 * 60_000),
+  };
+  try {
+    await jsm.streams.info(config.name);
+    await jsm.streams.update(config.name, config);
+  } catch (err) {
+    if (!/stream not found/i.test((err as Error).message)) throw err;
+    await jsm.streams.add(config).catch(async (e: unknown) => {
+      // Another process created it meanwhile.
+      if (!/already in use/i.test((e as Error).message)) throw e;
+    });
+  }
 }

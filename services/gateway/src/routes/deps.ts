@@ -1,9 +1,11 @@
-// What route modules get from the app: the authorization guard and the gRPC clients.
+// What route modules get from the app: configuration, the authorization guard, the gRPC clients
+// and the settlement waiters.
 import type { Permission } from '@partner/shared/permissions';
 import type { PromiseClient } from '@partner/shared/grpc';
 import type { serviceDefs } from '@partner/shared/grpc';
 import type { GatewayConfig } from '../config.js';
 import type { GatewayMiddleware } from '../context.js';
+import type { SettlementWaiters } from '../waiters.js';
 
 type Defs = ReturnType<typeof serviceDefs>;
 
@@ -17,5 +19,6 @@ export interface Clients {
 export interface RouteDeps {
   config: GatewayConfig;
   clients: Clients;
+  waiters: SettlementWaiters;
   guard(permission: Permission): GatewayMiddleware;
 }

@@ -1,0 +1,73 @@
+// How jobs are answered over HTTP, shared by every mutation route and GET /v1/jobs/{id}:
+// the 202 handle, the settled job (200 result, or its error as an HTTP error with jobId), the
+// `processing` body, and waiting for settlement under Prefer: wait.
+import { DomainError } from '@partner/shared/errors';
+import { isSettled, jobView, type JobView } from '@partner/shared/jobs';
+import { callerOf, remainingMs, type GatewayContext } from '../context.js';
+import { renderError } from '../middleware/errors.js';
+import { parsePreferWait } from '../http/prefer.js';
+import type { RouteDeps } from './deps.js';
+
+export const RETRY_AFTER_S = 5;
+
+export const statusUrl = (deps: RouteDeps, jobId: string): string => `${deps.config.baseUrl}/v1/jobs/${jobId}`;
+
+/** The Prefer: wait the request asked for (clamped), recorded as applied, with Vary: Prefer. */
+export function preferredWait(ctx: GatewayContext): number | undefined {
+  ctx.vary('Prefer');
+  const wait = parsePreferWait(ctx.get('prefer'));
+  if (wait !== undefined) ctx.set('Preference-Applied', `wait=${wait}`);
+  return wait;
+}
+
+export function respondAccepted(ctx: GatewayContext, deps: RouteDeps, jobId: string): void {
+  const url = statusUrl(deps, jobId);
+  ctx.status = 202;
+  ctx.set('Location', url);
+  ctx.set('Retry-After', String(RETRY_AFTER_S));
+  ctx.body = { id: jobId, status: 'accepted', statusUrl: url };
+}
+
+/** A mutation whose job settled in time: 200 with the result, or the job's error with jobId. */
+export function respondSettledMutation(ctx: GatewayContext, job: JobView): void {
+  if (job.status === 'succeeded') {
+    ctx.status = 200;
+    ctx.body = job.result;
+    return;
+  }
+  const e = job.error ?? { code: 'internal', message: 'the job failed', retryable: true };
+  renderError(ctx, new DomainError(e.code, e.message, { retryable: e.retryable }), { jobId: job.id });
+}
+
+export function respondProcessing(ctx: GatewayContext, jobId: string): void {
+  ctx.status = 200;
+  ctx.set('Retry-After', String(RETRY_AFTER_S));
+  ctx.body = { id: jobId, status: 'processing', retryAfter: RETRY_AFTER_S };
+}
+
+export async function readJob(ctx: GatewayContext, deps: RouteDeps, jobId: string): Promise<JobView> {
+  const caller = callerOf(ctx);
+  const { job } = await deps.clients.job.GetJob(
+    { jobId, tenantId: caller.tenant, partnerId: caller.partnerId },
+    { timeoutMs: Math.min(remainingMs(ctx), deps.config.grpcTimeoutMs) },
+  );
+  return jobView(job!);
+}
+
+/**
+ * Waits for a registered waiter; at the deadline re-reads the job once (an event may have been
+ * missed, e.g. while NATS was reconnecting). Returns the settled job or undefined.
+ */
+export async function awaitSettlement(
+  ctx: GatewayContext,
+  deps: RouteDeps,
+  jobId: string,
+  waiter: { settled: Promise<JobView | undefined> },
+): Promise<JobView | undefined> {
+  const woken = await waiter.settled;
+  if (woken) return woken;
+  if (ctx.req.destroyed) return undefined;
+  ctx.state.deadline = Math.max(ctx.state.deadline, Date.now() + deps.config.grpcTimeoutMs);
+  const reread = await readJob(ctx, deps, jobId);
+  return isSettled(reread) ? reread : undefined;
+}

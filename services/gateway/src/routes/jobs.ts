@@ -1,0 +1,42 @@
+// GET /v1/jobs/{id} (jobs/read): the settled job, or the `processing` body with Retry-After; under
+// Prefer: wait=N, held until the job settles or N seconds pass.
+import type Router from '@koa/router';
+import { isJobId } from '@partner/shared/ids';
+import { isSettled, type JobView } from '@partner/shared/jobs';
+import type { GatewayContext, GatewayState } from '../context.js';
+import type { RouteDeps } from './deps.js';
+import { assertId } from './mutations.js';
+import { awaitSettlement, preferredWait, readJob, respondProcessing } from './jobs-http.js';
+
+function respondJob(ctx: GatewayContext, job: JobView): void {
+  ctx.status = 200;
+  ctx.body =
+    job.status === 'succeeded'
+      ? { id: job.id, status: job.status, result: job.result, createdAt: job.createdAt, updatedAt: job.updatedAt }
+      : { id: job.id, status: job.status, error: job.error, createdAt: job.createdAt, updatedAt: job.updatedAt };
+}
+
+export function jobRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
+  router.get('/jobs/:id', deps.guard('jobs/read'), async (ctx) => {
+    const id = ctx.params.id ?? '';
+    assertId(isJobId(id), 'job');
+    const wait = preferredWait(ctx);
+    // Register before reading, so a settlement between the read and the wait is not missed.
+    const waiter = wait ? deps.waiters.register(id, wait * 1000) : undefined;
+    if (wait && !waiter) ctx.remove('Preference-Applied');
+    let job: JobView;
+    try {
+      job = await readJob(ctx, deps, id);
+    } catch (err) {
+      waiter?.cancel();
+      throw err;
+    }
+    if (isSettled(job)) {
+      waiter?.cancel();
+      return respondJob(ctx, job);
+    }
+    const settled = waiter ? await awaitSettlement(ctx, deps, id, waiter) : undefined;
+    if (settled) return respondJob(ctx, settled);
+    respondProcessing(ctx, id);
+  });
+}

@@ -1,0 +1,88 @@
+// Runs a mutation as a job (seed §4 "Mutation behaviour"): Idempotency-Key handling, submission to
+// the job service, and the answer — 202 with the handle, or under Prefer: wait the settled outcome.
+import { DomainError } from '@partner/shared/errors';
+import { newJobId } from '@partner/shared/ids';
+import { isSettled, jobView, type JobKind, type JobView } from '@partner/shared/jobs';
+import { callerOf, remainingMs, type GatewayContext } from '../context.js';
+import { fingerprint, parseIdempotencyKey } from '../http/idempotency.js';
+import type { RouteDeps } from './deps.js';
+import { awaitSettlement, preferredWait, readJob, respondAccepted, respondSettledMutation } from './jobs-http.js';
+import type { Waiter } from '../waiters.js';
+
+export interface Mutation {
+  kind: JobKind;
+  payload: unknown;
+  /** What the idempotency key is scoped to besides the client: method and route, e.g. "POST /v1/submissions". */
+  scope: string;
+  /** Parts of the request that make it "the same request" under one Idempotency-Key. */
+  fingerprintOf: unknown;
+}
+
+export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutation): Promise<void> {
+  const caller = callerOf(ctx);
+  const key = parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
+  const wait = preferredWait(ctx);
+  const waitMs = (wait ?? 0) * 1000;
+
+  // Register under the id we propose before the job exists, so its settlement cannot be missed.
+  const proposedId = newJobId();
+  let waiter: Waiter | undefined = waitMs > 0 ? deps.waiters.register(proposedId, waitMs) : undefined;
+  const waitUntil = Date.now() + waitMs;
+  // At the waiter cap the request is answered at once: the preference was not honoured.
+  if (waitMs > 0 && !waiter) ctx.remove('Preference-Applied');
+
+  let job: JobView;
+  let replayed: boolean;
+  try {
+    const res = await deps.clients.job.SubmitJob(
+      {
+        jobId: proposedId,
+        kind: m.kind,
+        caller: { tenantId: caller.tenant, partnerId: caller.partnerId, clientId: caller.clientId, principalId: caller.principalId ?? '' },
+        payloadJson: JSON.stringify(m.payload),
+        ...(key ? { idempotency: { key, scope: m.scope, fingerprint: fingerprint(m.fingerprintOf) } } : {}),
+      },
+      { timeoutMs: Math.min(remainingMs(ctx), deps.config.grpcTimeoutMs) },
+    );
+    job = jobView(res.job!);
+    replayed = res.replayed;
+  } catch (err) {
+    waiter?.cancel();
+    throw err;
+  }
+  if (replayed) ctx.set('Idempotent-Replayed', 'true');
+
+  if (job.id !== proposedId) {
+    // A replay of an earlier job: wait on that one instead, then read it once to close the gap
+    // between the job service's answer and this registration.
+    waiter?.cancel();
+    waiter = undefined;
+    const left = waitUntil - Date.now();
+    if (!isSettled(job) && left > 0) {
+      waiter = deps.waiters.register(job.id, left);
+      if (waiter) {
+        const now = await readJob(ctx, deps, job.id);
+        if (isSettled(now)) {
+          waiter.cancel();
+          waiter = undefined;
+          job = now;
+        }
+      }
+    }
+  }
+
+  if (isSettled(job)) {
+    waiter?.cancel();
+    return respondSettledMutation(ctx, job);
+  }
+  if (waiter) {
+    const settled = await awaitSettlement(ctx, deps, job.id, waiter);
+    if (settled) return respondSettledMutation(ctx, settled);
+  }
+  respondAccepted(ctx, deps, job.id);
+}
+
+/** Refuses malformed ids with 404, as the API answers for any unknown id. */
+export function assertId(ok: boolean, what: string): void {
+  if (!ok) throw new DomainError('not_found', `${what} not found`);
+}

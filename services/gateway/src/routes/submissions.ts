@@ -1,0 +1,73 @@
+// POST /v1/submissions (submissions/write; a job) and GET /v1/submissions/{id} (submissions/read).
+import type Router from '@koa/router';
+import { isUuid } from '@partner/shared/ids';
+import { JOB_KINDS } from '@partner/shared/jobs';
+import { callerOf, remainingMs, type GatewayState } from '../context.js';
+import { readJson } from '../http/body.js';
+import { validator } from '../http/validate.js';
+import type { RouteDeps } from './deps.js';
+import { assertId, runMutation } from './mutations.js';
+
+export interface SubmissionCreate {
+  externalRef: string;
+  submissionType: 'application';
+  effectiveDate: string;
+  productId: string;
+  applicant: { legalName: string };
+}
+
+export const submissionCreateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['externalRef', 'submissionType', 'effectiveDate', 'productId', 'applicant'],
+  properties: {
+    externalRef: { type: 'string', minLength: 1, maxLength: 200 },
+    submissionType: { type: 'string', enum: ['application'] },
+    effectiveDate: { type: 'string', format: 'date' },
+    productId: { type: 'string', format: 'uuid' },
+    applicant: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['legalName'],
+      properties: { legalName: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } },
+    },
+  },
+} as const;
+
+export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
+  const validateCreate = validator<SubmissionCreate>(submissionCreateSchema);
+
+  router.post('/submissions', deps.guard('submissions/write'), async (ctx) => {
+    const body = validateCreate(await readJson(ctx, deps.config.jsonLimitBytes));
+    const payload = { ...body, productId: body.productId.toLowerCase() };
+    await runMutation(ctx, deps, {
+      kind: JOB_KINDS.submissionCreate,
+      payload,
+      scope: 'POST /v1/submissions',
+      fingerprintOf: payload,
+    });
+  });
+
+  router.get('/submissions/:id', deps.guard('submissions/read'), async (ctx) => {
+    const id = ctx.params.id ?? '';
+    assertId(isUuid(id), 'submission');
+    const caller = callerOf(ctx);
+    const { submission: s } = await deps.clients.submission.GetSubmission(
+      { owner: { tenantId: caller.tenant, partnerId: caller.partnerId }, submissionId: id.toLowerCase() },
+      { timeoutMs: Math.min(remainingMs(ctx), deps.config.grpcTimeoutMs) },
+    );
+    ctx.body = {
+      submissionId: s!.submissionId,
+      submissionName: s!.submissionName,
+      status: s!.status,
+      externalRef: s!.externalRef,
+      submissionType: s!.submissionType,
+      effectiveDate: s!.effectiveDate,
+      productId: s!.productId,
+      applicant: { legalName: s!.applicant?.legalName ?? '' },
+      principalId: s!.principalId || null,
+      createdAt: s!.createdAt,
+      updatedAt: s!.updatedAt,
+    };
+  });
+}

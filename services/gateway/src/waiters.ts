@@ -1,0 +1,94 @@
+// Requests waiting for a job to settle (Prefer: wait). One subscription to the settlement subject
+// per gateway process feeds a map of waiters by job id: waiting costs no database query and no
+// polling. A waiter is registered before the job is read, so a settlement cannot slip between the
+// read and the wait; at its deadline the caller re-reads the job once in case an event was missed.
+import type { NatsConnection, Subscription } from 'nats';
+import type { Logger } from '@partner/shared/logger';
+import type { JobView, SettlementEvent } from '@partner/shared/jobs';
+
+export interface Waiter {
+  /** Resolves with the settled job, or undefined when the deadline passes first. */
+  readonly settled: Promise<JobView | undefined>;
+  cancel(): void;
+}
+
+export interface WaiterMetrics {
+  waiting(delta: number): void;
+  outcome(o: 'settled' | 'timed_out'): void;
+}
+
+export class SettlementWaiters {
+  private readonly waiters = new Map<string, Set<(job: JobView) => void>>();
+  private count = 0;
+  private sub: Subscription | undefined;
+
+  constructor(
+    private readonly maxWaiters: number,
+    private readonly logger: Logger,
+    private readonly metrics?: WaiterMetrics,
+  ) {}
+
+  /** Subscribes to settlement events (call once NATS is connected). */
+  attach(nc: NatsConnection, subject: string): void {
+    this.sub = nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (err) return this.logger.warn({ err: err.message }, 'settlement subscription error');
+        let event: SettlementEvent;
+        try {
+          event = JSON.parse(msg.string()) as SettlementEvent;
+        } catch {
+          return;
+        }
+        const set = this.waiters.get(event.job?.id);
+        if (set) for (const wake of [...set]) wake(event.job);
+      },
+    });
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /**
+   * Registers a waiter for jobId that gives up after timeoutMs. Returns undefined when the process
+   * already holds maxWaiters (the caller then answers at once instead of holding the connection).
+   */
+  register(jobId: string, timeoutMs: number): Waiter | undefined {
+    if (this.count >= this.maxWaiters) return undefined;
+    let set = this.waiters.get(jobId);
+    if (!set) {
+      set = new Set();
+      this.waiters.set(jobId, set);
+    }
+    const bucket = set;
+    this.count++;
+    this.metrics?.waiting(1);
+    let done = false;
+    let resolve!: (job: JobView | undefined) => void;
+    const settled = new Promise<JobView | undefined>((r) => (resolve = r));
+    const finish = (job: JobView | undefined) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      bucket.delete(wake);
+      if (bucket.size === 0 && this.waiters.get(jobId) === bucket) this.waiters.delete(jobId);
+      this.count--;
+      this.metrics?.waiting(-1);
+      resolve(job);
+    };
+    const wake = (job: JobView) => {
+      this.metrics?.outcome('settled');
+      finish(job);
+    };
+    const timer = setTimeout(() => {
+      this.metrics?.outcome('timed_out');
+      finish(undefined);
+    }, timeoutMs);
+    bucket.add(wake);
+    return { settled, cancel: () => finish(undefined) };
+  }
+
+  stop(): void {
+    this.sub?.unsubscribe();
+  }
+}

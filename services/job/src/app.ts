@@ -1,0 +1,204 @@
+// Builds the job service: gRPC JobService over the job schema, the outbox relay to JetStream,
+// settlement events on core NATS, and the periodic sweeps (expired idempotency keys, stale jobs).
+import { fileURLToPath } from 'node:url';
+import { Counter, Gauge, Histogram } from 'prom-client';
+import type { NatsConnection } from 'nats';
+import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
+import { DomainError, notFound } from '@partner/shared/errors';
+import { isJobId } from '@partner/shared/ids';
+import { JOB_KINDS, type SettlementEvent } from '@partner/shared/jobs';
+import { connectNats, natsNames } from '@partner/shared/nats';
+import { dbError } from '@partner/shared/pg';
+import type { Logger } from '@partner/shared/logger';
+import { startGrpcService, type RunningService } from '@partner/shared/service';
+import type { JobConfig } from './config.js';
+import * as repo from './repo.js';
+import { OutboxRelay } from './relay.js';
+
+export const SCHEMA = 'job';
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
+const KINDS = new Set<string>(Object.values(JOB_KINDS));
+
+export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningService> {
+  const names = natsNames(config.natsPrefix);
+  return startGrpcService({
+    base: config,
+    db: config,
+    grpcPort: config.grpcPort,
+    schema: SCHEMA,
+    migrationsDir: MIGRATIONS_DIR,
+    ...opts,
+    build: async ({ pool, registry, logger }) => {
+      const accepted = new Counter({ name: 'partner_jobs_accepted_total', help: 'Jobs accepted, by kind.', labelNames: ['kind'], registers: [registry] });
+      const settled = new Counter({
+        name: 'partner_jobs_settled_total',
+        help: 'Jobs settled, by kind and outcome (succeeded/failed).',
+        labelNames: ['kind', 'outcome'],
+        registers: [registry],
+      });
+      const settleLatency = new Histogram({
+        name: 'partner_job_settle_latency_seconds',
+        help: 'Time from a job being accepted to its settlement, by kind.',
+        labelNames: ['kind'],
+        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+        registers: [registry],
+      });
+      const published = new Counter({ name: 'partner_job_outbox_published_total', help: 'Jobs published to JetStream.', registers: [registry] });
+      const publishFailures = new Counter({
+        name: 'partner_job_outbox_publish_failures_total',
+        help: 'Failed attempts to publish outbox rows (retried).',
+        registers: [registry],
+      });
+      new Gauge({
+        name: 'partner_job_outbox_backlog',
+        help: 'Jobs committed but not yet published to JetStream.',
+        registers: [registry],
+        async collect() {
+          const r = await pool.query<{ n: string }>('SELECT count(*) AS n FROM outbox').catch(() => undefined);
+          if (r) this.set(Number(r.rows[0]?.n ?? 0));
+        },
+      });
+
+      const relay = new OutboxRelay(pool, names, {
+        replicas: config.streamReplicas,
+        intervalMs: config.relayIntervalMs,
+        logger,
+        metrics: { published: (n) => published.inc(n), failed: () => publishFailures.inc() },
+      });
+      relay.start();
+
+      // NATS may be down at start: the service accepts jobs regardless (they wait in the outbox).
+      let nc: NatsConnection | undefined;
+      let stopped = false;
+      const connecting = connectNats({ url: config.natsUrl, name: 'job', logger }).then((conn) => {
+        if (stopped) return conn.close();
+        nc = conn;
+        relay.attach(conn);
+      });
+      connecting.catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
+
+      const publishSettlement = (row: repo.JobRow) => {
+        const proto = repo.toProto(row);
+        const event: SettlementEvent = {
+          job: {
+            id: row.job_id,
+            status: row.status,
+            ...(row.status === 'succeeded' ? { result: row.result } : {}),
+            ...(row.status === 'failed' && row.error ? { error: row.error } : {}),
+            createdAt: proto.createdAt!,
+            updatedAt: proto.updatedAt!,
+          },
+          tenantId: row.tenant_id,
+          partnerId: row.partner_id,
+        };
+        // Best effort: a waiting gateway that misses this re-reads the job at its deadline.
+        try {
+          nc?.publish(names.settledSubject, JSON.stringify(event));
+        } catch (err) {
+          logger.warn({ err: (err as Error).message, jobId: row.job_id }, 'settlement event not published');
+        }
+      };
+
+      const sweep = setInterval(() => {
+        void repo
+          .sweepIdempotencyKeys(pool)
+          .then((n) => n && logger.info({ removed: n }, 'expired idempotency keys removed'))
+          .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'idempotency sweep failed'));
+        void repo
+          .requeueStaleJobs(pool, config.staleJobAfterMs, names.jobSubject)
+          .then((n) => {
+            if (n) {
+              logger.warn({ requeued: n }, 'stale unsettled jobs queued again');
+              relay.kick();
+            }
+          })
+          .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'stale-job sweep failed'));
+      }, config.sweepIntervalMs);
+
+      const impl = implement(
+        serviceDefs().job,
+        {
+          SubmitJob: async (req) => {
+            const caller = req.caller;
+            if (!isJobId(req.jobId)) throw new DomainError('validation_error', 'job_id must be job_<32 hex>');
+            if (!KINDS.has(req.kind)) throw new DomainError('validation_error', `unknown job kind ${req.kind}`);
+            if (!caller?.tenantId || !caller.partnerId || !caller.clientId) throw new DomainError('validation_error', 'caller is required');
+            let payload: unknown;
+            try {
+              payload = JSON.parse(req.payloadJson);
+            } catch {
+              throw new DomainError('validation_error', 'payload_json is not JSON');
+            }
+            const idem = req.idempotency?.key ? req.idempotency : undefined;
+            const subject = names.jobSubject(req.kind);
+            const out = await repo.submitJob(pool, {
+              jobId: req.jobId,
+              kind: req.kind,
+              subject,
+              tenantId: caller.tenantId,
+              partnerId: caller.partnerId,
+              clientId: caller.clientId,
+              principalId: caller.principalId || null,
+              payload,
+              ...(idem ? { idempotency: { key: idem.key, scope: idem.scope, fingerprint: idem.fingerprint } } : {}),
+              retentionHours: config.idempotencyRetentionHours,
+            });
+            if (out.outboxId) {
+              accepted.inc({ kind: req.kind });
+              relay.publishNow(out.outboxId, req.jobId, subject);
+            }
+            return { job: repo.toProto(out.row), replayed: out.replayed };
+          },
+          GetJob: async (req) => {
+            const row = isJobId(req.jobId)
+              ? await repo.getJob(pool, req.jobId, { tenantId: req.tenantId, partnerId: req.partnerId }).catch(dbError)
+              : undefined;
+            if (!row) throw notFound('job');
+            return { job: repo.toProto(row) };
+          },
+          StartJob: async (req) => {
+            const row = isJobId(req.jobId) ? await repo.startJob(pool, req.jobId, req.delivery).catch(dbError) : undefined;
+            if (!row) throw notFound('job');
+            return { job: repo.toProto(row, true) };
+          },
+          SettleJob: async (req) => {
+            if (!isJobId(req.jobId)) throw notFound('job');
+            let outcome: { result: unknown } | { error: { code: string; message: string; retryable: boolean } };
+            if (req.outcome === 'resultJson') {
+              try {
+                outcome = { result: JSON.parse(req.resultJson ?? '') };
+              } catch {
+                throw new DomainError('validation_error', 'result_json is not JSON');
+              }
+            } else if (req.outcome === 'error' && req.error?.code) {
+              outcome = { error: req.error };
+            } else {
+              throw new DomainError('validation_error', 'a result or an error is required');
+            }
+            const out = await repo.settleJob(pool, req.jobId, outcome).catch(dbError);
+            if (!out) throw notFound('job');
+            if (out.settledNow) {
+              settled.inc({ kind: out.row.kind, outcome: out.row.status });
+              settleLatency.observe({ kind: out.row.kind }, (out.row.updated_at.getTime() - out.row.created_at.getTime()) / 1000);
+              publishSettlement(out.row);
+            }
+            return { job: repo.toProto(out.row), settledNow: out.settledNow };
+          },
+        },
+        logger,
+      );
+
+      return {
+        bindings: [{ name: SERVICE_NAMES.job, def: serviceDefs().job, impl }],
+        // No NATS readiness check on purpose: without NATS this service still accepts jobs, which
+        // wait in the outbox until NATS returns. Only PostgreSQL (checked by the runner) is vital.
+        stop: async () => {
+          stopped = true;
+          clearInterval(sweep);
+          await relay.stop();
+          await nc?.drain().catch(() => undefined);
+        },
+      };
+    },
+  });
+}

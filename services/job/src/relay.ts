@@ -1,0 +1,146 @@
+// The outbox relay: puts committed jobs on the JetStream work queue. The fast path publishes a job
+// right after its transaction commits; the loop publishes whatever the fast path could not (NATS
+// down, process died between commit and publish). Every publish carries Nats-Msg-Id = job id, so a
+// job published twice within the stream's duplicate window is stored once (and the worker's effects
+// are idempotent by job id beyond it).
+import type { JetStreamClient, NatsConnection } from 'nats';
+import type { Logger } from '@partner/shared/logger';
+import type { Pool } from '@partner/shared/pg';
+import { ensureJobsStream, natsNames } from '@partner/shared/nats';
+import { deleteOutbox, type OutboxRow } from './repo.js';
+
+export interface RelayMetrics {
+  published(n: number): void;
+  failed(): void;
+}
+
+export class OutboxRelay {
+  private nc: NatsConnection | undefined;
+  private js: JetStreamClient | undefined;
+  private streamReady: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private draining: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly names: ReturnType<typeof natsNames>,
+    private readonly opts: { replicas: number; intervalMs: number; logger: Logger; metrics?: RelayMetrics },
+  ) {}
+
+  /** Called once NATS is connected (possibly long after start). */
+  attach(nc: NatsConnection): void {
+    this.nc = nc;
+    this.js = nc.jetstream();
+    this.streamReady = undefined;
+    void (async () => {
+      for await (const s of nc.status()) if (s.type === 'reconnect') this.kick();
+    })();
+    this.kick();
+  }
+
+  start(): void {
+    const tick = () => {
+      if (this.stopped) return;
+      void this.drain().finally(() => {
+        if (!this.stopped) this.timer = setTimeout(tick, this.opts.intervalMs);
+      });
+    };
+    this.timer = setTimeout(tick, this.opts.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.draining;
+  }
+
+  /** Creates the work-queue stream, or updates it, once per process (again after it vanished). */
+  private ensureStream(): Promise<void> {
+    this.streamReady ??= (async () => {
+      if (!this.nc) throw new Error('NATS not connected yet');
+      await ensureJobsStream(await this.nc.jetstreamManager(), this.names, this.opts.replicas);
+    })().catch((err: unknown) => {
+      this.streamReady = undefined;
+      throw err;
+    });
+    return this.streamReady;
+  }
+
+  private async publish(rows: Pick<OutboxRow, 'job_id' | 'subject'>[]): Promise<void> {
+    const js = this.js;
+    if (!js) throw new Error('NATS not connected yet');
+    await this.ensureStream();
+    try {
+      await Promise.all(
+        rows.map((r) =>
+          js.publish(r.subject, JSON.stringify({ jobId: r.job_id }), { msgID: r.job_id, expect: { streamName: this.names.jobsStream }, timeout: 5_000 }),
+        ),
+      );
+    } catch (err) {
+      // The stream may have been deleted under us: recreate it on the next attempt.
+      this.streamReady = undefined;
+      throw err;
+    }
+  }
+
+  /** Fast path after a commit: publish this job now; the loop retries if this fails. */
+  publishNow(outboxId: string, jobId: string, subject: string): void {
+    this.publish([{ job_id: jobId, subject }])
+      .then(async () => {
+        this.opts.metrics?.published(1);
+        await deleteOutbox(this.pool, [outboxId]);
+      })
+      .catch((err: unknown) => {
+        this.opts.metrics?.failed();
+        this.opts.logger.warn({ jobId, err: (err as Error).message }, 'job not published yet; the outbox relay will retry');
+      });
+  }
+
+  /** Wakes the loop now (NATS came back). */
+  kick(): void {
+    void this.drain();
+  }
+
+  /** Publishes outbox rows older than a second (younger ones are the fast path's), in batches. */
+  drain(): Promise<void> {
+    this.draining ??= this.drainOnce().finally(() => {
+      this.draining = undefined;
+    });
+    return this.draining;
+  }
+
+  private async drainOnce(): Promise<void> {
+    if (!this.js) return;
+    for (let batch = 0; batch < 50 && !this.stopped; batch++) {
+      const client = await this.pool.connect().catch(() => undefined);
+      if (!client) return;
+      let published = 0;
+      try {
+        await client.query('BEGIN');
+        const rows = (
+          await client.query<OutboxRow>(
+            `SELECT id, job_id, subject FROM outbox
+              WHERE created_at < now() - interval '1 second'
+              ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`,
+          )
+        ).rows;
+        if (rows.length > 0) {
+          await this.publish(rows);
+          await client.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
+        }
+        await client.query('COMMIT');
+        published = rows.length;
+        if (published) this.opts.metrics?.published(published);
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        this.opts.metrics?.failed();
+        this.opts.logger.warn({ err: (err as Error).message }, 'outbox relay could not publish; will retry');
+        return;
+      } finally {
+        client.release();
+      }
+      if (published < 200) return;
+    }
+  }
+}

@@ -1,0 +1,63 @@
+// Builds the submission service: submissions over gRPC.
+import { fileURLToPath } from 'node:url';
+import { Counter } from 'prom-client';
+import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
+import { DomainError, notFound } from '@partner/shared/errors';
+import { isJobId, isUuid } from '@partner/shared/ids';
+import { dbError } from '@partner/shared/pg';
+import type { Logger } from '@partner/shared/logger';
+import { startGrpcService, type RunningService } from '@partner/shared/service';
+import type { SubmissionConfig } from './config.js';
+import * as repo from './repo.js';
+
+export const SCHEMA = 'submission';
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
+
+export function startSubmission(config: SubmissionConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningService> {
+  return startGrpcService({
+    base: config,
+    db: config,
+    grpcPort: config.grpcPort,
+    schema: SCHEMA,
+    migrationsDir: MIGRATIONS_DIR,
+    ...opts,
+    build: async ({ pool, registry, logger }) => {
+      const created = new Counter({ name: 'partner_submissions_created_total', help: 'Submissions created.', registers: [registry] });
+      const impl = implement(
+        serviceDefs().submission,
+        {
+          CreateSubmission: async (req) => {
+            if (!isJobId(req.jobId) || !req.owner?.tenantId || !req.owner.partnerId || !req.applicant?.legalName || !isUuid(req.productId)) {
+              throw new DomainError('validation_error', 'job_id, owner, applicant.legal_name and a UUID product_id are required');
+            }
+            const out = await repo
+              .createSubmission(pool, {
+                jobId: req.jobId,
+                tenantId: req.owner.tenantId,
+                partnerId: req.owner.partnerId,
+                principalId: req.principalId || null,
+                externalRef: req.externalRef,
+                submissionType: req.submissionType,
+                effectiveDate: req.effectiveDate,
+                productId: req.productId,
+                legalName: req.applicant.legalName,
+              })
+              .catch(dbError);
+            if (out.created) created.inc();
+            return { submission: repo.toProto(out.row) };
+          },
+          GetSubmission: async (req) => {
+            const row =
+              isUuid(req.submissionId) && req.owner
+                ? await repo.getSubmission(pool, req.owner.tenantId, req.owner.partnerId, req.submissionId).catch(dbError)
+                : undefined;
+            if (!row) throw notFound('submission');
+            return { submission: repo.toProto(row) };
+          },
+        },
+        logger,
+      );
+      return { bindings: [{ name: SERVICE_NAMES.submission, def: serviceDefs().submission, impl }] };
+    },
+  });
+}

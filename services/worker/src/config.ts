@@ -1,0 +1,43 @@
+// Worker configuration (environment variables; see README "Configuration").
+import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/config';
+
+export interface WorkerConfig extends BaseConfig, NatsConfig {
+  environment: 'uat' | 'production';
+  grpc: { job: string; submission: string; policy: string };
+  grpcTimeoutMs: number;
+  /** Jobs processed at once by this process. */
+  concurrency: number;
+  /** JetStream redelivers a job not acknowledged (nor kept alive with working()) within this. */
+  ackWaitMs: number;
+  /** Deliveries before a job that keeps failing on infrastructure errors is failed for good. */
+  maxDeliveries: number;
+  /** Delay before each redelivery after a retryable failure (the last value repeats). */
+  backoffMs: number[];
+  streamReplicas: number;
+  /** Test-only fault injection: `exit-after-effect` kills the process after a job's effect, before its ack. */
+  testFault: 'exit-after-effect' | undefined;
+}
+
+export function readWorkerConfig(env = new EnvReader()): Readonly<WorkerConfig> {
+  const backoff = env.list('WORKER_BACKOFF_MS', { default: ['1000', '5000', '15000', '30000'] }).map(Number);
+  if (backoff.some((n) => !Number.isInteger(n) || n < 0 || n > 3_600_000)) env.problem('WORKER_BACKOFF_MS', 'must be a comma list of milliseconds');
+  const fault = env.optionalStr('WORKER_TEST_FAULT');
+  if (fault && fault !== 'exit-after-effect') env.problem('WORKER_TEST_FAULT', 'may only be exit-after-effect');
+  return env.done({
+    ...readBase(env, 'worker', 9485),
+    ...readNats(env),
+    environment: env.oneOf('ENVIRONMENT', ['uat', 'production'] as const, { default: 'uat' }),
+    grpc: {
+      job: env.str('JOB_GRPC_ADDR', { default: '127.0.0.1:50054' }),
+      submission: env.str('SUBMISSION_GRPC_ADDR', { default: '127.0.0.1:50053' }),
+      policy: env.str('POLICY_GRPC_ADDR', { default: '127.0.0.1:50052' }),
+    },
+    grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000 }),
+    concurrency: env.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1_000 }),
+    ackWaitMs: env.int('WORKER_ACK_WAIT_MS', { default: 30_000, min: 500, max: 600_000 }),
+    maxDeliveries: env.int('WORKER_MAX_DELIVERIES', { default: 5, min: 1, max: 100 }),
+    backoffMs: backoff,
+    streamReplicas: env.int('JOBS_STREAM_REPLICAS', { default: 1, min: 1, max: 5 }),
+    testFault: fault as 'exit-after-effect' | undefined,
+  });
+}

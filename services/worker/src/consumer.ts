@@ -1,0 +1,198 @@
+// The JetStream side of the worker: a durable pull consumer shared by every worker process
+// (explicit ack), bounded concurrency, working() heartbeats for long jobs, nak(delay) to retry,
+// and a bound on deliveries after which the job is failed for good — so every job settles.
+import { AckPolicy, DeliverPolicy, nanos, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats';
+import { DomainError } from '@partner/shared/errors';
+import { isJobId } from '@partner/shared/ids';
+import { ensureJobsStream, natsNames } from '@partner/shared/nats';
+import type { Logger } from '@partner/shared/logger';
+import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
+import { HANDLERS, JobFailed, type HandlerContext } from './handlers.js';
+import type { WorkerConfig } from './config.js';
+
+type Defs = ReturnType<typeof serviceDefs>;
+
+export interface WorkerMetrics {
+  inUse(delta: number): void;
+  processed(kind: string, outcome: 'succeeded' | 'failed' | 'retried' | 'skipped'): void;
+}
+
+export class JobConsumer {
+  private messages: ConsumerMessages | undefined;
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly abort = new AbortController();
+  private slots: number;
+  private waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly config: WorkerConfig,
+    private readonly clients: HandlerContext['clients'] & { job: PromiseClient<Defs['job']> },
+    private readonly logger: Logger,
+    private readonly metrics?: WorkerMetrics,
+  ) {
+    this.slots = config.concurrency;
+  }
+
+  private get names() {
+    return natsNames(this.config.natsPrefix);
+  }
+
+  async start(): Promise<void> {
+    const jsm = await this.nc.jetstreamManager();
+    await ensureJobsStream(jsm, this.names, this.config.streamReplicas);
+    const consumerConfig = {
+      durable_name: this.names.workerConsumer,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(this.config.ackWaitMs),
+      // Unbounded at the broker: the worker itself bounds deliveries and settles the job as failed,
+      // so a job is never dropped without settling.
+      max_deliver: -1,
+      max_ack_pending: Math.max(1_000, this.config.concurrency * 4),
+      filter_subject: this.names.jobSubjects,
+    };
+    try {
+      await jsm.consumers.info(this.names.jobsStream, this.names.workerConsumer);
+      await jsm.consumers.update(this.names.jobsStream, this.names.workerConsumer, consumerConfig);
+    } catch (err) {
+      if (!/consumer not found/i.test((err as Error).message)) throw err;
+      await jsm.consumers.add(this.names.jobsStream, consumerConfig);
+    }
+    const consumer = await this.nc.jetstream().consumers.get(this.names.jobsStream, this.names.workerConsumer);
+    this.messages = await consumer.consume({ max_messages: this.config.concurrency });
+    void this.loop(this.messages);
+  }
+
+  private async acquire(): Promise<void> {
+    if (this.slots > 0) {
+      this.slots--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.slots++;
+  }
+
+  private async loop(messages: ConsumerMessages): Promise<void> {
+    try {
+      for await (const m of messages) {
+        await this.acquire();
+        this.metrics?.inUse(1);
+        const p = this.handle(m).finally(() => {
+          this.inflight.delete(p);
+          this.metrics?.inUse(-1);
+          this.release();
+        });
+        this.inflight.add(p);
+      }
+    } catch (err) {
+      this.logger.error({ err }, 'job consumer stopped');
+    }
+  }
+
+  private backoff(delivery: number): number {
+    const b = this.config.backoffMs;
+    return b[Math.min(delivery - 1, b.length - 1)] ?? 1_000;
+  }
+
+  private sleep = (ms: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (this.abort.signal.aborted) return reject(new Error('worker stopping'));
+      const t = setTimeout(resolve, ms);
+      this.abort.signal.addEventListener('abort', () => {
+        clearTimeout(t);
+        reject(new Error('worker stopping'));
+      });
+    });
+
+  private async settleFailed(jobId: string, error: { code: string; message: string; retryable: boolean }): Promise<void> {
+    await this.clients.job.SettleJob({ jobId, error });
+  }
+
+  private async handle(m: JsMsg): Promise<void> {
+    const delivery = m.info.deliveryCount;
+    let jobId = '';
+    try {
+      jobId = (JSON.parse(m.string()) as { jobId?: string }).jobId ?? '';
+    } catch {
+      // Not ours: not a job message.
+    }
+    if (!isJobId(jobId)) {
+      this.logger.error({ subject: m.subject }, 'malformed job message terminated');
+      m.term();
+      return;
+    }
+    const heartbeat = setInterval(() => m.working(), Math.max(200, Math.floor(this.config.ackWaitMs / 3)));
+    const log = this.logger.child({ jobId, delivery });
+    let kind = 'unknown';
+    try {
+      if (delivery > this.config.maxDeliveries) {
+        await this.settleFailed(jobId, {
+          code: 'internal',
+          message: `the job could not be processed after ${this.config.maxDeliveries} attempts; retry the request`,
+          retryable: true,
+        });
+        log.error('job failed after the maximum number of deliveries');
+        this.metrics?.processed(kind, 'failed');
+        m.ack();
+        return;
+      }
+      const { job } = await this.clients.job.StartJob({ jobId, delivery });
+      if (!job) throw new DomainError('internal', 'StartJob returned no job');
+      kind = job.kind;
+      if (job.status === 'JOB_STATUS_SUCCEEDED' || job.status === 'JOB_STATUS_FAILED') {
+        this.metrics?.processed(kind, 'skipped');
+        m.ack();
+        return;
+      }
+      const handler = HANDLERS[job.kind];
+      let outcome: { resultJson: string } | { error: { code: string; message: string; retryable: boolean } };
+      try {
+        if (!handler) throw new JobFailed({ code: 'internal', message: `no handler for job kind ${job.kind}`, retryable: false });
+        const result = await handler(job, JSON.parse(job.payloadJson), {
+          clients: this.clients,
+          sandbox: this.config.environment === 'uat',
+          sleep: this.sleep,
+        });
+        if (this.config.testFault === 'exit-after-effect') {
+          log.warn('WORKER_TEST_FAULT: exiting after the effect, before settling and acking');
+          process.exit(86);
+        }
+        outcome = { resultJson: JSON.stringify(result) };
+      } catch (err) {
+        if (!(err instanceof JobFailed)) throw err;
+        outcome = { error: err.error };
+      }
+      await this.clients.job.SettleJob({ jobId, ...outcome });
+      this.metrics?.processed(kind, 'resultJson' in outcome ? 'succeeded' : 'failed');
+      log.info({ kind, outcome: 'resultJson' in outcome ? 'succeeded' : 'failed' }, 'job settled');
+      m.ack();
+    } catch (err) {
+      // A dependency failed (or the worker is stopping): deliver again later, or now to another worker.
+      if (this.abort.signal.aborted) {
+        m.nak();
+        return;
+      }
+      const delay = this.backoff(delivery);
+      log.warn({ err: (err as Error).message, retryInMs: delay }, 'job attempt failed; will be delivered again');
+      this.metrics?.processed(kind, 'retried');
+      m.nak(delay);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** Stops pulling, gives in-flight jobs graceMs to finish, then hands the rest back (nak). */
+  async stop(graceMs = 10_000): Promise<void> {
+    await this.messages?.close().catch(() => undefined);
+    const all = Promise.allSettled([...this.inflight]);
+    const timer = setTimeout(() => this.abort.abort(), graceMs);
+    await all;
+    clearTimeout(timer);
+  }
+}
