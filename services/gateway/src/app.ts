@@ -20,6 +20,7 @@ import { healthRoutes } from './routes/health.js';
 import { policyRoutes } from './routes/policies.js';
 import { submissionRoutes } from './routes/submissions.js';
 import { jobRoutes } from './routes/jobs.js';
+import { attachmentRoutes } from './routes/attachments.js';
 import { SettlementWaiters } from './waiters.js';
 import { connectNats, natsNames } from '@partner/shared/nats';
 import type { NatsConnection } from 'nats';
@@ -62,6 +63,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   policyRoutes(router, routeDeps);
   submissionRoutes(router, routeDeps);
   jobRoutes(router, routeDeps);
+  attachmentRoutes(router, routeDeps);
 
   app.use(requestId({ requestTimeoutMs: config.requestTimeoutMs }));
   app.use(async (ctx, next) => {

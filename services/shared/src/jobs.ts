@@ -3,6 +3,8 @@ import type { Job__Output } from './generated/partner/job/v1/Job.js';
 
 export const JOB_KINDS = {
   submissionCreate: 'submission.create',
+  attachmentCreate: 'attachment.create',
+  attachmentDelete: 'attachment.delete',
 } as const;
 export type JobKind = (typeof JOB_KINDS)[keyof typeof JOB_KINDS];
 

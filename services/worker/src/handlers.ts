@@ -5,6 +5,7 @@ import { DomainError } from '@partner/shared/errors';
 import { JOB_KINDS } from '@partner/shared/jobs';
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
 import type { Job__Output } from '@partner/shared/proto-types';
+import { attachmentHandlers } from './attachments.js';
 
 type Defs = ReturnType<typeof serviceDefs>;
 
@@ -82,4 +83,5 @@ const createSubmission: Handler = async (job, payload, ctx) => {
 
 export const HANDLERS: Record<string, Handler> = {
   [JOB_KINDS.submissionCreate]: createSubmission,
+  ...attachmentHandlers,
 };
