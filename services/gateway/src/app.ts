@@ -54,11 +54,6 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   };
 
   const router = new Router<GatewayState>({ prefix: '/v1' });
-  // Route template for metrics and logs, recorded as soon as the router has matched.
-  router.use(async (ctx, next) => {
-    ctx.state.route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
-    await next();
-  });
   healthRoutes(router, routeDeps);
   policyRoutes(router, routeDeps);
   submissionRoutes(router, routeDeps);

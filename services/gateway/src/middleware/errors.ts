@@ -49,6 +49,8 @@ export function errorHandler(opts: { logger: Logger; observe?: RequestObserver }
     } catch (err) {
       renderError(ctx, asDomainError(err, logger, ctx));
     }
+    // The route template (/v1/jobs/:id) the router matched, for bounded metric labels and logs.
+    ctx.state.route ??= (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     opts.observe?.(ctx, seconds);
     logger.info(

@@ -1,0 +1,278 @@
+#!/usr/bin/env node
+// `npm start`: runs the whole system on this machine. Installs dependencies if missing, builds,
+// makes sure PostgreSQL and NATS JetStream are reachable (starting a local nats-server if it is
+// installed), starts every service as its own process on loopback ports, seeds demo data on first
+// start, prints the URLs and demo credentials, and stops everything cleanly on Ctrl-C.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const local = `${root}.local`;
+const say = (msg) => process.stdout.write(`${msg}\n`);
+const fail = (msg) => {
+  process.stderr.write(`\n✖ ${msg}\n`);
+  process.exit(1);
+};
+
+function run(cmd, args, what) {
+  say(`› ${what}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) fail(`${what} failed (${cmd} ${args.join(' ')})`);
+}
+
+// 1. Dependencies and build.
+const lock = `${root}package-lock.json`;
+const installed = `${root}node_modules/.package-lock.json`;
+if (!existsSync(installed) || statSync(lock).mtimeMs > statSync(installed).mtimeMs) {
+  run('npm', ['ci', '--no-audit', '--no-fund'], 'installing dependencies (npm ci)');
+}
+run('npm', ['run', '-s', 'build'], 'building (protos + TypeScript)');
+
+// 2. Local settings, kept across restarts in .local/ (git-ignored).
+mkdirSync(local, { recursive: true });
+const devEnvFile = `${local}/dev.env`;
+if (!existsSync(devEnvFile)) {
+  writeFileSync(
+    devEnvFile,
+    [
+      '# Written by `npm start` on first run; local development only.',
+      `AUTH_KEY_ENCRYPTION_KEY=${randomBytes(32).toString('base64')}`,
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+}
+const fileEnv = Object.fromEntries(
+  readFileSync(devEnvFile, 'utf8')
+    .split('\n')
+    .map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l.trim()))
+    .filter(Boolean)
+    .map((m) => [m[1], m[2]]),
+);
+const env = {
+  DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/partner',
+  NATS_URL: 'nats://127.0.0.1:4222',
+  NATS_PREFIX: 'partner',
+  BASE_URL: 'http://127.0.0.1:8080',
+  AUTH_ISSUER: 'http://127.0.0.1:8081',
+  AUTH_SCOPES: '127.0.0.1:8080/access,api.example.com/access',
+  ENVIRONMENT: 'uat',
+  LOG_LEVEL: 'info',
+  ...fileEnv,
+  ...process.env,
+};
+
+// 3. PostgreSQL: reachable, with the database created.
+const { default: pg } = await import('pg');
+const dbUrl = new URL(env.DATABASE_URL);
+const dbName = dbUrl.pathname.replace(/^\//, '') || 'partner';
+const adminUrl = new URL(env.DATABASE_URL);
+adminUrl.pathname = '/postgres';
+try {
+  const c = new pg.Client({ connectionString: adminUrl.toString(), connectionTimeoutMillis: 3000 });
+  await c.connect();
+  const exists = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [dbName]);
+  if (exists.rowCount === 0) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(dbName)) fail(`database name ${dbName} must be a plain identifier`);
+    await c.query(`CREATE DATABASE ${dbName}`);
+    say(`› created database ${dbName}`);
+  }
+  await c.end();
+} catch (err) {
+  fail(
+    `PostgreSQL is not reachable at ${adminUrl.host} (${err.message}).\n` +
+      '  Install and start it, e.g. on Debian/Ubuntu:\n' +
+      '    sudo apt-get install -y postgresql && sudo pg_ctlcluster $(ls /etc/postgresql) main start\n' +
+      '  then allow the connection (trust or a password in DATABASE_URL), or set DATABASE_URL.',
+  );
+}
+
+// 4. NATS with JetStream: reachable, or started from a local nats-server binary.
+const children = [];
+const natsUrl = new URL(env.NATS_URL.split(',')[0]);
+const reachable = (host, port) =>
+  new Promise((resolve) => {
+    const s = createConnection({ host, port: Number(port) }, () => {
+      s.end();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+    s.setTimeout(1500, () => {
+      s.destroy();
+      resolve(false);
+    });
+  });
+if (!(await reachable(natsUrl.hostname, natsUrl.port || 4222))) {
+  const bin = ['nats-server', '/usr/sbin/nats-server', '/usr/local/bin/nats-server'].find(
+    (b) => spawnSync(b, ['--version'], { stdio: 'ignore' }).status === 0,
+  );
+  if (!bin) {
+    fail(
+      `NATS is not reachable at ${natsUrl.host}.\n` +
+        '  Install nats-server (Debian/Ubuntu: sudo apt-get install -y nats-server) and run it with JetStream:\n' +
+        '    nats-server -js -a 127.0.0.1 -p 4222\n' +
+        '  or set NATS_URL to a NATS server with JetStream enabled.',
+    );
+  }
+  mkdirSync(`${local}/nats`, { recursive: true });
+  say(`› starting ${bin} -js on ${natsUrl.hostname}:${natsUrl.port || 4222}`);
+  const nats = spawn(bin, ['-js', '-a', natsUrl.hostname, '-p', natsUrl.port || '4222', '-sd', `${local}/nats`], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push({ name: 'nats-server', child: nats });
+  for (let i = 0; i < 50 && !(await reachable(natsUrl.hostname, natsUrl.port || 4222)); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// 5. Services, each its own process, started in dependency order.
+const SERVICES = ['auth', 'policy', 'submission', 'job', 'worker', 'gateway'];
+const COLORS = { auth: 35, policy: 36, submission: 34, job: 33, worker: 32, gateway: 37 };
+const rawLogs = process.env.LOG_FORMAT === 'json';
+let stopping = false;
+
+function pretty(name, line) {
+  if (rawLogs) return `${line}`;
+  try {
+    const { level, msg, time, service, ...rest } = JSON.parse(line);
+    void time;
+    void service;
+    const extra = Object.entries(rest)
+      .filter(([k]) => !['pid', 'hostname'].includes(k))
+      .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)
+      .join(' ');
+    return `\x1b[${COLORS[name]}m${name.padEnd(10)}\x1b[0m ${level === 'info' ? '' : `${level.toUpperCase()} `}${msg} ${extra}`;
+  } catch {
+    return `${name.padEnd(10)} ${line}`;
+  }
+}
+
+function startService(name) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [`${root}services/${name}/dist/main.js`], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push({ name, child });
+    let buf = '';
+    let ready = false;
+    const onData = (d) => {
+      buf += d.toString();
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (!line.trim()) continue;
+        say(pretty(name, line));
+        if (!ready && line.includes('"ready":true')) {
+          ready = true;
+          resolve();
+        }
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (d) => process.stderr.write(`${name.padEnd(10)} ${d}`));
+    child.on('exit', (code, signal) => {
+      if (!ready) reject(new Error(`${name} exited (${code ?? signal}) before it was ready`));
+      else if (!stopping) {
+        say(`✖ ${name} exited (${code ?? signal}); stopping everything`);
+        void stopAll(1);
+      }
+    });
+  });
+}
+
+async function stopAll(exitCode = 0) {
+  if (stopping) return;
+  stopping = true;
+  say('\n› stopping…');
+  for (const { name, child } of [...children].reverse()) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    await new Promise((resolve) => {
+      const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.once('exit', () => {
+        clearTimeout(t);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+    say(`  stopped ${name}`);
+  }
+  process.exit(exitCode);
+}
+process.on('SIGINT', () => void stopAll(0));
+process.on('SIGTERM', () => void stopAll(0));
+
+try {
+  for (const name of SERVICES) await startService(name);
+} catch (err) {
+  process.stderr.write(`✖ ${err.message}\n`);
+  await stopAll(1);
+}
+
+// 6. Demo data on first start (or when the database was reset).
+const DEMO_PRODUCT = '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b';
+const SCOPE = `${new URL(env.BASE_URL).host}/access`;
+const demoFile = `${local}/demo.json`;
+const admin = (...args) => {
+  const r = spawnSync(process.execPath, [`${root}scripts/admin.mjs`, ...args], { env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`admin ${args.join(' ')}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+};
+async function tokenFor(demo) {
+  const res = await fetch(`${env.AUTH_ISSUER}/oauth2/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${demo.clientId}:${demo.clientSecret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: `grant_type=client_credentials&scope=${encodeURIComponent(SCOPE)}`,
+  });
+  return res.ok;
+}
+let demo = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, 'utf8')) : undefined;
+if (!demo || !(await tokenFor(demo).catch(() => false))) {
+  say('› seeding demo data');
+  const client = admin('client', 'create', '--tenant', 'demo', '--partner', 'demo-partner', '--name', 'Demo client', '--permissions', 'health/read,policies/read,submissions/read,submissions/write,jobs/read');
+  admin('principal', 'add', '--tenant', 'demo', '--partner', 'demo-partner', '--principal', 'demo-broker');
+  admin('product', 'add', '--id', DEMO_PRODUCT, '--name', 'Demo General Liability');
+  const policies = `${root}scripts/demo/policies.jsonl`;
+  if (existsSync(policies)) {
+    try {
+      admin('policy', 'import', '--tenant', 'demo', '--partner', 'demo-partner', policies);
+    } catch (err) {
+      say(`  (demo policies not imported: ${err.message.trim()})`);
+    }
+  }
+  demo = { clientId: client.clientId, clientSecret: client.clientSecret, tenant: 'demo', partnerId: 'demo-partner', principalId: 'demo-broker', productId: DEMO_PRODUCT };
+  writeFileSync(demoFile, JSON.stringify(demo, null, 2), { mode: 0o600 });
+}
+
+say(`
+──────────────────────────────────────────────────────────────────────────────
+ Partner Submission Service is running (environment ${env.ENVIRONMENT})
+
+   API ({base_url})        ${env.BASE_URL}
+   Token server ({auth_url}) ${env.AUTH_ISSUER}
+   Access scope            ${SCOPE}
+   Ops (livez/readyz/metrics) gateway :9480  auth :9481  policy :9482
+                           submission :9483  job :9484  worker :9485
+
+ Demo credentials (local only; also in .local/demo.json)
+   client id       ${demo.clientId}
+   client secret   ${demo.clientSecret}
+   tenant/partner  ${demo.tenant} / ${demo.partnerId}
+   principal       ${demo.principalId}
+   product id      ${demo.productId}
+
+ Try it:
+   TOKEN=$(curl -s -u '${demo.clientId}:${demo.clientSecret}' \\
+     -d grant_type=client_credentials -d scope=${SCOPE} \\
+     ${env.AUTH_ISSUER}/oauth2/token | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')
+   curl -s -H "Authorization: Bearer $TOKEN" ${env.BASE_URL}/v1/health
+
+ Ctrl-C stops everything.
+──────────────────────────────────────────────────────────────────────────────`);
