@@ -58,6 +58,8 @@ export class Stack {
   authUrl = '';
   gatewayOpsUrl = '';
   private readonly running: Running[] = [];
+  /** In-process services by name, for tests that look inside (e.g. count pool checkouts). */
+  readonly services: Record<string, { pool?: import('pg').Pool; stop(): Promise<void> }> = {};
   private readonly children = new Set<ChildProcess>();
 
   private constructor(readonly dbName: string, readonly prefix: string) {
@@ -105,6 +107,7 @@ export class Stack {
   async startAuth(overrides: Record<string, string> = {}): Promise<void> {
     const auth = await startAuth(readAuthConfig(this.reader(overrides)), { logger: this.serviceLogger('auth') });
     this.running.push(auth);
+    this.services.auth = auth;
     this.authUrl = `http://127.0.0.1:${auth.ports.http}`;
     this.env.AUTH_GRPC_ADDR = `127.0.0.1:${auth.ports.grpc}`;
     this.env.AUTH_JWKS_URL = `${this.authUrl}/.well-known/jwks.json`;
@@ -119,12 +122,14 @@ export class Stack {
   async startSubmission(overrides: Record<string, string> = {}): Promise<void> {
     const svc = await startSubmission(readSubmissionConfig(this.reader(overrides)), { logger: this.serviceLogger('submission') });
     this.running.push(svc);
+    this.services.submission = svc;
     this.env.SUBMISSION_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
   }
 
   async startJob(overrides: Record<string, string> = {}): Promise<void> {
     const svc = await startJob(readJobConfig(this.reader(overrides)), { logger: this.serviceLogger('job') });
     this.running.push(svc);
+    this.services.job = svc;
     this.env.JOB_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
   }
 
@@ -190,6 +195,17 @@ export class Stack {
     this.running.push(gw);
     this.gatewayUrl = `http://127.0.0.1:${gw.ports.http}`;
     this.gatewayOpsUrl = `http://127.0.0.1:${gw.ports.ops}`;
+  }
+
+  /** A query against the test database (schema-qualify table names: job.jobs, submission.submissions). */
+  async sql<T extends object = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
+    const c = new pg.Client({ connectionString: this.env.DATABASE_URL });
+    await c.connect();
+    try {
+      return (await c.query<T>(text, params)).rows;
+    } finally {
+      await c.end();
+    }
   }
 
   /** Runs the admin CLI as an operator would; resolves with its JSON output. */

@@ -1,0 +1,317 @@
+// Submissions as jobs, end to end: validation before any job exists, the 202 handle, Prefer: wait on
+// POST and GET /v1/jobs/{id}, settlement wake-ups, failures within the wait, idempotency (also under
+// concurrency), isolation between partners, and waiting without database queries.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { Stack, type ClientCreds } from './support/stack.js';
+
+const PRODUCT = '11111111-2222-4333-8444-555555555555';
+const INACTIVE = '11111111-2222-4333-8444-666666666666';
+let stack: Stack;
+let client: ClientCreds;
+let token: string;
+
+beforeAll(async () => {
+  stack = await Stack.create();
+  await stack.startAll();
+  await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test General Liability');
+  await stack.admin('product', 'add', '--id', INACTIVE, '--name', 'Withdrawn', '--inactive');
+  client = await stack.createClient();
+  token = await stack.token(client);
+});
+afterAll(() => stack?.stop());
+
+const submission = (over: Record<string, unknown> = {}) => ({
+  externalRef: `ref-${randomUUID()}`,
+  submissionType: 'application',
+  effectiveDate: '2027-01-01',
+  productId: PRODUCT,
+  applicant: { legalName: 'Acme Holdings LLC' },
+  ...over,
+});
+const post = (json: unknown, headers: Record<string, string> = {}, t = token) =>
+  stack.api('POST', '/v1/submissions', { token: t, json, headers });
+const jobPath = (statusUrl: string) => new URL(statusUrl).pathname;
+const countJobs = async () => Number((await stack.sql<{ n: string }>('SELECT count(*) AS n FROM job.jobs'))[0]!.n);
+
+describe('validation before any job exists', () => {
+  it('lists every failing field, rejects unknown fields and impossible dates, and queues nothing', async () => {
+    const before = await countJobs();
+    const r = await post({ submissionType: 'quote', effectiveDate: '2027-02-30', productId: 'not-a-uuid', applicant: { legalName: '   ', age: 3 }, extra: 1 });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('validation_error');
+    expect(r.body.error.retryable).toBe(false);
+    const fields = (r.body.error.details as { field: string }[]).map((d) => d.field).sort();
+    expect(fields).toEqual(['applicant.age', 'applicant.legalName', 'effectiveDate', 'externalRef', 'extra', 'productId', 'submissionType']);
+    expect(await countJobs()).toBe(before);
+  });
+
+  it.each([
+    ['2027-02-29', false],
+    ['2028-02-29', true],
+    ['2027-13-01', false],
+    ['2027-1-01', false],
+  ])('checks that %s is a real calendar date', async (date, ok) => {
+    const r = await post(submission({ effectiveDate: date }));
+    expect(r.status).toBe(ok ? 202 : 400);
+  });
+
+  it('answers invalid JSON, wrong content types and oversized bodies with their codes', async () => {
+    const bad = await stack.api('POST', '/v1/submissions', { token, headers: { 'content-type': 'application/json' }, body: '{"externalRef": ' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_json');
+    const text = await stack.api('POST', '/v1/submissions', { token, headers: { 'content-type': 'text/plain' }, body: JSON.stringify(submission()) });
+    expect(text.status).toBe(415);
+    expect(text.body.error.code).toBe('unsupported_media_type');
+    const huge = await post(submission({ externalRef: 'x'.repeat(1024 * 1024 + 10) }));
+    expect(huge.status).toBe(413);
+    expect(huge.body.error.code).toBe('payload_too_large');
+  });
+});
+
+describe('the job handle and polling', () => {
+  it('answers 202 with the handle, Location and Retry-After, then the processing body, then the result', async () => {
+    const r = await post(submission({ externalRef: 'sandbox:delay=2' }));
+    expect(r.status).toBe(202);
+    expect(Object.keys(r.body).sort()).toEqual(['id', 'status', 'statusUrl']);
+    expect(r.body.status).toBe('accepted');
+    expect(r.body.id).toMatch(/^job_[0-9a-f]{32}$/);
+    expect(r.body.statusUrl).toBe(`https://api.uat.test/v1/jobs/${r.body.id}`);
+    expect(r.headers.get('location')).toBe(r.body.statusUrl);
+    expect(r.headers.get('retry-after')).toBe('5');
+    expect(r.headers.get('preference-applied')).toBeNull();
+
+    const processing = await stack.api('GET', jobPath(r.body.statusUrl), { token });
+    expect(processing.status).toBe(200);
+    expect(processing.headers.get('retry-after')).toBe('5');
+    expect(processing.body).toEqual({ id: r.body.id, status: 'processing', retryAfter: 5 });
+
+    const done = await stack.api('GET', jobPath(r.body.statusUrl), { token, headers: { prefer: 'wait=15' } });
+    expect(done.status).toBe(200);
+    expect(done.headers.get('preference-applied')).toBe('wait=15');
+    expect(done.headers.get('vary')).toContain('Prefer');
+    expect(Object.keys(done.body).sort()).toEqual(['createdAt', 'id', 'result', 'status', 'updatedAt']);
+    expect(done.body.status).toBe('succeeded');
+    expect(done.body.result).toEqual({ submissionId: expect.any(String), submissionName: 'Acme Holdings LLC', status: 'submitted' });
+    expect(done.body.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(done.body.updatedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+
+    const s = await stack.api('GET', `/v1/submissions/${done.body.result.submissionId}`, { token });
+    expect(s.status).toBe(200);
+    expect(s.body).toEqual({
+      submissionId: done.body.result.submissionId,
+      submissionName: 'Acme Holdings LLC',
+      status: 'submitted',
+      externalRef: 'sandbox:delay=2',
+      submissionType: 'application',
+      effectiveDate: '2027-01-01',
+      productId: PRODUCT,
+      applicant: { legalName: 'Acme Holdings LLC' },
+      principalId: null,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+  });
+
+  it('records the principal a submission was attributed to', async () => {
+    await stack.admin('principal', 'add', '--partner', client.partnerId, '--principal', 'broker-1');
+    const r = await post(submission(), { prefer: 'wait=10', 'x-principal-id': 'broker-1' });
+    expect(r.status).toBe(200);
+    const s = await stack.api('GET', `/v1/submissions/${r.body.submissionId}`, { token });
+    expect(s.body.principalId).toBe('broker-1');
+  });
+});
+
+describe('Prefer: wait', () => {
+  it('answers 200 with the result within milliseconds of settlement, not at the next poll', async () => {
+    const started = Date.now();
+    const r = await post(submission({ externalRef: 'sandbox:delay=2' }), { prefer: 'wait=10' });
+    const answered = Date.now();
+    expect(r.status).toBe(200);
+    expect(r.body.submissionName).toBe('Acme Holdings LLC');
+    expect(r.headers.get('preference-applied')).toBe('wait=10');
+    const [row] = await stack.sql<{ settled_at: Date }>('SELECT settled_at FROM job.jobs WHERE result->>\'submissionId\' = $1', [r.body.submissionId]);
+    expect(answered - started).toBeGreaterThanOrEqual(2000);
+    // Woken by the settlement event: generous margin, far below the 5 s poll interval.
+    expect(answered - row!.settled_at.getTime()).toBeLessThan(1000);
+  });
+
+  it('answers 202 at the deadline when the job outlasts the wait', async () => {
+    const started = Date.now();
+    const r = await post(submission({ externalRef: 'sandbox:delay=5' }), { prefer: 'wait=1' });
+    const took = Date.now() - started;
+    expect(r.status).toBe(202);
+    expect(r.headers.get('preference-applied')).toBe('wait=1');
+    expect(took).toBeGreaterThanOrEqual(1000);
+    expect(took).toBeLessThan(4000);
+  });
+
+  it('holds GET /v1/jobs/{id} until settlement and answers processing at its deadline', async () => {
+    const r = await post(submission({ externalRef: 'sandbox:delay=3' }));
+    const short = await stack.api('GET', jobPath(r.body.statusUrl), { token, headers: { prefer: 'wait=1' } });
+    expect(short.body).toEqual({ id: r.body.id, status: 'processing', retryAfter: 5 });
+    const long = await stack.api('GET', jobPath(r.body.statusUrl), { token, headers: { prefer: 'wait=20' } });
+    expect(long.body.status).toBe('succeeded');
+  });
+
+  it('clamps N to 30 and ignores a malformed preference', async () => {
+    const clamped = await post(submission(), { prefer: 'wait=100' });
+    expect(clamped.status).toBe(200);
+    expect(clamped.headers.get('preference-applied')).toBe('wait=30');
+    const malformed = await post(submission({ externalRef: 'sandbox:delay=1' }), { prefer: 'wait=soon' });
+    expect(malformed.status).toBe(202);
+    expect(malformed.headers.get('preference-applied')).toBeNull();
+    const several = await post(submission(), { prefer: 'respond-async, wait=10' });
+    expect(several.status).toBe(200);
+  });
+
+  it('maps a job failing within the wait to an HTTP error with jobId, and GET shows the error', async () => {
+    const unknown = await post(submission({ productId: randomUUID() }), { prefer: 'wait=10' });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.error).toMatchObject({ code: 'unknown_product', retryable: false });
+    expect(unknown.body.jobId).toMatch(/^job_/);
+    const inactive = await post(submission({ productId: INACTIVE }), { prefer: 'wait=10' });
+    expect(inactive.status).toBe(422);
+    expect(inactive.body.error.code).toBe('unknown_product');
+
+    const job = await stack.api('GET', `/v1/jobs/${unknown.body.jobId}`, { token });
+    expect(Object.keys(job.body).sort()).toEqual(['createdAt', 'error', 'id', 'status', 'updatedAt']);
+    expect(job.body.status).toBe('failed');
+    expect(job.body.error).toEqual(unknown.body.error);
+
+    const retryable = await post(submission({ externalRef: 'sandbox:fail=unavailable' }), { prefer: 'wait=10' });
+    expect(retryable.status).toBe(503);
+    expect(retryable.body.error).toMatchObject({ code: 'unavailable', retryable: true });
+    const conflict = await post(submission({ externalRef: 'sandbox:fail=conflict' }), { prefer: 'wait=10' });
+    expect(conflict.status).toBe(409);
+  });
+
+  it('costs no database query while a thousand requests wait', async () => {
+    const r = await post(submission({ externalRef: 'sandbox:delay=5' }));
+    const path = jobPath(r.body.statusUrl);
+    const waiters = Array.from({ length: 1000 }, () => stack.api('GET', path, { token, headers: { prefer: 'wait=25' } }));
+    // Start counting once all of them are registered and have done their one read of the job.
+    await until(async () => (await gaugeValue('partner_gateway_waiting_requests')) >= 1000);
+    const pool = stack.services.job!.pool! as unknown as { query: (...a: unknown[]) => unknown };
+    const original = pool.query;
+    const reads: string[] = [];
+    pool.query = function (this: unknown, ...args: unknown[]) {
+      const text = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: string })?.text);
+      if (/^\s*SELECT/i.test(text)) reads.push(text);
+      return original.apply(this, args);
+    };
+    try {
+      const results = await Promise.all(waiters);
+      expect(results.every((x) => x.status === 200 && x.body.status === 'succeeded')).toBe(true);
+    } finally {
+      pool.query = original;
+    }
+    // No reads at all while they waited: every one was answered from the settlement event.
+    expect(reads).toEqual([]);
+    expect(await gaugeValue('partner_gateway_waiting_requests')).toBe(0);
+  });
+});
+
+async function gaugeValue(name: string): Promise<number> {
+  const text = await (await fetch(`${stack.gatewayOpsUrl}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+  return line ? Number(line.split(' ').pop()) : NaN;
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('Idempotency-Key', () => {
+  it('replays the same job for the same request and refuses a different one', async () => {
+    const key = randomUUID();
+    const body = submission({ externalRef: 'sandbox:delay=1' });
+    const first = await post(body, { 'idempotency-key': key });
+    expect(first.status).toBe(202);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    // Same request, differently spelt JSON and a quoted key: still the same request.
+    const reordered = Object.fromEntries(Object.entries(body).reverse());
+    const again = await post(reordered, { 'idempotency-key': `"${key}"` });
+    expect(again.status).toBe(202);
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const waited = await post(body, { 'idempotency-key': key, prefer: 'wait=10' });
+    expect(waited.status).toBe(200);
+    expect(waited.headers.get('idempotent-replayed')).toBe('true');
+
+    const different = await post({ ...body, externalRef: 'another' }, { 'idempotency-key': key });
+    expect(different.status).toBe(422);
+    expect(different.body.error).toMatchObject({ code: 'idempotency_key_reused', retryable: false });
+    const rows = await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [first.body.id]);
+    expect(rows).toHaveLength(1);
+  });
+
+  it('creates exactly one job and one submission for 20 concurrent requests with one key', async () => {
+    const key = randomUUID();
+    const body = submission();
+    const results = await Promise.all(Array.from({ length: 20 }, () => post(body, { 'idempotency-key': key, prefer: 'wait=10' })));
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(new Set(results.map((r) => r.body.submissionId)).size).toBe(1);
+    const jobs = await stack.sql("SELECT job_id FROM job.jobs WHERE payload->>'externalRef' = $1", [body.externalRef]);
+    expect(jobs).toHaveLength(1);
+    const subs = await stack.sql('SELECT 1 FROM submission.submissions WHERE external_ref = $1', [body.externalRef]);
+    expect(subs).toHaveLength(1);
+    expect(results.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
+  });
+
+  it('scopes keys to the client: another client with the same key gets its own job', async () => {
+    const key = randomUUID();
+    const sibling = await stack.createClient({ tenant: client.tenant, partner: client.partnerId });
+    const a = await post(submission(), { 'idempotency-key': key });
+    const b = await post(submission(), { 'idempotency-key': key }, await stack.token(sibling));
+    expect(a.status).toBe(202);
+    expect(b.status).toBe(202);
+    expect(b.body.id).not.toBe(a.body.id);
+  });
+
+  it('creates a new job for every request without a key', async () => {
+    const body = submission();
+    const a = await post(body);
+    const b = await post(body);
+    expect(b.body.id).not.toBe(a.body.id);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['too long', 'k'.repeat(256)],
+    ['badly quoted', '"abc'],
+    ['non-printable', 'caf\u00e9'],
+  ])('refuses a %s key with 400 validation_error', async (_name, key) => {
+    const r = await stack.api('POST', '/v1/submissions', {
+      token,
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      body: Buffer.from(JSON.stringify(submission())) as unknown as BodyInit,
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('validation_error');
+  });
+});
+
+describe('isolation', () => {
+  it("answers another partner's job and submission with 404, as for unknown and malformed ids", async () => {
+    const r = await post(submission(), { prefer: 'wait=10' });
+    expect(r.status).toBe(200);
+    const [job] = await stack.sql<{ job_id: string }>("SELECT job_id FROM job.jobs WHERE result->>'submissionId' = $1", [r.body.submissionId]);
+    const stranger = await stack.token(await stack.createClient());
+    const sameTenant = await stack.token(await stack.createClient({ tenant: client.tenant }));
+    for (const t of [stranger, sameTenant]) {
+      for (const path of [`/v1/jobs/${job!.job_id}`, `/v1/submissions/${r.body.submissionId}`]) {
+        const res = await stack.api('GET', path, { token: t, headers: { prefer: 'wait=1' } });
+        expect(res.status).toBe(404);
+        expect(res.body.error.code).toBe('not_found');
+      }
+    }
+    for (const path of ['/v1/jobs/job_nope', `/v1/jobs/job_${'0'.repeat(32)}`, '/v1/submissions/123', `/v1/submissions/${randomUUID()}`]) {
+      expect((await stack.api('GET', path, { token })).status).toBe(404);
+    }
+  });
+});
