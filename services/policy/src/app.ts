@@ -1,4 +1,4 @@
-// Builds the policy service: product catalogue (and policies) over gRPC.
+// Builds the policy service: the product catalogue and partners' policies over gRPC.
 import { fileURLToPath } from 'node:url';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { notFound } from '@partner/shared/errors';
@@ -8,6 +8,8 @@ import type { Logger } from '@partner/shared/logger';
 import { startGrpcService, type RunningService } from '@partner/shared/service';
 import type { PolicyConfig } from './config.js';
 import { getProduct } from './products.js';
+import { loadCursorCodec } from './cursor-keys.js';
+import { getPolicy, listPolicies, ownerOf, parseListRequest, toProto } from './policies.js';
 
 export const SCHEMA = 'policy';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -20,24 +22,38 @@ export function startPolicy(config: PolicyConfig, opts: { logger?: Logger; migra
     schema: SCHEMA,
     migrationsDir: MIGRATIONS_DIR,
     ...opts,
-    build: async ({ pool, logger }) => ({
-      bindings: [
-        {
-          name: SERVICE_NAMES.policy,
-          def: serviceDefs().policy,
-          impl: implement(
-            serviceDefs().policy,
-            {
-              GetProduct: async (req) => {
-                const row = isUuid(req.productId) ? await getProduct(pool, req.productId).catch(dbError) : undefined;
-                if (!row) throw notFound('product');
-                return { product: { productId: row.product_id, name: row.name, active: row.active } };
+    build: async ({ pool, logger }) => {
+      const codec = await loadCursorCodec(pool, config.cursorSecrets).catch(dbError);
+      return {
+        bindings: [
+          {
+            name: SERVICE_NAMES.policy,
+            def: serviceDefs().policy,
+            impl: implement(
+              serviceDefs().policy,
+              {
+                GetProduct: async (req) => {
+                  const row = isUuid(req.productId) ? await getProduct(pool, req.productId).catch(dbError) : undefined;
+                  if (!row) throw notFound('product');
+                  return { product: { productId: row.product_id, name: row.name, active: row.active } };
+                },
+                GetPolicy: async (req) => {
+                  const row = await getPolicy(pool, ownerOf(req.owner), req.policyId).catch(dbError);
+                  if (!row) throw notFound('policy');
+                  return { policy: toProto(row) };
+                },
+                ListPolicies: async (req) => {
+                  const owner = ownerOf(req.owner);
+                  const args = parseListRequest(req, owner, codec);
+                  const page = await listPolicies(pool, owner, args, codec).catch(dbError);
+                  return { policies: page.rows.map(toProto), nextPageToken: page.nextCursor };
+                },
               },
-            },
-            logger,
-          ),
-        },
-      ],
-    }),
+              logger,
+            ),
+          },
+        ],
+      };
+    },
   });
 }

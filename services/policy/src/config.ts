@@ -3,12 +3,25 @@ import { EnvReader, readBase, readDb, type BaseConfig, type DbConfig } from '@pa
 
 export interface PolicyConfig extends BaseConfig, DbConfig {
   grpcPort: number;
+  /**
+   * Secrets that sign list cursors: the first signs, all verify (rotate by prepending a new one).
+   * Empty: the service uses the key it generated once and keeps in its schema (policy.cursor_keys),
+   * which every replica shares.
+   */
+  cursorSecrets: string[];
 }
 
+export const CURSOR_SECRET_MIN_LENGTH = 32;
+
 export function readPolicyConfig(env = new EnvReader()): Readonly<PolicyConfig> {
+  const cursorSecrets = env.list('POLICY_CURSOR_SECRET', { default: [] });
+  if (cursorSecrets.some((s) => s.length < CURSOR_SECRET_MIN_LENGTH)) {
+    env.problem('POLICY_CURSOR_SECRET', `must be a comma-separated list of secrets of at least ${CURSOR_SECRET_MIN_LENGTH} characters each`);
+  }
   return env.done({
     ...readBase(env, 'policy', 9482),
     ...readDb(env),
     grpcPort: env.int('POLICY_GRPC_PORT', { default: 50052, min: 0, max: 65535 }),
+    cursorSecrets,
   });
 }

@@ -1,0 +1,68 @@
+// List cursors: opaque, tamper-evident page tokens. A cursor is the keyset position of the last
+// policy of a page (created_at in ms, policy_id) with an HMAC-SHA256 tag (truncated to 128 bits)
+// over that position AND the request it belongs to (owner and filters), all base64url-encoded.
+// A garbled or forged cursor, or one used by another partner or with other filters, fails the tag
+// check: the caller gets 400, never a 500 and never another page than its own.
+//
+// Layout (41 bytes, 55 characters): version (1) | created_at ms (int64 BE) | policy_id (16) | tag (16).
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const VERSION = 1;
+const BODY = 1 + 8 + 16;
+const TAG = 16;
+const TOKEN = /^[A-Za-z0-9_-]{55}$/;
+const KEY_CONTEXT = 'partner.policy.v1/list-cursor';
+
+export interface CursorPosition {
+  /** created_at of the last policy of the page, epoch milliseconds. */
+  createdAtMs: number;
+  policyId: string;
+}
+
+/** A new random secret (for the cursor_keys row): 256 bits, base64url. */
+export const newCursorSecret = (): string => randomBytes(32).toString('base64url');
+
+export class CursorCodec {
+  private readonly keys: Buffer[];
+
+  /** The first secret signs; all of them verify (so a secret can be rotated without a 400 burst). */
+  constructor(secrets: readonly string[]) {
+    if (secrets.length === 0) throw new Error('CursorCodec needs at least one secret');
+    this.keys = secrets.map((s) => createHmac('sha256', s).update(KEY_CONTEXT).digest());
+  }
+
+  private tag(key: Buffer, body: Buffer, binding: string): Buffer {
+    return createHmac('sha256', key).update(body).update(binding, 'utf8').digest().subarray(0, TAG);
+  }
+
+  /** binding: what the cursor is valid for (owner and filters), see bindingOf(). */
+  encode(pos: CursorPosition, binding: string): string {
+    const body = Buffer.alloc(BODY);
+    body.writeUInt8(VERSION, 0);
+    body.writeBigInt64BE(BigInt(pos.createdAtMs), 1);
+    Buffer.from(pos.policyId.replace(/-/g, ''), 'hex').copy(body, 9);
+    return Buffer.concat([body, this.tag(this.keys[0]!, body, binding)]).toString('base64url');
+  }
+
+  /** The position, or undefined when the token is not a cursor this service issued for binding. */
+  decode(token: string, binding: string): CursorPosition | undefined {
+    if (!TOKEN.test(token)) return undefined;
+    const raw = Buffer.from(token, 'base64url');
+    // base64url decoding ignores the spare bits of the last character: insist on the canonical form.
+    if (raw.length !== BODY + TAG || raw.toString('base64url') !== token) return undefined;
+    const body = raw.subarray(0, BODY);
+    const given = raw.subarray(BODY);
+    if (!this.keys.some((k) => timingSafeEqual(this.tag(k, body, binding), given))) return undefined;
+    if (body.readUInt8(0) !== VERSION) return undefined;
+    const ms = body.readBigInt64BE(1);
+    if (ms < 0n || ms > 253402300799999n) return undefined;
+    const hex = body.subarray(9).toString('hex');
+    const policyId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    return { createdAtMs: Number(ms), policyId };
+  }
+}
+
+/** What a cursor is bound to: the owner and every filter, so it is only valid for the same query. */
+export function bindingOf(owner: { tenantId: string; partnerId: string }, filters: readonly (string | undefined)[]): string {
+  return JSON.stringify([owner.tenantId, owner.partnerId, ...filters.map((f) => f ?? null)]);
+}
