@@ -3,10 +3,14 @@
 import { createLogger } from '@partner/shared/logger';
 import { EnvReader, readDb } from '@partner/shared/config';
 import { createPool, migrate, type Pool } from '@partner/shared/pg';
-import { parseFlags, required, UsageError, type CommandGroup } from '@partner/shared/cli';
+import { identifier, parseFlags, required, UsageError, type CommandGroup } from '@partner/shared/cli';
 import { isUuid } from '@partner/shared/ids';
+import { createReadStream } from 'node:fs';
+import { access, constants } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { MIGRATIONS_DIR, SCHEMA } from './app.js';
 import { upsertProduct } from './products.js';
+import { importPolicies } from './import.js';
 
 export async function withPool<T>(fn: (pool: Pool) => Promise<T>): Promise<T> {
   const env = new EnvReader();
@@ -38,4 +42,33 @@ export const product: CommandGroup = {
   },
 };
 
-export const groups: Record<string, CommandGroup> = { product };
+/**
+ * The file's lines, read only once iterated: a readline interface created earlier would emit lines
+ * while the import is still connecting, and those would be lost.
+ */
+async function* readLines(file: string): AsyncGenerator<string> {
+  yield* createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
+}
+
+export const policy: CommandGroup = {
+  import: {
+    // The policy service does not own partners (auth does), so the partner's tenant is given, not
+    // looked up: policies are always created for exactly the (tenant, partner) the operator names.
+    usage: 'policy import --tenant T --partner P FILE.jsonl   (one policy per line; all or nothing)',
+    run: async (argv) => {
+      const { values, positionals } = parseFlags(argv, { tenant: { type: 'string' }, partner: { type: 'string' } });
+      const tenantId = identifier(required(values, 'tenant'), 'tenant');
+      const partnerId = identifier(required(values, 'partner'), 'partner');
+      if (positionals.length !== 1) throw new UsageError('give exactly one FILE.jsonl');
+      const file = positionals[0]!;
+      try {
+        await access(file, constants.R_OK);
+      } catch (err) {
+        throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+      return withPool((pool) => importPolicies(pool, { tenantId, partnerId }, readLines(file)));
+    },
+  },
+};
+
+export const groups: Record<string, CommandGroup> = { product, policy };
