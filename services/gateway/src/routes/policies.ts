@@ -1,8 +1,155 @@
 // GET /v1/policies and GET /v1/policies/{id} (policies/read), answered by the policy service.
+// The query string is validated here, every bad parameter reported at once in `details`
+// (400 validation_error): unknown or repeated parameters, limit 1..200, status, productId,
+// policyNumber, updatedSince (RFC 3339). The cursor is opaque to the gateway: the policy service
+// issued it, signed it, and checks that it belongs to this caller and these filters.
 import type Router from '@koa/router';
-import type { GatewayState } from '../context.js';
+import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
+import { isUuid } from '@partner/shared/ids';
+import type { Policy__Output } from '@partner/shared/generated/partner/policy/v1/Policy';
+import type { PolicyStatus } from '@partner/shared/generated/partner/policy/v1/PolicyStatus';
+import type { ListPoliciesRequest } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
+import { callerOf, remainingMs, type GatewayContext, type GatewayState } from '../context.js';
 import type { RouteDeps } from './deps.js';
 
-export function policyRoutes(_router: Router<GatewayState>, _deps: RouteDeps): void {
-  // Added with the policies issue.
+const STATUSES = ['active', 'cancelled', 'expired', 'pending'] as const;
+const LIST_PARAMS = new Set(['limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince']);
+const MAX_LIMIT = 200;
+const MAX_CURSOR_LENGTH = 512;
+const POLICY_NUMBER_MAX = 64;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** The query's parameters, each given at most once; unknown or repeated ones are reported. */
+function singleParams(ctx: GatewayContext, allowed: ReadonlySet<string>, details: ErrorDetail[]): Map<string, string> {
+  const params = new Map<string, string>();
+  const repeated = new Set<string>();
+  for (const [name, value] of new URLSearchParams(ctx.querystring)) {
+    if (!allowed.has(name)) details.push({ field: name, issue: 'is not a parameter of this operation' });
+    else if (params.has(name)) repeated.add(name);
+    else params.set(name, value);
+  }
+  for (const name of repeated) details.push({ field: name, issue: 'must be given at most once' });
+  return params;
+}
+
+function validationError(details: ErrorDetail[]): DomainError {
+  return new DomainError('validation_error', 'invalid query parameters', { details });
+}
+
+/** RFC 3339 with a real date and time (no 2025-02-30T25:00:00Z). The policy service normalises it. */
+function isTimestamp(s: string): boolean {
+  if (!RFC3339.test(s)) return false;
+  const [date, time] = s.toUpperCase().split('T') as [string, string];
+  const [y, mo, d] = date.split('-').map(Number) as [number, number, number];
+  const [h, mi, sec] = time.slice(0, 8).split(':').map(Number) as [number, number, number];
+  const day = new Date(Date.UTC(2000, mo - 1, d));
+  day.setUTCFullYear(y);
+  const offset = /([+-])(\d{2}):(\d{2})$/.exec(time);
+  return (
+    day.getUTCFullYear() === y &&
+    day.getUTCMonth() === mo - 1 &&
+    day.getUTCDate() === d &&
+    h <= 23 &&
+    mi <= 59 &&
+    sec <= 59 &&
+    (!offset || (Number(offset[2]) <= 23 && Number(offset[3]) <= 59))
+  );
+}
+
+export function parseListQuery(ctx: GatewayContext): Omit<ListPoliciesRequest, 'owner'> {
+  const details: ErrorDetail[] = [];
+  const params = singleParams(ctx, LIST_PARAMS, details);
+  const req: Omit<ListPoliciesRequest, 'owner'> = {};
+
+  const limit = params.get('limit');
+  if (limit !== undefined) {
+    const n = /^[0-9]{1,4}$/.test(limit) ? Number(limit) : NaN;
+    if (n >= 1 && n <= MAX_LIMIT) req.pageSize = n;
+    else details.push({ field: 'limit', issue: `must be an integer from 1 to ${MAX_LIMIT}` });
+  }
+  const cursor = params.get('cursor');
+  // An empty cursor is the first page, so `cursor=${nextCursor ?? ''}` works; anything else must be
+  // a nextCursor (the policy service checks its signature and what it was issued for).
+  if (cursor) {
+    if (cursor.length <= MAX_CURSOR_LENGTH && /^[A-Za-z0-9_-]+$/.test(cursor)) req.pageToken = cursor;
+    else details.push({ field: 'cursor', issue: 'is not a cursor of this listing: pass nextCursor unchanged, with the same filters' });
+  }
+  const status = params.get('status');
+  if (status !== undefined) {
+    if ((STATUSES as readonly string[]).includes(status)) req.status = `POLICY_STATUS_${status.toUpperCase()}` as PolicyStatus;
+    else details.push({ field: 'status', issue: `must be one of ${STATUSES.join(', ')}` });
+  }
+  const productId = params.get('productId');
+  if (productId !== undefined) {
+    if (isUuid(productId)) req.productId = productId.toLowerCase();
+    else details.push({ field: 'productId', issue: 'must be a UUID' });
+  }
+  const policyNumber = params.get('policyNumber');
+  if (policyNumber !== undefined) {
+    const length = [...policyNumber].length;
+    if (length >= 1 && length <= POLICY_NUMBER_MAX && !/\p{C}/u.test(policyNumber) && policyNumber.trim() === policyNumber) {
+      req.policyNumber = policyNumber;
+    } else {
+      details.push({ field: 'policyNumber', issue: `must be 1-${POLICY_NUMBER_MAX} characters without control characters or surrounding spaces` });
+    }
+  }
+  const updatedSince = params.get('updatedSince');
+  if (updatedSince !== undefined) {
+    if (isTimestamp(updatedSince)) req.updatedSince = updatedSince;
+    else {
+      details.push({
+        field: 'updatedSince',
+        issue: 'must be an RFC 3339 timestamp such as 2025-01-31T00:00:00Z (write + in an offset as %2B)',
+      });
+    }
+  }
+  if (details.length > 0) throw validationError(details);
+  return req;
+}
+
+/** The API's policy record. Amounts stay decimal strings; submissionId is absent when there is none. */
+export function policyRecord(p: Policy__Output): Record<string, unknown> {
+  return {
+    policyId: p.policyId,
+    policyNumber: p.policyNumber,
+    status: p.status.replace(/^POLICY_STATUS_/, '').toLowerCase(),
+    productId: p.productId,
+    insured: { legalName: p.insured?.legalName ?? '' },
+    effectiveDate: p.effectiveDate,
+    expirationDate: p.expirationDate,
+    premium: { amount: p.premium?.amount ?? '', currency: p.premium?.currency ?? '' },
+    ...(p.submissionId ? { submissionId: p.submissionId } : {}),
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
+  };
+}
+
+export function policyRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
+  const callOptions = (ctx: GatewayContext) => ({ timeoutMs: Math.min(remainingMs(ctx), deps.config.grpcTimeoutMs) });
+
+  router.get('/policies', deps.guard('policies/read'), async (ctx) => {
+    const caller = callerOf(ctx);
+    const query = parseListQuery(ctx);
+    const res = await deps.clients.policy.ListPolicies(
+      { owner: { tenantId: caller.tenant, partnerId: caller.partnerId }, ...query },
+      callOptions(ctx),
+    );
+    ctx.body = { items: res.policies.map(policyRecord), nextCursor: res.nextPageToken || null };
+  });
+
+  router.get('/policies/:id', deps.guard('policies/read'), async (ctx) => {
+    const caller = callerOf(ctx);
+    const details: ErrorDetail[] = [];
+    singleParams(ctx, new Set(), details);
+    if (details.length > 0) throw validationError(details);
+    const id = ctx.params.id ?? '';
+    // A malformed id names no policy: 404 like an unknown one, without asking the policy service.
+    if (!isUuid(id)) throw notFound('policy');
+    const res = await deps.clients.policy.GetPolicy(
+      { owner: { tenantId: caller.tenant, partnerId: caller.partnerId }, policyId: id.toLowerCase() },
+      callOptions(ctx),
+    );
+    if (!res.policy) throw new DomainError('internal', 'internal error');
+    ctx.body = policyRecord(res.policy);
+  });
 }
