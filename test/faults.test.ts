@@ -1,0 +1,93 @@
+// Faults the job path must survive without losing or duplicating anything: a worker process killed
+// after a job's effect but before its ack, and NATS down while a job is accepted.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { Stack } from './support/stack.js';
+import { PrivateNats } from './support/nats-server.js';
+
+const PRODUCT = '11111111-2222-4333-8444-555555555555';
+const submission = () => ({
+  externalRef: `ref-${randomUUID()}`,
+  submissionType: 'application',
+  effectiveDate: '2027-01-01',
+  productId: PRODUCT,
+  applicant: { legalName: 'Fault Tolerant Ltd' },
+});
+
+async function provision(stack: Stack): Promise<string> {
+  await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test product');
+  return stack.token(await stack.createClient());
+}
+
+describe('a worker killed after the effect, before the ack', () => {
+  let stack: Stack;
+  let token: string;
+  beforeAll(async () => {
+    stack = await Stack.create();
+    await stack.startAuth();
+    await stack.startPolicy();
+    await stack.startSubmission();
+    await stack.startJob();
+    await stack.startGateway();
+    token = await provision(stack);
+  });
+  afterAll(() => stack?.stop());
+
+  it('settles the job once, with the one submission the first delivery created', async () => {
+    const fast = { WORKER_ACK_WAIT_MS: '1000', WORKER_BACKOFF_MS: '100' };
+    const doomed = await stack.spawnService('worker', { ...fast, WORKER_TEST_FAULT: 'exit-after-effect' });
+    const accepted = await stack.api('POST', '/v1/submissions', { token, json: submission() });
+    expect(accepted.status).toBe(202);
+    const jobId = accepted.body.id as string;
+
+    expect(await doomed.exited).toBe(86);
+    const made = await stack.sql<{ submission_id: string }>('SELECT submission_id FROM submission.submissions WHERE job_id = $1', [jobId]);
+    expect(made).toHaveLength(1);
+    const [unsettled] = await stack.sql<{ status: string }>('SELECT status FROM job.jobs WHERE job_id = $1', [jobId]);
+    expect(unsettled!.status).toBe('running');
+
+    await stack.spawnService('worker', fast);
+    const settled = await stack.api('GET', `/v1/jobs/${jobId}`, { token, headers: { prefer: 'wait=25' } });
+    expect(settled.body.status).toBe('succeeded');
+    expect(settled.body.result.submissionId).toBe(made[0]!.submission_id);
+    const after = await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [jobId]);
+    expect(after).toHaveLength(1);
+    const [job] = await stack.sql<{ deliveries: number }>('SELECT deliveries FROM job.jobs WHERE job_id = $1', [jobId]);
+    expect(job!.deliveries).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('NATS down while a job is accepted', () => {
+  let stack: Stack;
+  let nats: PrivateNats;
+  let token: string;
+  beforeAll(async () => {
+    nats = await PrivateNats.start();
+    stack = await Stack.create();
+    stack.env.NATS_URL = nats.url;
+    await stack.startAll({ OUTBOX_RELAY_INTERVAL_MS: '200' });
+    token = await provision(stack);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await nats?.destroy();
+  });
+
+  it('accepts the job into the outbox and settles it once NATS is back', async () => {
+    const warm = await stack.api('POST', '/v1/submissions', { token, json: submission(), headers: { prefer: 'wait=10' } });
+    expect(warm.status).toBe(200);
+
+    await nats.down();
+    const accepted = await stack.api('POST', '/v1/submissions', { token, json: submission() });
+    expect(accepted.status).toBe(202);
+    const jobId = accepted.body.id as string;
+    const queued = await stack.sql('SELECT 1 FROM job.outbox WHERE job_id = $1', [jobId]);
+    expect(queued).toHaveLength(1);
+
+    await nats.up();
+    const settled = await stack.api('GET', `/v1/jobs/${jobId}`, { token, headers: { prefer: 'wait=25' } });
+    expect(settled.body.status).toBe('succeeded');
+    expect(await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [jobId])).toHaveLength(1);
+    expect(await stack.sql('SELECT 1 FROM job.outbox WHERE job_id = $1', [jobId])).toHaveLength(0);
+  });
+});
