@@ -16,6 +16,7 @@ export default defineConfig({
           name: 'unit',
           include: ['services/*/src/**/*.test.ts'],
           environment: 'node',
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -24,6 +25,7 @@ export default defineConfig({
           name: 'system',
           include: ['test/**/*.test.ts'],
           environment: 'node',
+          sequence: { groupOrder: 1 },
           testTimeout: 60_000,
           hookTimeout: 120_000,
           // Each file starts its own stack (own database, own NATS prefix); two at a time on 2 cores.
