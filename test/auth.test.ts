@@ -2,7 +2,7 @@
 // JWKS, metadata, key rotation) and the gateway's authentication, scope, permission and principal
 // checks, against real PostgreSQL, gRPC and HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SignJWT, decodeProtectedHeader, decodeJwt, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
+import { SignJWT, decodeProtectedHeader, decodeJwt, generateKeyPair, type CryptoKey } from 'jose';
 import { randomUUID } from 'node:crypto';
 import { ALL_PERMISSIONS, basic, Stack, type ClientCreds } from './support/stack.js';
 import { loadSigningKey } from '../services/auth/src/keys.js';

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, EnvReader, readBase, readDb, readNats } from './config.js';
+
+describe('EnvReader', () => {
+  it('reads typed values with defaults and freezes the result', () => {
+    const env = new EnvReader({ N: ' 42 ', FLAG: 'yes', LIST: 'a, b,,c', URL: 'https://x.test/' });
+    const config = env.done({
+      n: env.int('N', { min: 1 }),
+      flag: env.bool('FLAG'),
+      list: env.list('LIST'),
+      url: env.url('URL'),
+      fallback: env.str('MISSING', { default: 'd' }),
+    });
+    expect(config).toEqual({ n: 42, flag: true, list: ['a', 'b', 'c'], url: 'https://x.test', fallback: 'd' });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reports every bad variable by name at once', () => {
+    const env = new EnvReader({ PORT: 'eighty', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x', NATS_PREFIX: 'a.b' });
+    readBase(env, 'svc', 1);
+    readDb(env);
+    readNats(env);
+    env.int('PORT', { min: 0 });
+    env.str('REQUIRED_ONE', { doc: 'needed for X' });
+    let err: unknown;
+    try {
+      env.done({});
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const message = (err as Error).message;
+    for (const name of ['PORT', 'LOG_LEVEL', 'DATABASE_URL', 'NATS_PREFIX', 'REQUIRED_ONE is required (needed for X)']) {
+      expect(message).toContain(name);
+    }
+  });
+
+  it('treats blank values as unset', () => {
+    const env = new EnvReader({ X: '   ' });
+    expect(env.str('X', { default: 'fallback' })).toBe('fallback');
+  });
+});

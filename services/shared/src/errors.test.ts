@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { status } from '@grpc/grpc-js';
+import { DomainError, ERROR_CODES, fromGrpcError, httpStatusForCode, toGrpcError } from './errors.js';
+
+describe('error table', () => {
+  it('maps the documented codes to their HTTP statuses and retryability', () => {
+    expect(ERROR_CODES.unauthenticated.http).toBe(401);
+    expect(ERROR_CODES.idempotency_key_reused.http).toBe(422);
+    expect(ERROR_CODES.rate_limited).toMatchObject({ http: 429, retryable: true });
+    expect(ERROR_CODES.unavailable).toMatchObject({ http: 503, retryable: true });
+    expect(new DomainError('internal', 'x').retryable).toBe(true);
+  });
+
+  it('maps codes outside the table by retryability (job errors may carry any code)', () => {
+    expect(httpStatusForCode('declined_by_underwriter', false)).toBe(422);
+    expect(httpStatusForCode('upstream_timeout', true)).toBe(503);
+  });
+
+  it('carries a domain error across gRPC intact', () => {
+    const original = new DomainError('validation_error', 'bad field', { details: [{ field: 'a', issue: 'is required' }] });
+    const wire = toGrpcError(original);
+    expect(wire.code).toBe(status.INVALID_ARGUMENT);
+    const back = fromGrpcError({ ...wire, message: 'ignored' });
+    expect(back).toMatchObject({ code: 'validation_error', message: 'bad field', retryable: false, details: [{ field: 'a', issue: 'is required' }] });
+  });
+
+  it('never leaks an unexpected error message over gRPC', () => {
+    const wire = toGrpcError(new Error('password=hunter2 at db.ts:12'));
+    expect(wire.code).toBe(status.INTERNAL);
+    expect(wire.details).toBe('internal error');
+  });
+
+  it('maps transport failures without error metadata to retryable unavailable', () => {
+    expect(fromGrpcError({ code: status.UNAVAILABLE, details: 'No connection established' })).toMatchObject({ code: 'unavailable', retryable: true });
+    expect(fromGrpcError({ code: status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' }).code).toBe('unavailable');
+    expect(fromGrpcError({ code: status.UNKNOWN, details: 'boom' }).code).toBe('internal');
+  });
+});
