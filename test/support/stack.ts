@@ -20,6 +20,7 @@ import { readWorkerConfig } from '../../services/worker/src/config.js';
 import { startWorker } from '../../services/worker/src/app.js';
 import { readGatewayConfig } from '../../services/gateway/src/config.js';
 import { startGateway } from '../../services/gateway/src/app.js';
+import { checkResponse } from './conformance.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -288,7 +289,10 @@ export class Stack {
     } catch {
       parsed = undefined;
     }
-    return { status: res.status, headers: res.headers, body: parsed, text };
+    const out = { status: res.status, headers: res.headers, body: parsed, text };
+    // Every response a system test receives must be one the OpenAPI document describes.
+    checkResponse(method, path, out);
+    return out;
   }
 
   async stop(): Promise<void> {

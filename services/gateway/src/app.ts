@@ -21,6 +21,7 @@ import { policyRoutes } from './routes/policies.js';
 import { submissionRoutes } from './routes/submissions.js';
 import { jobRoutes } from './routes/jobs.js';
 import { attachmentRoutes } from './routes/attachments.js';
+import { openapiRoute } from './routes/openapi.js';
 import { SettlementWaiters } from './waiters.js';
 import { connectNats, natsNames } from '@partner/shared/nats';
 import type { NatsConnection } from 'nats';
@@ -70,6 +71,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
     }
   });
   app.use(errorHandler({ logger, observe: metrics.observe }));
+  app.use(openapiRoute(config));
   app.use(
     authenticate({
       issuer: config.issuer,
