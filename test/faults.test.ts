@@ -91,3 +91,30 @@ describe('NATS down while a job is accepted', () => {
     expect(await stack.sql('SELECT 1 FROM job.outbox WHERE job_id = $1', [jobId])).toHaveLength(0);
   });
 });
+
+describe('a dependency down for good', () => {
+  let stack: Stack;
+  let token: string;
+  beforeAll(async () => {
+    stack = await Stack.create();
+    await stack.startAuth();
+    await stack.startPolicy();
+    await stack.startSubmission();
+    await stack.startJob();
+    await stack.startGateway();
+    token = await provision(stack);
+    // The worker's policy service address points at nothing: every attempt fails as unavailable.
+    await stack.startWorker({ POLICY_GRPC_ADDR: '127.0.0.1:9', WORKER_MAX_DELIVERIES: '3', WORKER_BACKOFF_MS: '50', GRPC_TIMEOUT_MS: '200' });
+  });
+  afterAll(() => stack?.stop());
+
+  it('fails the job with a retryable internal error after the maximum number of deliveries', async () => {
+    const r = await stack.api('POST', '/v1/submissions', { token, json: submission(), headers: { prefer: 'wait=20' } });
+    expect(r.status).toBe(500);
+    expect(r.body.error).toMatchObject({ code: 'internal', retryable: true });
+    expect(r.body.error.message).toContain('3 attempts');
+    const [job] = await stack.sql<{ deliveries: number; status: string }>('SELECT deliveries, status FROM job.jobs WHERE job_id = $1', [r.body.jobId]);
+    expect(job).toEqual({ deliveries: 3, status: 'failed' });
+    expect(await stack.sql('SELECT 1 FROM submission.submissions')).toHaveLength(0);
+  });
+});

@@ -263,6 +263,16 @@ describe('Idempotency-Key', () => {
     expect(results.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
   });
 
+  it('forgets a key after its retention: the same key then starts a new job', async () => {
+    const key = randomUUID();
+    const first = await post(submission(), { 'idempotency-key': key });
+    await stack.sql("UPDATE job.idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = $1", [key]);
+    const later = await post(submission({ externalRef: 'a different request' }), { 'idempotency-key': key });
+    expect(later.status).toBe(202);
+    expect(later.body.id).not.toBe(first.body.id);
+    expect(later.headers.get('idempotent-replayed')).toBeNull();
+  });
+
   it('scopes keys to the client: another client with the same key gets its own job', async () => {
     const key = randomUUID();
     const sibling = await stack.createClient({ tenant: client.tenant, partner: client.partnerId });

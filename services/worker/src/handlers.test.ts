@@ -18,3 +18,38 @@ describe('UAT sandbox directives', () => {
     },
   );
 });
+
+describe('the submission handler', () => {
+  const job = {
+    id: 'job_0123456789abcdef0123456789abcdef',
+    kind: 'submission.create',
+    caller: { tenantId: 't', partnerId: 'p', clientId: 'c', principalId: '' },
+  } as never;
+  const payload = (externalRef: string) => ({
+    externalRef,
+    submissionType: 'application',
+    effectiveDate: '2027-01-01',
+    productId: '11111111-2222-4333-8444-555555555555',
+    applicant: { legalName: 'Acme' },
+  });
+  const clients = {
+    policy: { GetProduct: async () => ({ product: { productId: 'x', name: 'x', active: true } }) },
+    submission: {
+      CreateSubmission: async (req: { externalRef: string }) => ({
+        submission: { submissionId: 's1', submissionName: 'Acme', status: 'submitted', externalRef: req.externalRef },
+      }),
+    },
+  } as never;
+  const sleep = async () => undefined;
+
+  it('honours sandbox directives in UAT', async () => {
+    const { HANDLERS, JobFailed } = await import('./handlers.js');
+    await expect(HANDLERS['submission.create']!(job, payload('sandbox:fail=conflict'), { clients, sandbox: true, sleep })).rejects.toBeInstanceOf(JobFailed);
+  });
+
+  it('treats them as ordinary references in production', async () => {
+    const { HANDLERS } = await import('./handlers.js');
+    const result = await HANDLERS['submission.create']!(job, payload('sandbox:fail=conflict'), { clients, sandbox: false, sleep });
+    expect(result).toEqual({ submissionId: 's1', submissionName: 'Acme', status: 'submitted' });
+  });
+});
