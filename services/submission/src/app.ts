@@ -1,7 +1,8 @@
-// Builds the submission service: submissions over gRPC.
+// Builds the submission service: submissions and their attachments over gRPC, and the sweep of
+// abandoned uploads.
 import { fileURLToPath } from 'node:url';
 import { Counter } from 'prom-client';
-import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
+import { implementWithStreaming, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { DomainError, notFound } from '@partner/shared/errors';
 import { isJobId, isUuid } from '@partner/shared/ids';
 import { dbError } from '@partner/shared/pg';
@@ -9,6 +10,8 @@ import type { Logger } from '@partner/shared/logger';
 import { startGrpcService, type RunningService } from '@partner/shared/service';
 import type { SubmissionConfig } from './config.js';
 import * as repo from './repo.js';
+import { PgBlobStore } from './blob-store.js';
+import { attachmentService, startSweeper } from './attachments.js';
 
 export const SCHEMA = 'submission';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -23,9 +26,13 @@ export function startSubmission(config: SubmissionConfig, opts: { logger?: Logge
     ...opts,
     build: async ({ pool, registry, logger }) => {
       const created = new Counter({ name: 'partner_submissions_created_total', help: 'Submissions created.', registers: [registry] });
-      const impl = implement(
+      const store = new PgBlobStore(pool);
+      const attachments = attachmentService({ pool, store, settings: config.attachments, registry, logger });
+      const sweeper = startSweeper(pool, store, config.attachments, logger, registry);
+      const impl = implementWithStreaming(
         serviceDefs().submission,
         {
+          ...attachments,
           CreateSubmission: async (req) => {
             if (!isJobId(req.jobId) || !req.owner?.tenantId || !req.owner.partnerId || !req.applicant?.legalName || !isUuid(req.productId)) {
               throw new DomainError('validation_error', 'job_id, owner, applicant.legal_name and a UUID product_id are required');
@@ -57,7 +64,10 @@ export function startSubmission(config: SubmissionConfig, opts: { logger?: Logge
         },
         logger,
       );
-      return { bindings: [{ name: SERVICE_NAMES.submission, def: serviceDefs().submission, impl }] };
+      return {
+        bindings: [{ name: SERVICE_NAMES.submission, def: serviceDefs().submission, impl }],
+        stop: () => sweeper.stop(),
+      };
     },
   });
 }

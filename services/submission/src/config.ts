@@ -1,14 +1,37 @@
 // Submission service configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readDb, type BaseConfig, type DbConfig } from '@partner/shared/config';
 
+export interface AttachmentSettings {
+  /** Ceiling on any upload, whatever limit the caller declares (the gateway's is the effective one). */
+  maxBytes: number;
+  /** Staged uploads no job promoted within this are removed by the sweep. */
+  stagedTtlMs: number;
+  /** Uploads still receiving after this (their process died mid-upload) are removed by the sweep. */
+  receivingTtlMs: number;
+  /** Records of deleted attachments are kept this long (so a redelivered delete job succeeds). */
+  deletedRetentionMs: number;
+  /** How often the sweep runs; 0 turns it off. */
+  sweepIntervalMs: number;
+}
+
 export interface SubmissionConfig extends BaseConfig, DbConfig {
   grpcPort: number;
+  attachments: AttachmentSettings;
 }
+
+const HOUR = 3_600_000;
 
 export function readSubmissionConfig(env = new EnvReader()): Readonly<SubmissionConfig> {
   return env.done({
     ...readBase(env, 'submission', 9483),
     ...readDb(env),
     grpcPort: env.int('SUBMISSION_GRPC_PORT', { default: 50053, min: 0, max: 65535 }),
+    attachments: {
+      maxBytes: env.int('ATTACHMENT_MAX_BYTES', { default: 100 * 1024 * 1024, min: 1, max: 2 ** 40, doc: 'ceiling on one upload' }),
+      stagedTtlMs: env.int('ATTACHMENT_STAGED_TTL_MS', { default: 24 * HOUR, min: 0, max: 30 * 24 * HOUR }),
+      receivingTtlMs: env.int('ATTACHMENT_RECEIVING_TTL_MS', { default: HOUR, min: 0, max: 30 * 24 * HOUR }),
+      deletedRetentionMs: env.int('ATTACHMENT_DELETED_RETENTION_MS', { default: 7 * 24 * HOUR, min: 0, max: 365 * 24 * HOUR }),
+      sweepIntervalMs: env.int('ATTACHMENT_SWEEP_INTERVAL_MS', { default: 10 * 60_000, min: 0, max: 24 * HOUR }),
+    },
   });
 }
