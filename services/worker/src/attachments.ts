@@ -1,6 +1,79 @@
-// Job handlers for attachment mutations (attachment.create, attachment.delete).
-import type { Handler } from './handlers.js';
+// Job handlers for attachment mutations. attachment.create promotes the upload the gateway staged
+// (the bytes never travel through NATS, only the upload's id) and returns the attachment record;
+// attachment.delete deletes one. Both are idempotent by job id in the submission service. A
+// non-retryable refusal (the upload expired, the attachment is gone) settles the job as failed;
+// anything retryable propagates, so the job is delivered again.
+import { DomainError } from '@partner/shared/errors';
+import { JOB_KINDS } from '@partner/shared/jobs';
+import type { Attachment__Output } from '@partner/shared/generated/partner/submission/v1/Attachment';
+import { JobFailed, type Handler } from './handlers.js';
+
+/** Payload of attachment.create, as the gateway queues it. */
+export interface AttachmentCreatePayload {
+  submissionId: string;
+  uploadId: string;
+  documentType: string;
+}
+
+/** Payload of attachment.delete. */
+export interface AttachmentDeletePayload {
+  submissionId: string;
+  attachmentId: string;
+}
+
+/** The API's attachment record (the result of attachment.create, and GET .../attachments/{id}). */
+export function attachmentRecord(a: Attachment__Output): Record<string, unknown> {
+  return {
+    attachmentId: a.attachmentId,
+    submissionId: a.submissionId,
+    fileName: a.fileName,
+    contentType: a.contentType,
+    sizeBytes: Number(a.sizeBytes),
+    sha256: a.sha256,
+    documentType: a.documentType,
+    createdAt: a.createdAt,
+  };
+}
+
+/** Settles the job as failed for refusals that retrying cannot change. */
+function failOnRefusal(err: unknown): never {
+  if (err instanceof DomainError && !err.retryable) {
+    throw new JobFailed({ code: err.code, message: err.message, retryable: false });
+  }
+  throw err;
+}
+
+const createAttachment: Handler = async (job, payload, ctx) => {
+  const p = payload as AttachmentCreatePayload;
+  const caller = job.caller!;
+  const { attachment } = await ctx.clients.submission
+    .CreateAttachment({
+      jobId: job.id,
+      owner: { tenantId: caller.tenantId, partnerId: caller.partnerId },
+      principalId: caller.principalId,
+      submissionId: p.submissionId,
+      uploadId: p.uploadId,
+      documentType: p.documentType,
+    })
+    .catch(failOnRefusal);
+  return attachmentRecord(attachment!);
+};
+
+const deleteAttachment: Handler = async (job, payload, ctx) => {
+  const p = payload as AttachmentDeletePayload;
+  const caller = job.caller!;
+  const { attachmentId } = await ctx.clients.submission
+    .DeleteAttachment({
+      jobId: job.id,
+      owner: { tenantId: caller.tenantId, partnerId: caller.partnerId },
+      submissionId: p.submissionId,
+      attachmentId: p.attachmentId,
+    })
+    .catch(failOnRefusal);
+  return { attachmentId, deleted: true };
+};
 
 export const attachmentHandlers: Record<string, Handler> = {
-  // Added with the attachments issue.
+  [JOB_KINDS.attachmentCreate]: createAttachment,
+  [JOB_KINDS.attachmentDelete]: deleteAttachment,
 };
