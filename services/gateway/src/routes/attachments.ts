@@ -1,9 +1,235 @@
 // Attachments under /v1/submissions/{id}/attachments: reads (submissions/read) and mutations
-// (submissions/write, run as jobs).
+// (submissions/write, run as jobs). An upload is streamed into the submission service and staged
+// there before its attachment.create job is queued; the job carries the staged upload's id, never
+// the bytes. A submission of another partner is 404 for every operation, checked before any byte
+// of an upload is read.
 import type Router from '@koa/router';
-import type { GatewayState } from '../context.js';
+import { Readable } from 'node:stream';
+import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
+import { openServerStream } from '@partner/shared/grpc';
+import { isUuid } from '@partner/shared/ids';
+import { JOB_KINDS } from '@partner/shared/jobs';
+import type { Attachment__Output } from '@partner/shared/generated/partner/submission/v1/Attachment';
+import { serviceDefs } from '@partner/shared/grpc';
+import { callerOf, remainingMs, type GatewayContext, type GatewayState } from '../context.js';
+import { parseIdempotencyKey } from '../http/idempotency.js';
+import { readAttachmentConfig, type AttachmentConfig } from '../attachments/config.js';
+import { contentDisposition } from '../attachments/file-names.js';
+import { MULTIPART_OVERHEAD_BYTES, receiveUpload, tooLarge } from '../attachments/upload.js';
 import type { RouteDeps } from './deps.js';
+import { runMutation } from './mutations.js';
 
-export function attachmentRoutes(_router: Router<GatewayState>, _deps: RouteDeps): void {
-  // Added with the attachments issue.
+const MAX_LIMIT = 200;
+const MAX_CURSOR_LENGTH = 512;
+
+/** The API's attachment record. */
+export function attachmentRecord(a: Attachment__Output): Record<string, unknown> {
+  return {
+    attachmentId: a.attachmentId,
+    submissionId: a.submissionId,
+    fileName: a.fileName,
+    contentType: a.contentType,
+    sizeBytes: Number(a.sizeBytes),
+    sha256: a.sha256,
+    documentType: a.documentType,
+    createdAt: a.createdAt,
+  };
+}
+
+/** The list's query: limit 1..200 and an opaque cursor, each at most once; nothing else. */
+export function parseListQuery(querystring: string): { pageSize: number; pageToken: string } {
+  const details: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  let pageSize = 0;
+  let pageToken = '';
+  for (const [name, value] of new URLSearchParams(querystring)) {
+    if (seen.has(name)) {
+      details.push({ field: name, issue: 'must be given at most once' });
+      continue;
+    }
+    seen.add(name);
+    if (name === 'limit') {
+      const n = /^[0-9]{1,4}$/.test(value) ? Number(value) : NaN;
+      if (n >= 1 && n <= MAX_LIMIT) pageSize = n;
+      else details.push({ field: 'limit', issue: `must be an integer from 1 to ${MAX_LIMIT}` });
+    } else if (name === 'cursor') {
+      // Empty is the first page, so `cursor=${nextCursor ?? ''}` works.
+      if (value === '' || (value.length <= MAX_CURSOR_LENGTH && /^[A-Za-z0-9_-]+$/.test(value))) pageToken = value;
+      else details.push({ field: 'cursor', issue: 'is not a cursor of this listing: pass nextCursor unchanged' });
+    } else {
+      details.push({ field: name, issue: 'is not a parameter of this operation' });
+    }
+  }
+  if (details.length > 0) throw new DomainError('validation_error', 'invalid query parameters', { details });
+  return { pageSize, pageToken };
+}
+
+/** RFC 9110 If-None-Match (weak comparison): true when the representation's ETag is listed. */
+export function etagMatches(ifNoneMatch: string, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  if (ifNoneMatch.trim() === '*') return true;
+  const opaque = etag.replace(/^W\//, '');
+  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === opaque);
+}
+
+/**
+ * deps with a job client that reports what SubmitJob answered, so the upload route learns
+ * whether its request was a replay (whose job refers to an earlier upload, not this one).
+ */
+function observingSubmit(deps: RouteDeps, seen: (res: { replayed: boolean }) => void): RouteDeps {
+  const job = deps.clients.job;
+  const SubmitJob: typeof job.SubmitJob = async (req, opts) => {
+    const res = await job.SubmitJob(req, opts);
+    seen(res);
+    return res;
+  };
+  const observed = new Proxy(job, { get: (target, prop, receiver) => (prop === 'SubmitJob' ? SubmitJob : Reflect.get(target, prop, receiver)) });
+  return { ...deps, clients: { ...deps.clients, job: observed } };
+}
+
+export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps, config: AttachmentConfig = readAttachmentConfig()): void {
+  const def = serviceDefs().submission;
+  const submissions = deps.clients.submission;
+  const callOptions = (ctx: GatewayContext) => ({ timeoutMs: Math.min(remainingMs(ctx), deps.config.grpcTimeoutMs) });
+  const ownerOf = (ctx: GatewayContext) => {
+    const caller = callerOf(ctx);
+    return { tenantId: caller.tenant, partnerId: caller.partnerId };
+  };
+  /** The path's ids, lowercased; malformed ones name nothing (404). */
+  const idsOf = (ctx: GatewayContext) => {
+    const submissionId = ctx.params.id ?? '';
+    if (!isUuid(submissionId)) throw notFound('submission');
+    const attachmentId = ctx.params.attachmentId;
+    if (attachmentId !== undefined && !isUuid(attachmentId)) throw notFound('attachment');
+    return { submissionId: submissionId.toLowerCase(), attachmentId: (attachmentId ?? '').toLowerCase() };
+  };
+  const getAttachment = async (ctx: GatewayContext, submissionId: string, attachmentId: string) => {
+    const { attachment } = await submissions.GetAttachment({ owner: ownerOf(ctx), submissionId, attachmentId }, callOptions(ctx));
+    if (!attachment) throw new DomainError('internal', 'internal error');
+    return attachment;
+  };
+
+  router.post('/submissions/:id/attachments', deps.guard('submissions/write'), async (ctx) => {
+    const { submissionId } = idsOf(ctx);
+    if (!ctx.is('multipart/form-data')) {
+      throw new DomainError('unsupported_media_type', 'send the upload as multipart/form-data with a "file" part');
+    }
+    const declared = Number(ctx.get('content-length') || NaN);
+    if (declared > config.limitBytes + MULTIPART_OVERHEAD_BYTES) {
+      // Refused without reading a byte; the connection closes rather than drain a body this large.
+      ctx.set('Connection', 'close');
+      throw tooLarge(config.limitBytes);
+    }
+    parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
+    const owner = ownerOf(ctx);
+    // The submission must be the caller's before a byte is accepted (the service checks again).
+    await submissions.GetSubmission({ owner, submissionId }, callOptions(ctx));
+
+    const upload = await receiveUpload(ctx.req, {
+      client: submissions,
+      def,
+      owner,
+      submissionId,
+      limitBytes: config.limitBytes,
+      timeoutMs: config.transferTimeoutMs,
+    });
+    // The transfer took its own time; queueing (and any Prefer: wait) gets a fresh budget.
+    ctx.state.deadline = Math.max(ctx.state.deadline, Date.now() + deps.config.requestTimeoutMs);
+
+    let replayed = false;
+    const discard = () =>
+      submissions.DiscardUpload({ owner, uploadId: upload.uploadId }, callOptions(ctx)).catch(() => undefined /* the sweep will */);
+    try {
+      await runMutation(ctx, observingSubmit(deps, (res) => (replayed = res.replayed)), {
+        kind: JOB_KINDS.attachmentCreate,
+        payload: { submissionId, uploadId: upload.uploadId, documentType: upload.documentType },
+        scope: `POST /v1/submissions/${submissionId}/attachments`,
+        fingerprintOf: {
+          sha256: upload.sha256,
+          sizeBytes: upload.sizeBytes,
+          fileName: upload.fileName,
+          contentType: upload.contentType,
+          documentType: upload.documentType,
+        },
+      });
+    } catch (err) {
+      // Refused before any job was made: nothing will promote this upload. (After an ambiguous
+      // failure, such as the job service timing out, a job may exist; the sweep decides later.)
+      if (err instanceof DomainError && (err.code === 'idempotency_key_reused' || err.code === 'validation_error')) await discard();
+      throw err;
+    }
+    // A replay answers with the earlier job, which promotes the earlier upload: this copy goes.
+    if (replayed) await discard();
+  });
+
+  router.get('/submissions/:id/attachments', deps.guard('submissions/read'), async (ctx) => {
+    const { submissionId } = idsOf(ctx);
+    const query = parseListQuery(ctx.querystring);
+    const res = await submissions.ListAttachments({ owner: ownerOf(ctx), submissionId, ...query }, callOptions(ctx));
+    ctx.body = { items: res.attachments.map(attachmentRecord), nextCursor: res.nextPageToken || null };
+  });
+
+  router.get('/submissions/:id/attachments/:attachmentId', deps.guard('submissions/read'), async (ctx) => {
+    const { submissionId, attachmentId } = idsOf(ctx);
+    ctx.body = attachmentRecord(await getAttachment(ctx, submissionId, attachmentId));
+  });
+
+  router.get('/submissions/:id/attachments/:attachmentId/content', deps.guard('submissions/read'), async (ctx) => {
+    const { submissionId, attachmentId } = idsOf(ctx);
+    const a = await getAttachment(ctx, submissionId, attachmentId);
+    const etag = `"${a.sha256}"`;
+    ctx.set('ETag', etag);
+    if (etagMatches(ctx.get('if-none-match'), etag)) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.set('Content-Type', a.contentType);
+    ctx.set('Content-Disposition', contentDisposition(a.fileName));
+    if (ctx.method === 'HEAD') {
+      ctx.status = 200;
+      ctx.set('Content-Length', String(Number(a.sizeBytes)));
+      return;
+    }
+    const stream = openServerStream(submissions, def, 'ReadAttachmentContent', { owner: ownerOf(ctx), submissionId, attachmentId }, {
+      timeoutMs: config.transferTimeoutMs,
+    });
+    const chunks = stream[Symbol.asyncIterator]();
+    // The first chunk before the status line: a failure here (deleted meanwhile) is still a 404.
+    const first = await chunks.next();
+    async function* body(): AsyncGenerator<Buffer> {
+      try {
+        if (!first.done) yield first.value.chunk;
+        for (;;) {
+          const next = await chunks.next();
+          if (next.done) return;
+          yield next.value.chunk;
+        }
+      } finally {
+        // The client went away (or the stream failed): stop the call.
+        await chunks.return?.();
+      }
+    }
+    ctx.status = 200;
+    ctx.body = Readable.from(body(), { objectMode: false });
+    ctx.length = Number(a.sizeBytes);
+  });
+
+  router.delete('/submissions/:id/attachments/:attachmentId', deps.guard('submissions/write'), async (ctx) => {
+    const { submissionId, attachmentId } = idsOf(ctx);
+    const key = parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
+    try {
+      await getAttachment(ctx, submissionId, attachmentId);
+    } catch (err) {
+      // Without a key, an attachment that is not there is 404 at once. With one, the key decides:
+      // a replay gets its original job (which deleted it); a new key gets a job that fails not_found.
+      if (!(err instanceof DomainError && err.code === 'not_found' && key)) throw err;
+      await submissions.GetSubmission({ owner: ownerOf(ctx), submissionId }, callOptions(ctx));
+    }
+    await runMutation(ctx, deps, {
+      kind: JOB_KINDS.attachmentDelete,
+      payload: { submissionId, attachmentId },
+      scope: `DELETE /v1/submissions/${submissionId}/attachments/${attachmentId}`,
+      fingerprintOf: { submissionId, attachmentId },
+    });
+  });
 }

@@ -1,0 +1,24 @@
+// Attachment settings of the gateway, read from the environment (documented in README
+// "Attachments"): ATTACHMENT_LIMIT_BYTES, the largest file accepted (default 25 MiB), and
+// ATTACHMENT_TRANSFER_TIMEOUT_MS, the deadline of the streaming gRPC call behind one upload or
+// download (default 300 s; an upload is also bounded by the HTTP server's 120 s request timeout).
+import { EnvReader } from '@partner/shared/config';
+
+export interface AttachmentConfig {
+  limitBytes: number;
+  transferTimeoutMs: number;
+}
+
+export const DEFAULT_ATTACHMENT_LIMIT_BYTES = 25 * 1024 * 1024;
+
+export function readAttachmentConfig(env = new EnvReader()): Readonly<AttachmentConfig> {
+  return env.done({
+    limitBytes: env.int('ATTACHMENT_LIMIT_BYTES', {
+      default: DEFAULT_ATTACHMENT_LIMIT_BYTES,
+      min: 1,
+      max: 1024 * 1024 * 1024,
+      doc: 'largest attachment accepted, in bytes',
+    }),
+    transferTimeoutMs: env.int('ATTACHMENT_TRANSFER_TIMEOUT_MS', { default: 300_000, min: 1_000, max: 3_600_000 }),
+  });
+}
