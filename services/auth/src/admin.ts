@@ -74,6 +74,30 @@ export const client: CommandGroup = {
       });
     },
   },
+  limits: {
+    usage: 'client limits --client ID (--rps N --burst M | --default)',
+    run: async (argv) => {
+      const { values } = parseFlags(argv, {
+        client: { type: 'string' },
+        rps: { type: 'string' },
+        burst: { type: 'string' },
+        default: { type: 'boolean' },
+      });
+      const clientId = required(values, 'client');
+      let limit: { rps: number; burst: number } | null = null;
+      if (!values.default) {
+        const rps = Number(required(values, 'rps'));
+        const burst = Number(required(values, 'burst'));
+        if (!(rps > 0 && rps <= 100_000)) throw new UsageError('--rps must be a number of requests per second above 0');
+        if (!Number.isInteger(burst) || burst < 1 || burst > 1_000_000) throw new UsageError('--burst must be a whole number from 1');
+        limit = { rps, burst };
+      }
+      return withPool(async (pool) => {
+        if (!(await repo.setRateLimit(pool, clientId, limit))) throw new UsageError(`unknown client ${clientId}`);
+        return { clientId, rateLimit: limit ?? 'default', effective: 'for tokens issued from now on' };
+      });
+    },
+  },
   disable: {
     usage: 'client disable --client ID',
     run: async (argv) => {

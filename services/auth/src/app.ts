@@ -1,6 +1,6 @@
 // Builds the auth service: the token server (HTTP), the gRPC API for the gateway and the ops
 // listener. main.ts runs it; tests start it in-process on ephemeral ports.
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { Counter } from 'prom-client';
 import { createLogger, type Logger } from '@partner/shared/logger';
 import { createPool, migrate, type Pool } from '@partner/shared/pg';
@@ -51,9 +51,10 @@ export async function startAuth(
     logger,
     metrics: { issued: () => issued.inc(), refused: (reason) => refused.inc({ reason }) },
   });
-  const http: Server = app.listen(config.httpPort, config.host);
-  http.headersTimeout = 10_000;
-  http.requestTimeout = 15_000;
+  const http: Server = createServer(
+    { headersTimeout: 10_000, requestTimeout: 15_000, connectionsCheckingInterval: 1_000 },
+    app.callback(),
+  ).listen(config.httpPort, config.host);
   await new Promise<void>((resolve, reject) => {
     http.once('listening', resolve);
     http.once('error', reject);

@@ -14,6 +14,10 @@ export interface AuthConfig extends BaseConfig, DbConfig {
   tokenTtlSeconds: number;
   /** 32-byte key (base64) that seals private signing keys at rest. */
   keyEncryptionKey: Buffer;
+  /** Trust X-Forwarded-For from the proxy in front (the ingress) for the client's address. */
+  trustProxy: boolean;
+  /** Credential-stuffing protection at the token endpoint. */
+  attempts: { windowMs: number; maxFailuresPerSource: number; slowAfter: number; maxDelayMs: number };
 }
 
 export function readAuthConfig(env = new EnvReader()): Readonly<AuthConfig> {
@@ -35,5 +39,12 @@ export function readAuthConfig(env = new EnvReader()): Readonly<AuthConfig> {
     scopes,
     tokenTtlSeconds: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400 }),
     keyEncryptionKey: kek,
+    trustProxy: env.bool('TRUST_PROXY', { default: false }),
+    attempts: {
+      windowMs: env.int('AUTH_FAILURE_WINDOW_MS', { default: 60_000, min: 1_000, max: 3_600_000 }),
+      maxFailuresPerSource: env.int('AUTH_MAX_FAILURES_PER_SOURCE', { default: 30, min: 1, max: 100_000 }),
+      slowAfter: env.int('AUTH_SLOW_AFTER_FAILURES', { default: 5, min: 0, max: 100_000 }),
+      maxDelayMs: env.int('AUTH_MAX_FAILURE_DELAY_MS', { default: 2_000, min: 0, max: 10_000 }),
+    },
   });
 }

@@ -10,13 +10,15 @@ export interface ClientRow {
   secret_hash: Buffer;
   permissions: string[];
   disabled_at: Date | null;
+  rate_limit_rps: string | null;
+  rate_limit_burst: number | null;
   /** kid of the current signing key, read in the same round trip so rotations are seen at once. */
   active_kid: string | null;
 }
 
 export async function findClient(pool: Pool, clientId: string): Promise<ClientRow | undefined> {
   const r = await pool.query<ClientRow>(
-    `SELECT client_id, tenant_id, partner_id, secret_hash, permissions, disabled_at,
+    `SELECT client_id, tenant_id, partner_id, secret_hash, permissions, disabled_at, rate_limit_rps, rate_limit_burst,
             (SELECT kid FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1) AS active_kid
        FROM clients WHERE client_id = $1`,
     [clientId],
@@ -51,6 +53,15 @@ export async function setPermissions(pool: Pool, clientId: string, permissions: 
   const r = await pool.query<{ tenant_id: string; partner_id: string }>(
     'UPDATE clients SET permissions = $2, updated_at = now() WHERE client_id = $1 RETURNING tenant_id, partner_id',
     [clientId, permissions],
+  );
+  return r.rows[0];
+}
+
+/** Sets the client's own rate limit, or clears it (null) so the gateway's default applies. */
+export async function setRateLimit(pool: Pool, clientId: string, limit: { rps: number; burst: number } | null) {
+  const r = await pool.query<{ client_id: string }>(
+    'UPDATE clients SET rate_limit_rps = $2, rate_limit_burst = $3, updated_at = now() WHERE client_id = $1 RETURNING client_id',
+    [clientId, limit?.rps ?? null, limit?.burst ?? null],
   );
   return r.rows[0];
 }

@@ -11,6 +11,7 @@ import type { AuthConfig } from './config.js';
 import { findClient } from './repo.js';
 import { secretMatches } from './secrets.js';
 import { SIGNING_ALG, loadSigningKey, publicJwks, type SigningKey } from './keys.js';
+import { AttemptGuard } from './attempts.js';
 
 type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope' | 'server_error' | 'temporarily_unavailable';
 
@@ -48,7 +49,9 @@ export interface TokenMetrics {
 
 export function createTokenApp(opts: { config: AuthConfig; pool: Pool; logger: Logger; metrics?: TokenMetrics }): Koa {
   const { config, pool, logger } = opts;
-  const app = new Koa({ proxy: true });
+  // Behind an ingress the client's address is the last X-Forwarded-For hop; never trust it otherwise.
+  const app = new Koa({ proxy: config.trustProxy, maxIpsCount: 1 });
+  const attempts = new AttemptGuard(config.attempts);
   let signing: SigningKey | undefined;
   let loading: Promise<SigningKey> | undefined;
 
@@ -75,16 +78,21 @@ export function createTokenApp(opts: { config: AuthConfig; pool: Pool; logger: L
     }
 
     const basic = parseBasic(ctx.get('authorization'));
+    const refuse = async (description: string): Promise<never> => {
+      const delay = attempts.recordFailure(ctx.ip, basic?.id);
+      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+      throw new OAuthError(401, 'invalid_client', description);
+    };
     if (form.has('client_secret') || (form.has('client_id') && !basic)) {
-      throw new OAuthError(401, 'invalid_client', 'authenticate the client with HTTP Basic only');
+      return refuse('authenticate the client with HTTP Basic only');
     }
-    if (!basic) throw new OAuthError(401, 'invalid_client', 'client authentication required (HTTP Basic)');
+    if (!basic) return refuse('client authentication required (HTTP Basic)');
     if (form.has('client_id') && form.get('client_id') !== basic.id) {
       throw new OAuthError(400, 'invalid_request', 'client_id does not match the authenticated client');
     }
     const client = await findClient(pool, basic.id);
     if (!client || !secretMatches(basic.secret, client.secret_hash) || client.disabled_at) {
-      throw new OAuthError(401, 'invalid_client', 'client authentication failed');
+      return refuse('client authentication failed');
     }
 
     const grantType = form.get('grant_type');
@@ -107,6 +115,9 @@ export function createTokenApp(opts: { config: AuthConfig; pool: Pool; logger: L
       tenant: client.tenant_id,
       partner_id: client.partner_id,
       permissions: client.permissions,
+      ...(client.rate_limit_rps && client.rate_limit_burst
+        ? { rate_limit: { rps: Number(client.rate_limit_rps), burst: client.rate_limit_burst } }
+        : {}),
     })
       .setProtectedHeader({ alg: SIGNING_ALG, kid: key.kid, typ: 'at+jwt' })
       .setIssuer(config.issuer)
@@ -149,6 +160,11 @@ export function createTokenApp(opts: { config: AuthConfig; pool: Pool; logger: L
       if (ctx.method !== 'POST') {
         ctx.set('Allow', 'POST');
         throw new OAuthError(405, 'invalid_request', 'use POST');
+      }
+      const wait = attempts.sourceBlockedFor(ctx.ip);
+      if (wait > 0) {
+        ctx.set('Retry-After', String(wait));
+        throw new OAuthError(429, 'temporarily_unavailable', `too many failed attempts from this address; retry after ${wait} s`);
       }
       return issue(ctx);
     }

@@ -2,7 +2,7 @@
 // the running service with its gRPC clients, JWKS, ops listener (startGateway).
 import Koa from 'koa';
 import Router from '@koa/router';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createLogger, type Logger } from '@partner/shared/logger';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
 import { createRegistry, startOpsServer } from '@partner/shared/ops';
@@ -14,6 +14,7 @@ import { errorHandler } from './middleware/errors.js';
 import { authenticate } from './middleware/authenticate.js';
 import { cachedResolver, guard, type PrincipalResolver } from './middleware/guard.js';
 import { KeyStore } from './jwks.js';
+import { rateLimit } from './middleware/rate-limit.js';
 import { gatewayMetrics } from './metrics.js';
 import type { Clients, RouteDeps } from './routes/deps.js';
 import { healthRoutes } from './routes/health.js';
@@ -81,6 +82,14 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
       onFailure: metrics.tokenFailure,
     }),
   );
+  app.use(
+    rateLimit({
+      defaults: config.rateLimit,
+      replicas: config.rateLimitReplicas,
+      limitOf: (ctx) => ctx.state.caller?.rateLimit,
+      onReject: metrics.rateLimited,
+    }),
+  );
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
@@ -117,9 +126,13 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
     .catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
   const app = createGatewayApp({ config, logger, clients, keys, registry, metrics, waiters });
 
-  const http: Server = app.listen(config.port, config.host);
-  http.headersTimeout = 15_000;
-  http.requestTimeout = 120_000;
+  // Slow clients are cut off: headers must arrive within headersTimeout, the whole request within
+  // requestTimeout (Node answers 408 and closes), checked every second rather than Node's default 30 s.
+  // Waiting under Prefer happens after the request is received, so it is not limited by these.
+  const http: Server = createServer(
+    { headersTimeout: config.headersTimeoutMs, requestTimeout: config.receiveTimeoutMs, connectionsCheckingInterval: 1_000 },
+    app.callback(),
+  ).listen(config.port, config.host);
   http.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     http.once('listening', resolve);

@@ -22,6 +22,13 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   jsonLimitBytes: number;
   /** Requests this process holds open under Prefer: wait at most; beyond it they are answered at once. */
   maxWaiters: number;
+  /** Default per-client limit (a client's own, set with `admin client limits`, travels in its token). */
+  rateLimit: { rps: number; burst: number };
+  /** Gateway replicas sharing the limit: each enforces 1/N of it. */
+  rateLimitReplicas: number;
+  /** Time to receive a request's headers, and its whole body (slow clients are cut off). */
+  headersTimeoutMs: number;
+  receiveTimeoutMs: number;
 }
 
 export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig> {
@@ -55,5 +62,12 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     principalCacheMs: env.int('PRINCIPAL_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000 }),
     jsonLimitBytes: env.int('JSON_LIMIT_BYTES', { default: 1024 * 1024, min: 1024, max: 16 * 1024 * 1024 }),
     maxWaiters: env.int('MAX_WAITERS', { default: 20_000, min: 0, max: 1_000_000 }),
+    rateLimit: {
+      rps: env.int('RATE_LIMIT_RPS', { default: 50, min: 1, max: 1_000_000 }),
+      burst: env.int('RATE_LIMIT_BURST', { default: 100, min: 1, max: 1_000_000 }),
+    },
+    rateLimitReplicas: env.int('RATE_LIMIT_REPLICAS', { default: 1, min: 1, max: 1_000 }),
+    headersTimeoutMs: env.int('HEADERS_TIMEOUT_MS', { default: 15_000, min: 500, max: 120_000 }),
+    receiveTimeoutMs: env.int('REQUEST_RECEIVE_TIMEOUT_MS', { default: 60_000, min: 1_000, max: 600_000 }),
   });
 }

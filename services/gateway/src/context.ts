@@ -7,6 +7,8 @@ export interface Caller {
   tenant: string;
   partnerId: string;
   permissions: ReadonlySet<string>;
+  /** The client's own rate limit from its token; the gateway default applies when absent. */
+  rateLimit?: { rps: number; burst: number };
   /** Set by the principal middleware: the registered principal, or null without x-principal-id. */
   principalId: string | null;
 }

@@ -45,8 +45,14 @@ export function gatewayMetrics(registry: Registry) {
     labelNames: ['outcome'],
     registers: [registry],
   });
+  const rateLimited = new Counter({
+    name: 'partner_gateway_rate_limited_total',
+    help: 'Requests refused with 429 by the per-client rate limit.',
+    registers: [registry],
+  });
   return {
     inflight,
+    rateLimited: () => rateLimited.inc(),
     waiters: {
       waiting: (d: number) => waiting.inc(d),
       outcome: (outcome: 'settled' | 'timed_out') => waitOutcomes.inc({ outcome }),

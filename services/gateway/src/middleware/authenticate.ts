@@ -28,7 +28,7 @@ interface Verified {
 }
 
 function claimsToCaller(p: JWTPayload): Verified {
-  const { client_id: clientId, tenant, partner_id: partnerId, permissions, scope, exp } = p as Record<string, unknown>;
+  const { client_id: clientId, tenant, partner_id: partnerId, permissions, scope, exp, rate_limit: rl } = p as Record<string, unknown>;
   if (
     typeof clientId !== 'string' ||
     typeof tenant !== 'string' ||
@@ -41,8 +41,13 @@ function claimsToCaller(p: JWTPayload): Verified {
   ) {
     throw new DomainError('invalid_token', 'the token lacks required claims');
   }
+  const limit = rl as { rps?: unknown; burst?: unknown } | undefined;
+  const rateLimit =
+    limit && typeof limit.rps === 'number' && typeof limit.burst === 'number' && limit.rps > 0 && limit.burst >= 1
+      ? { rps: limit.rps, burst: limit.burst }
+      : undefined;
   return {
-    caller: { clientId, tenant, partnerId, permissions: new Set(permissions as string[]) },
+    caller: { clientId, tenant, partnerId, permissions: new Set(permissions as string[]), ...(rateLimit ? { rateLimit } : {}) },
     scopes: scope.split(' '),
     exp,
   };

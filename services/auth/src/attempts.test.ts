@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { AttemptGuard } from './attempts.js';
+
+const guard = () => new AttemptGuard({ windowMs: 60_000, maxFailuresPerSource: 3, slowAfter: 2, maxDelayMs: 1000 });
+
+describe('AttemptGuard', () => {
+  it('refuses a source after too many failures until its window passes', () => {
+    const g = guard();
+    for (let i = 0; i < 3; i++) g.recordFailure('10.0.0.1', `cli_${i}`, 1000 + i);
+    expect(g.sourceBlockedFor('10.0.0.1', 2000)).toBe(59);
+    expect(g.sourceBlockedFor('10.0.0.2', 2000)).toBe(0);
+    expect(g.sourceBlockedFor('10.0.0.1', 1000 + 60_001)).toBe(0);
+  });
+
+  it('slows failed attempts for a client id more and more, up to a ceiling, whatever the source', () => {
+    const g = guard();
+    const delays = Array.from({ length: 8 }, (_, i) => g.recordFailure(`10.0.1.${i}`, 'cli_victim', 1000 + i));
+    expect(delays).toEqual([0, 0, 100, 200, 400, 800, 1000, 1000]);
+    // Sources are distinct, so none of them is refused: the victim client keeps working from its own.
+    expect(g.sourceBlockedFor('10.9.9.9', 2000)).toBe(0);
+  });
+});

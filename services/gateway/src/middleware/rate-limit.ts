@@ -1,0 +1,74 @@
+// Per-client rate limits: a token bucket per client in this gateway process, applied after
+// authentication. Every response carries the IETF RateLimit-Policy / RateLimit headers
+// (draft-ietf-httpapi-ratelimit-headers); an exhausted bucket answers 429 rate_limited with
+// Retry-After. Limits are per replica: each of N replicas (RATE_LIMIT_REPLICAS) enforces 1/N of the
+// client's limit, so the fleet as a whole enforces the configured figure as long as the load
+// balancer spreads a client's requests evenly (documented in docs/api.md).
+import { DomainError } from '@partner/shared/errors';
+import type { GatewayMiddleware } from '../context.js';
+
+export interface RateLimit {
+  /** Sustained requests per second. */
+  rps: number;
+  /** Bucket size: requests allowed in a burst. */
+  burst: number;
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
+  limit: RateLimit;
+}
+
+export class TokenBuckets {
+  private readonly buckets = new Map<string, Bucket>();
+  constructor(private readonly maxClients = 100_000) {}
+
+  /** Takes one token; returns what is left and, when refused, the seconds until one is back. */
+  take(clientId: string, limit: RateLimit, now = Date.now()): { allowed: boolean; remaining: number; resetS: number; retryAfterS: number } {
+    let b = this.buckets.get(clientId);
+    if (!b || b.limit.rps !== limit.rps || b.limit.burst !== limit.burst) {
+      if (!b && this.buckets.size >= this.maxClients) this.buckets.delete(this.buckets.keys().next().value as string);
+      b = { tokens: limit.burst, at: now, limit };
+      this.buckets.set(clientId, b);
+    } else {
+      b.tokens = Math.min(limit.burst, b.tokens + ((now - b.at) / 1000) * limit.rps);
+      b.at = now;
+    }
+    const allowed = b.tokens >= 1;
+    if (allowed) b.tokens -= 1;
+    const remaining = Math.floor(b.tokens);
+    return {
+      allowed,
+      remaining,
+      resetS: Math.ceil((limit.burst - b.tokens) / limit.rps),
+      retryAfterS: allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / limit.rps)),
+    };
+  }
+}
+
+export function rateLimit(opts: {
+  defaults: RateLimit;
+  replicas: number;
+  /** The client's own limit from its token (set with `admin client limits`), if any. */
+  limitOf: (ctx: Parameters<GatewayMiddleware>[0]) => RateLimit | undefined;
+  onReject?: () => void;
+}): GatewayMiddleware {
+  const buckets = new TokenBuckets();
+  return async (ctx, next) => {
+    const caller = ctx.state.caller;
+    if (!caller) return next();
+    const configured = opts.limitOf(ctx) ?? opts.defaults;
+    const limit = { rps: configured.rps / opts.replicas, burst: Math.max(1, Math.floor(configured.burst / opts.replicas)) };
+    const r = buckets.take(caller.clientId, limit);
+    const window = Math.max(1, Math.round(limit.burst / limit.rps));
+    ctx.set('RateLimit-Policy', `"client";q=${limit.burst};w=${window}`);
+    ctx.set('RateLimit', `"client";r=${r.remaining};t=${r.resetS}`);
+    if (!r.allowed) {
+      opts.onReject?.();
+      ctx.set('Retry-After', String(r.retryAfterS));
+      throw new DomainError('rate_limited', `rate limit of ${configured.rps} requests per second exceeded; retry after ${r.retryAfterS} s`);
+    }
+    await next();
+  };
+}

@@ -1,0 +1,105 @@
+// Limits that protect the service from excessive and hostile traffic: per-client rate limits with
+// RateLimit headers, credential-stuffing protection at the token endpoint, slow clients cut off.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConnection } from 'node:net';
+import { basic, Stack, type ClientCreds } from './support/stack.js';
+
+let stack: Stack;
+let client: ClientCreds;
+beforeAll(async () => {
+  stack = await Stack.create();
+  await stack.startAll({
+    RATE_LIMIT_RPS: '1',
+    RATE_LIMIT_BURST: '3',
+    HEADERS_TIMEOUT_MS: '1000',
+    TRUST_PROXY: 'true',
+    AUTH_MAX_FAILURES_PER_SOURCE: '5',
+    AUTH_SLOW_AFTER_FAILURES: '2',
+    AUTH_MAX_FAILURE_DELAY_MS: '300',
+  });
+  client = await stack.createClient();
+});
+afterAll(() => stack?.stop());
+
+const tokenFrom = (source: string, id: string, secret: string) =>
+  stack.tokenRequest({
+    headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': source },
+    body: `grant_type=client_credentials&scope=${encodeURIComponent(stack.scope)}`,
+  });
+
+describe('per-client rate limit', () => {
+  it('announces the policy, counts down, then answers 429 rate_limited with Retry-After', async () => {
+    const token = await stack.token(client);
+    const seen: { status: number; policy: string | null; limit: string | null }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await stack.api('GET', '/v1/health', { token });
+      seen.push({ status: r.status, policy: r.headers.get('ratelimit-policy'), limit: r.headers.get('ratelimit') });
+      if (r.status === 429) {
+        expect(r.body.error).toMatchObject({ code: 'rate_limited', retryable: true });
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+    }
+    expect(seen.map((s) => s.status)).toEqual([200, 200, 200, 429]);
+    expect(seen[0]!.policy).toBe('"client";q=3;w=3');
+    expect(seen.map((s) => s.limit?.match(/r=(\d+)/)?.[1])).toEqual(['2', '1', '0', '0']);
+  });
+
+  it("applies a client's own limit, set by an operator, from its next token", async () => {
+    const vip = await stack.createClient();
+    await stack.admin('client', 'limits', '--client', vip.clientId, '--rps', '100', '--burst', '20');
+    const token = await stack.token(vip);
+    const statuses = [];
+    for (let i = 0; i < 10; i++) statuses.push((await stack.api('GET', '/v1/health', { token })).status);
+    expect(statuses).toEqual(Array(10).fill(200));
+  });
+});
+
+describe('token endpoint under credential stuffing', () => {
+  it('slows failed guesses for a client id but never its own valid requests', async () => {
+    const victim = await stack.createClient();
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = Date.now();
+      const r = await tokenFrom(`10.1.0.${i}`, victim.clientId, 'sk_guess');
+      expect(r.status).toBe(401);
+      times.push(Date.now() - started);
+    }
+    // The 3rd failure onwards is held back.
+    expect(Math.min(...times.slice(3))).toBeGreaterThanOrEqual(150);
+    const started = Date.now();
+    const ok = await tokenFrom('192.168.7.7', victim.clientId, victim.clientSecret);
+    expect(ok.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(150);
+  });
+
+  it('refuses a source with too many failures, whatever it presents, and not other sources', async () => {
+    for (let i = 0; i < 5; i++) expect((await tokenFrom('10.2.0.1', `cli_unknown${i}`, 'x')).status).toBe(401);
+    const refused = await tokenFrom('10.2.0.1', client.clientId, client.clientSecret);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: 'temporarily_unavailable' });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await tokenFrom('10.2.0.2', client.clientId, client.clientSecret)).status).toBe(200);
+  });
+});
+
+describe('slow clients', () => {
+  it('cuts off a request whose headers trickle in (slow loris)', async () => {
+    const url = new URL(stack.gatewayUrl);
+    const started = Date.now();
+    const answer = await new Promise<string>((resolve) => {
+      let received = '';
+      const socket = createConnection({ host: url.hostname, port: Number(url.port) }, () => {
+        socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\n');
+        const drip = setInterval(() => socket.write('X-Slow: 1\r\n'), 200);
+        socket.on('close', () => {
+          clearInterval(drip);
+          resolve(received);
+        });
+      });
+      socket.on('data', (d) => (received += d.toString()));
+      socket.on('error', () => undefined);
+    });
+    expect(answer).toMatch(/^HTTP\/1.1 408/);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
