@@ -83,6 +83,9 @@ export class Stack {
       POLICY_GRPC_PORT: '0',
       SUBMISSION_GRPC_PORT: '0',
       JOB_GRPC_PORT: '0',
+      // Tests that are not about rate limits must not hit them (test/limits.test.ts sets its own).
+      RATE_LIMIT_RPS: '100000',
+      RATE_LIMIT_BURST: '100000',
     };
     this.logger = createLogger('test', 'debug', { write: (line: string) => void this.logs.push(line) });
   }
