@@ -26,8 +26,9 @@ ENV NPM_CONFIG_UPDATE_NOTIFIER=false \
 
 FROM base AS manifests
 COPY services/ services/
-# Keep services/<name>/package.json only: npm ci needs every workspace's manifest, nothing else.
-RUN find services -mindepth 2 -maxdepth 2 ! -name package.json -exec rm -rf {} +
+COPY sdk/ sdk/
+# Keep <dir>/<workspace>/package.json only: npm ci needs every workspace's manifest, nothing else.
+RUN find services sdk -mindepth 2 -maxdepth 2 ! -name package.json -exec rm -rf {} +
 
 FROM base AS deps
 COPY package.json package-lock.json .npmrc ./
@@ -40,6 +41,8 @@ COPY tsconfig.json tsconfig.base.json ./
 COPY proto/ proto/
 COPY scripts/gen-proto.mjs scripts/admin.mjs scripts/
 COPY services/ services/
+# The SDK and CLI workspaces are part of `tsc -b`; they are built here but not shipped.
+COPY sdk/ sdk/
 # Build, then gather what runs: each service's package.json, dist and SQL migrations. A service that has
 # sources but no dist is missing from tsconfig.json's references; fail here rather than at run time.
 RUN npm run build \

@@ -122,8 +122,22 @@ describe('Dockerfile', () => {
     }
   });
 
+  it('gets every npm workspace and every tsc -b project into the image build', () => {
+    const workspaces = (JSON.parse(read('package.json')) as { workspaces: string[] }).workspaces;
+    const references = (JSON.parse(read('tsconfig.json')) as { references: { path: string }[] }).references.map((r) => r.path);
+    const copied = stages.find((s) => s.name === 'build')!.instructions.filter((i) => i.op === 'COPY').map((c) => c.args);
+    for (const dir of new Set([...workspaces, ...references])) {
+      expect(dockerContextAllows(`${dir}/package.json`), `${dir} is in the build context`).toBe(true);
+      expect(dockerContextAllows(`${dir}/tsconfig.json`), `${dir} is in the build context`).toBe(true);
+      const top = dir.split('/')[0]!;
+      expect(copied.some((c) => c.startsWith(`${top}/ `)), `the build stage copies ${top}/`).toBe(true);
+      const manifests = stages.find((s) => s.name === 'manifests')!;
+      expect(manifests.instructions.some((i) => i.op === 'COPY' && i.args.startsWith(`${top}/ `)), `manifests copies ${top}/`).toBe(true);
+    }
+  });
+
   it('keeps host build output, dependencies, tests and unrelated trees out of the context', () => {
-    for (const path of ['node_modules', 'services/gateway/node_modules', 'services/auth/dist', 'services/shared/src/generated', 'services/auth/src/keys.test.ts', 'test', 'charts', '.git', '.local', 'Dockerfile']) {
+    for (const path of ['node_modules', 'services/gateway/node_modules', 'services/auth/dist', 'sdk/client/dist', 'sdk/cli/tsconfig.tsbuildinfo', 'services/shared/src/generated', 'services/auth/src/keys.test.ts', 'test', 'charts', '.git', '.local', 'Dockerfile']) {
       expect(dockerContextAllows(path), path).toBe(false);
     }
     for (const path of ['services/auth/src/app.ts', 'services/auth/migrations/0001_init.sql', 'proto/partner', 'package-lock.json']) {
