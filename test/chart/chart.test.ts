@@ -188,6 +188,25 @@ describe('workloads', () => {
     expect(auth.AUTH_AUDIENCE?.value).toBe(gw.AUTH_AUDIENCE?.value);
   });
 
+  it('the gateway divides rate limits by its (minimum) replica count', () => {
+    const limitReplicas = (set: string) =>
+      envOf(containersOf(named(objectsOf(set), 'Deployment', fullName('gateway'))!)[0]!).RATE_LIMIT_REPLICAS?.value;
+    expect(limitReplicas('production')).toBe('3');
+    expect(limitReplicas('dev')).toBe('1');
+  });
+
+  it('the token server trusts X-Forwarded-For only behind a policy that admits just the ingress and known pods', () => {
+    for (const set of ['default', 'production']) {
+      const objects = objectsOf(set);
+      const auth = containersOf(named(objects, 'Deployment', fullName('auth'))!)[0]!;
+      expect(envOf(auth).TRUST_PROXY?.value).toBe('true');
+      const http = auth.ports!.find((p) => p.name === 'http')!.containerPort;
+      const rules = spec(named(objects, 'NetworkPolicy', fullName('auth'))).ingress as { ports: { port: number }[]; from?: unknown[] }[];
+      const rule = rules.find((r) => r.ports.some((p) => p.port === http))!;
+      expect(rule.from?.length, set).toBeGreaterThan(0);
+    }
+  });
+
   it('the token server can serve other environments’ scopes too', async () => {
     const r = await template([], ['auth.extraScopes={api.production.example.com/access}']);
     const auth = envOf(containersOf(named(parseObjects(r.stdout), 'Deployment', fullName('auth'))!)[0]!);

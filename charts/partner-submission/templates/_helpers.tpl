@@ -178,6 +178,10 @@ Environment of a service's container (also of its migration Job): dict "root" $ 
   value: {{ $root.Values.auth.audience | quote }}
 - name: AUTH_JWKS_URL
   value: {{ printf "%s/.well-known/jwks.json" (include "partner.httpAddress" (dict "root" $root "name" "auth")) | quote }}
+{{- /* Rate limits are enforced per replica (each takes 1/N of a client's limit). Under an HPA the
+count moves; the minimum is used, so the fleet allows more than the limit once it scales out. */}}
+- name: RATE_LIMIT_REPLICAS
+  value: {{ ternary $cfg.hpa.minReplicas $cfg.replicas (and $cfg.hpa.enabled true) | int | quote }}
 {{- end }}
 {{- if eq $name "auth" }}
 - name: AUTH_ISSUER
@@ -188,6 +192,8 @@ Environment of a service's container (also of its migration Job): dict "root" $ 
   value: {{ prepend $root.Values.auth.extraScopes (printf "%s/access" (include "partner.apiHost" $root)) | uniq | join "," | quote }}
 - name: AUTH_TOKEN_TTL_SECONDS
   value: {{ $root.Values.auth.tokenTtlSeconds | int | quote }}
+- name: TRUST_PROXY
+  value: {{ $root.Values.auth.trustProxy | toString | quote }}
 - name: AUTH_KEY_ENCRYPTION_KEY
   valueFrom:
     secretKeyRef:
