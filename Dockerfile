@@ -32,7 +32,7 @@ RUN find services sdk -mindepth 2 -maxdepth 2 ! -name package.json -exec rm -rf 
 
 FROM base AS deps
 COPY package.json package-lock.json .npmrc ./
-COPY --from=manifests /app/services/ services/
+COPY --from=manifests /app/ ./
 # Install scripts stay off, as the root package.json's allowScripts asks (no dependency needs one).
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
 
@@ -71,7 +71,7 @@ FROM base AS runtime
 ENV NODE_ENV=production \
     NODE_OPTIONS=--enable-source-maps
 COPY package.json package-lock.json .npmrc ./
-COPY --from=manifests /app/services/ services/
+COPY --from=manifests /app/ ./
 # Production dependencies only; then npm, npx, corepack and yarn go, as nothing runs them here.
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts \
  && rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \

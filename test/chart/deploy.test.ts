@@ -136,6 +136,12 @@ describe('Dockerfile', () => {
     }
   });
 
+  it('gives every npm ci all workspace manifests', () => {
+    for (const stage of stages.filter((s) => all(s, 'RUN').some((r) => /npm ci/.test(r.args)))) {
+      expect(all(stage, 'COPY').some((c) => c.args === '--from=manifests /app/ ./'), `${stage.name} copies the manifests tree`).toBe(true);
+    }
+  });
+
   it('keeps host build output, dependencies, tests and unrelated trees out of the context', () => {
     for (const path of ['node_modules', 'services/gateway/node_modules', 'services/auth/dist', 'sdk/client/dist', 'sdk/cli/tsconfig.tsbuildinfo', 'services/shared/src/generated', 'services/auth/src/keys.test.ts', 'test', 'charts', '.git', '.local', 'Dockerfile']) {
       expect(dockerContextAllows(path), path).toBe(false);
