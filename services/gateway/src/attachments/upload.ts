@@ -129,6 +129,10 @@ export function receiveUpload(req: IncomingMessage, target: UploadTarget): Promi
     };
 
     parser.on('file', (name, stream, rawName, _encoding, mimeType) => {
+      // A truncated body makes the part stream emit an error. The forwarding loop sees it through
+      // its iterator; a skipped part has no other listener, and an unheard 'error' would crash
+      // the process.
+      stream.on('error', () => undefined);
       if (settled) {
         stream.resume();
         return;
