@@ -1,12 +1,34 @@
-// GET /v1/openapi.json: the machine-readable reference, served without a token.
+// GET /v1/openapi.json: the machine-readable reference, served without a token. The document is
+// built and serialised once, when the app is built, for this environment (servers = {base_url}, the
+// OAuth2 token URL and access scope); a request costs one write of a cached buffer.
 import type Koa from 'koa';
+import { DomainError } from '@partner/shared/errors';
 import type { GatewayState } from '../context.js';
 import type { GatewayConfig } from '../config.js';
+import { buildOpenApiDocument } from '../openapi/document.js';
+
+export const OPENAPI_PATH = '/v1/openapi.json';
+const ALLOW = 'GET, HEAD';
 
 /** Middleware answering GET /v1/openapi.json before authentication; passes everything else on. */
-export function openapiRoute(_config: GatewayConfig): Koa.Middleware<GatewayState> {
-  return async (_ctx, next) => {
-    // Added with the developer-experience issue.
-    await next();
+export function openapiRoute(config: Pick<GatewayConfig, 'baseUrl' | 'issuer' | 'scope' | 'environment'>): Koa.Middleware<GatewayState> {
+  const document = buildOpenApiDocument({
+    baseUrl: config.baseUrl,
+    tokenUrl: `${config.issuer.replace(/\/+$/, '')}/oauth2/token`,
+    scope: config.scope,
+    environment: config.environment,
+  });
+  const body = Buffer.from(JSON.stringify(document));
+
+  return async (ctx, next) => {
+    if (ctx.path !== OPENAPI_PATH) return next();
+    ctx.state.route = OPENAPI_PATH;
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      ctx.set('Allow', ALLOW);
+      throw new DomainError('method_not_allowed', `${ctx.method} is not allowed here; see the Allow header`);
+    }
+    ctx.status = 200;
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = body;
   };
 }

@@ -1,0 +1,554 @@
+// The OpenAPI 3.1 document served at GET /v1/openapi.json: every operation, schema, header and
+// error of the API (seed + API.md + docs/api.md). Built once per process from the environment's
+// addresses: servers is {base_url}, and the OAuth2 client-credentials scheme carries the token URL
+// and the environment's access scope. Per-operation permissions are enforced but, as the seed asks,
+// not listed here. Test/support/conformance.ts checks every response the system tests receive
+// against this document, so it stays true.
+import { ALLOWED_MEDIA_TYPES } from '../attachments/media-types.js';
+import { ERROR_CODE_TABLE, ref, schemas, type Schema } from './schemas.js';
+
+export interface OpenApiOptions {
+  /** {base_url}: the public API address. */
+  baseUrl: string;
+  /** {auth_url}/oauth2/token. */
+  tokenUrl: string;
+  /** The environment's access scope, `<api_host>/access`. */
+  scope: string;
+  environment: string;
+}
+
+export const API_VERSION = '1.0.0';
+export const SECURITY_SCHEME = 'partnerOAuth';
+
+type Obj = Record<string, unknown>;
+
+const header = (name: string): Obj => ({ $ref: `#/components/headers/${name}` });
+const param = (name: string): Obj => ({ $ref: `#/components/parameters/${name}` });
+const response = (name: string): Obj => ({ $ref: `#/components/responses/${name}` });
+const json = (schema: Schema): Obj => ({ 'application/json': { schema } });
+
+/** Headers every API response carries. */
+const baseHeaders = (): Obj => ({
+  'X-Request-Id': header('X-Request-Id'),
+  'Cache-Control': header('Cache-Control'),
+  'X-Content-Type-Options': header('X-Content-Type-Options'),
+});
+
+/** Headers of responses to authenticated requests (the rate limit is applied after authentication). */
+const apiHeaders = (): Obj => ({
+  ...baseHeaders(),
+  'RateLimit-Policy': header('RateLimit-Policy'),
+  RateLimit: header('RateLimit'),
+});
+
+/** Response headers of a request that sent or could send Prefer. */
+const preferHeaders = (): Obj => ({
+  'Preference-Applied': header('Preference-Applied'),
+  Vary: header('Vary'),
+});
+
+const ERROR_HEADERS = {
+  400: {},
+  404: {},
+  409: {},
+  413: {},
+  415: {},
+  422: {},
+  500: {},
+  403: { 'WWW-Authenticate': header('WWW-Authenticate-Optional') },
+  503: { 'Retry-After': header('Retry-After') },
+} as const;
+
+const MUTATION_ERRORS: Record<number, string> = {
+  400: '`invalid_json` or `validation_error` (body, form field or `Idempotency-Key`; `details` lists every problem); nothing was queued. Or the job failed with a code of status 400.',
+  403: '`forbidden`, `principal_not_registered` or `insufficient_scope` (see the `Forbidden` response); or the job failed with `forbidden`.',
+  404: '`not_found`: the submission (or attachment) does not exist or belongs to another partner. Or the job failed with `not_found`.',
+  409: '`conflict`: the job failed because the change conflicts with the current state.',
+  413: '`payload_too_large`: the body is over the size limit.',
+  415: '`unsupported_media_type`: wrong `Content-Type`.',
+  422: '`idempotency_key_reused` (the key was used with a different request), or the job failed with a business-rule error such as `unknown_product` (non-retryable, with `jobId`).',
+  500: '`internal` (retryable), or the job failed with it.',
+  503: '`unavailable` (retryable, with `Retry-After`): a dependency was unavailable; or the job failed with a retryable error (with `jobId`). Resend with the same `Idempotency-Key` when there is no `jobId`; with a `jobId`, the job failed: use a new key.',
+};
+
+/** An error response of a mutation: the plain envelope, or a failed job's error with jobId. */
+function mutationError(status: keyof typeof ERROR_HEADERS, description = MUTATION_ERRORS[status] ?? ''): Obj {
+  return { description, headers: { ...apiHeaders(), ...ERROR_HEADERS[status] }, content: json(ref('MutationError')) };
+}
+
+/** Errors every authenticated operation can answer. */
+const authErrors = (): Obj => ({
+  401: response('Unauthenticated'),
+  403: response('Forbidden'),
+  429: response('RateLimited'),
+  500: response('Internal'),
+  503: response('Unavailable'),
+});
+
+/** 200/202 of a mutation: the settled result, or the job handle. */
+function mutationResponses(resultSchema: Schema, resultDescription: string, extra: number[]): Obj {
+  const errors: Obj = {};
+  for (const status of [400, 403, 404, 409, 422, 500, 503, ...extra].sort((a, b) => a - b)) {
+    errors[status] = mutationError(status as keyof typeof ERROR_HEADERS);
+  }
+  return {
+    200: {
+      description: `${resultDescription} The job settled successfully within \`Prefer: wait\`.`,
+      headers: { ...apiHeaders(), ...preferHeaders(), 'Idempotent-Replayed': header('Idempotent-Replayed') },
+      content: json(resultSchema),
+    },
+    202: {
+      description:
+        'Accepted as a job that has not settled (yet): without `Prefer: wait`, or when the wait ran out. Poll `statusUrl` ' +
+        '(also in `Location`) after `Retry-After` seconds.',
+      headers: {
+        ...apiHeaders(),
+        ...preferHeaders(),
+        'Idempotent-Replayed': header('Idempotent-Replayed'),
+        Location: header('Location'),
+        'Retry-After': header('Retry-After'),
+      },
+      content: json(ref('JobHandle')),
+    },
+    ...authErrors(),
+    ...errors,
+  };
+}
+
+const MUTATION_DESCRIPTION =
+  'Runs as a job. Send a fresh `Idempotency-Key` and `Prefer: wait=15`: on 200 use the result; on 202 poll `statusUrl` ' +
+  'honouring `Retry-After` until the job has succeeded or failed; after a dropped connection resend the same request with ' +
+  'the same key (it returns the same job and never creates a duplicate). If the job fails within the wait, the response is ' +
+  "the job's error with `jobId`. Request validation happens before any job exists (400, nothing queued).";
+
+function paths(): Obj {
+  const principal = param('PrincipalId');
+  return {
+    '/v1/openapi.json': {
+      get: {
+        operationId: 'getOpenApiDocument',
+        tags: ['Reference'],
+        summary: 'This document',
+        description: 'The machine-readable reference of the API, for this environment. Needs no token. Other methods answer 405.',
+        security: [],
+        responses: {
+          200: {
+            description: 'The OpenAPI 3.1 document.',
+            headers: baseHeaders(),
+            content: json({
+              type: 'object',
+              required: ['openapi', 'info', 'paths'],
+              properties: { openapi: { type: 'string', pattern: '^3\\.1\\.' }, info: { type: 'object' }, paths: { type: 'object' } },
+            }),
+          },
+          405: response('MethodNotAllowed'),
+          500: response('Internal'),
+        },
+      },
+    },
+    '/v1/health': {
+      get: {
+        operationId: 'getHealth',
+        tags: ['Health'],
+        summary: 'Who the credentials belong to',
+        description: 'Echoes the tenant and partner the token is bound to, and the principal the request is attributed to with `x-principal-id`.',
+        parameters: [principal],
+        responses: {
+          200: { description: 'The caller.', headers: apiHeaders(), content: json(ref('Health')) },
+          ...authErrors(),
+        },
+      },
+    },
+    '/v1/policies': {
+      get: {
+        operationId: 'listPolicies',
+        tags: ['Policies'],
+        summary: 'List policies',
+        description:
+          "The calling partner's policies, newest first (by `createdAt`, then `policyId`; both immutable, so walking the pages " +
+          'returns every policy that existed when the walk began exactly once). To pick up changes, list again with `updatedSince`. ' +
+          'An unknown or repeated parameter, an out-of-range `limit`, a bad filter value or a foreign cursor is 400 `validation_error` ' +
+          'naming every bad parameter in `details`.',
+        parameters: [
+          param('Limit'),
+          param('Cursor'),
+          { name: 'status', in: 'query', description: 'Only policies with this status.', schema: ref('PolicyStatus') },
+          { name: 'productId', in: 'query', description: 'Only policies of this product.', schema: ref('Uuid') },
+          {
+            name: 'policyNumber',
+            in: 'query',
+            description: 'Only the policy with this exact number.',
+            schema: { type: 'string', minLength: 1, maxLength: 64 },
+          },
+          {
+            name: 'updatedSince',
+            in: 'query',
+            description: 'Only policies updated at or after this RFC 3339 timestamp (with a time zone; write `+` as `%2B`).',
+            schema: { type: 'string', format: 'date-time', examples: ['2025-01-31T00:00:00Z'] },
+          },
+          principal,
+        ],
+        responses: {
+          200: { description: 'One page of policies.', headers: apiHeaders(), content: json(ref('PolicyPage')) },
+          400: response('BadRequest'),
+          ...authErrors(),
+        },
+      },
+    },
+    '/v1/policies/{policyId}': {
+      parameters: [param('PolicyId')],
+      get: {
+        operationId: 'getPolicy',
+        tags: ['Policies'],
+        summary: 'Read a policy',
+        description: "One policy. Another partner's policy is indistinguishable from a missing one (404). Takes no query parameters (400).",
+        parameters: [principal],
+        responses: {
+          200: { description: 'The policy.', headers: apiHeaders(), content: json(ref('Policy')) },
+          400: response('BadRequest'),
+          404: response('NotFound'),
+          ...authErrors(),
+        },
+      },
+    },
+    '/v1/submissions': {
+      post: {
+        operationId: 'createSubmission',
+        tags: ['Submissions'],
+        summary: 'Create a submission',
+        description: `Creates a new-business submission. ${MUTATION_DESCRIPTION}`,
+        parameters: [param('IdempotencyKey'), param('Prefer'), principal],
+        requestBody: { required: true, description: 'At most 1 MiB of JSON.', content: json(ref('SubmissionCreate')) },
+        responses: mutationResponses(ref('SubmissionResult'), 'The submission result.', [413, 415]),
+      },
+    },
+    '/v1/submissions/{submissionId}': {
+      parameters: [param('SubmissionId')],
+      get: {
+        operationId: 'getSubmission',
+        tags: ['Submissions'],
+        summary: 'Read a submission',
+        description: "One submission. Another partner's submission is indistinguishable from a missing one (404).",
+        parameters: [principal],
+        responses: {
+          200: { description: 'The submission.', headers: apiHeaders(), content: json(ref('Submission')) },
+          404: response('NotFound'),
+          ...authErrors(),
+        },
+      },
+    },
+    '/v1/submissions/{submissionId}/attachments': {
+      parameters: [param('SubmissionId')],
+      post: {
+        operationId: 'uploadAttachment',
+        tags: ['Attachments'],
+        summary: 'Attach a file to a submission',
+        description:
+          'Uploads a file as `multipart/form-data` (a `file` part and an optional `documentType` field). The bytes are stored before ' +
+          'the job is queued; the job makes them an attachment, and its result is the attachment record. The file may be at most 25 MiB ' +
+          '(configurable per environment; 413 beyond); empty files and unknown fields are 400; file types outside the allowlist 415. ' +
+          `The submission must exist and be the caller's (404 before any byte is read). ${MUTATION_DESCRIPTION}`,
+        parameters: [param('IdempotencyKey'), param('Prefer'), principal],
+        requestBody: {
+          required: true,
+          content: {
+            'multipart/form-data': {
+              schema: ref('AttachmentUpload'),
+              encoding: { file: { contentType: ['application/octet-stream', ...Object.keys(ALLOWED_MEDIA_TYPES)].join(', ') } },
+            },
+          },
+        },
+        responses: mutationResponses(ref('Attachment'), 'The attachment record.', [413, 415]),
+      },
+      get: {
+        operationId: 'listAttachments',
+        tags: ['Attachments'],
+        summary: "List a submission's attachments",
+        description: 'Newest first, paginated like policies. An unknown or repeated parameter, a bad `limit` or cursor is 400 `validation_error`.',
+        parameters: [param('Limit'), param('Cursor'), principal],
+        responses: {
+          200: { description: 'One page of attachments.', headers: apiHeaders(), content: json(ref('AttachmentPage')) },
+          400: response('BadRequest'),
+          404: response('NotFound'),
+          ...authErrors(),
+        },
+      },
+    },
+    '/v1/submissions/{submissionId}/attachments/{attachmentId}': {
+      parameters: [param('SubmissionId'), param('AttachmentId')],
+      get: {
+        operationId: 'getAttachment',
+        tags: ['Attachments'],
+        summary: 'Read an attachment record',
+        parameters: [principal],
+        responses: {
+          200: { description: 'The attachment record.', headers: apiHeaders(), content: json(ref('Attachment')) },
+          404: response('NotFound'),
+          ...authErrors(),
+        },
+      },
+      delete: {
+        operationId: 'deleteAttachment',
+        tags: ['Attachments'],
+        summary: 'Delete an attachment',
+        description:
+          'Deletes the attachment and its bytes; the job result is `{attachmentId, deleted: true}`. Without an `Idempotency-Key` an ' +
+          'attachment that does not exist is 404 at once; with one, a replay returns the original job, and a new key gets a job that ' +
+          `fails with \`not_found\`. ${MUTATION_DESCRIPTION}`,
+        parameters: [param('IdempotencyKey'), param('Prefer'), principal],
+        responses: mutationResponses(ref('AttachmentDeleted'), 'The deletion.', []),
+      },
+    },
+    '/v1/submissions/{submissionId}/attachments/{attachmentId}/content': {
+      parameters: [param('SubmissionId'), param('AttachmentId')],
+      get: {
+        operationId: 'downloadAttachment',
+        tags: ['Attachments'],
+        summary: "Download an attachment's bytes",
+        description: 'Streams the bytes with the stored `Content-Type`, `Content-Length`, `Content-Disposition` and `ETag` (the quoted sha256).',
+        parameters: [param('IfNoneMatch'), principal],
+        responses: {
+          200: {
+            description: 'The bytes.',
+            headers: { ...apiHeaders(), 'Content-Disposition': header('Content-Disposition'), 'Content-Length': header('Content-Length'), ETag: header('ETag') },
+            content: { '*/*': { schema: { description: 'The file, as it was uploaded.' } } },
+          },
+          304: { description: '`If-None-Match` matched the ETag: the copy the client holds is current.', headers: { ...apiHeaders(), ETag: header('ETag') } },
+          404: response('NotFound'),
+          ...authErrors(),
+        },
+      },
+      head: {
+        operationId: 'headAttachmentContent',
+        tags: ['Attachments'],
+        summary: "An attachment's content headers",
+        description: 'As the download, without the bytes.',
+        parameters: [param('IfNoneMatch'), principal],
+        responses: {
+          200: {
+            description: 'The headers of the download.',
+            headers: { ...apiHeaders(), 'Content-Disposition': header('Content-Disposition'), 'Content-Length': header('Content-Length'), ETag: header('ETag') },
+          },
+          304: { description: '`If-None-Match` matched the ETag.', headers: { ...apiHeaders(), ETag: header('ETag') } },
+          404: { description: 'Not found (no body).', headers: apiHeaders() },
+          ...authErrors(),
+        },
+      },
+    },
+    '/v1/jobs/{jobId}': {
+      parameters: [param('JobId')],
+      get: {
+        operationId: 'getJob',
+        tags: ['Jobs'],
+        summary: 'Read a job',
+        description:
+          'The settled job (`succeeded` with `result`, or `failed` with `error`), or while it is unsettled the `processing` body with ' +
+          '`Retry-After: 5`: poll again after that many seconds, never sooner. With `Prefer: wait=N` the request is held until the job ' +
+          'settles or N seconds pass, and answered the moment it settles.',
+        parameters: [param('Prefer'), principal],
+        responses: {
+          200: {
+            description: 'The job (settled), or `processing` with `Retry-After`.',
+            headers: { ...apiHeaders(), ...preferHeaders(), 'Retry-After': header('Retry-After-Processing') },
+            content: json(ref('Job')),
+          },
+          404: response('NotFound'),
+          ...authErrors(),
+        },
+      },
+    },
+  };
+}
+
+const errorResponse = (description: string, headers: Obj = {}): Obj => ({
+  description,
+  headers: { ...apiHeaders(), ...headers },
+  content: json(ref('Error')),
+});
+
+function components(opts: OpenApiOptions): Obj {
+  const stringHeader = (description: string, schema: Schema = { type: 'string' }, required = false): Obj => ({ description, required, schema });
+  return {
+    securitySchemes: {
+      [SECURITY_SCHEME]: {
+        type: 'oauth2',
+        description:
+          'OAuth 2.0 client credentials (RFC 6749 §4.4). POST the token URL with HTTP Basic client authentication (client id and ' +
+          'secret, each form-urlencoded) and the form body `grant_type=client_credentials&scope=<the access scope>`. The answer is ' +
+          '`{access_token, token_type: "Bearer", expires_in}`: cache the token and reuse it until shortly before `expires_in` runs out. ' +
+          'Token errors follow RFC 6749 §5.2 (`{error, error_description}`): 401 `invalid_client`, 400 `invalid_request`, ' +
+          '`unsupported_grant_type` or `invalid_scope`, 429 `temporarily_unavailable` after too many failed attempts. ' +
+          "A token with another environment's scope is refused here with 403 `insufficient_scope`. Besides the scope, every " +
+          'operation needs a permission provisioned to the client; without it the answer is 403 `forbidden`.',
+        flows: {
+          clientCredentials: {
+            tokenUrl: opts.tokenUrl,
+            scopes: { [opts.scope]: `Access to the ${opts.environment} environment's API.` },
+          },
+        },
+      },
+    },
+    parameters: {
+      PrincipalId: {
+        name: 'x-principal-id',
+        in: 'header',
+        description:
+          'Attributes the request to a principal registered for the partner (1–128 letters, digits and `._:@-`). Unregistered or ' +
+          'malformed values, even empty ones, are 403 `principal_not_registered`.',
+        schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$', examples: ['demo-broker'] },
+      },
+      IdempotencyKey: {
+        name: 'Idempotency-Key',
+        in: 'header',
+        description:
+          'A unique key per intended mutation (a UUID is ideal), bare or as a quoted string; 1–255 printable ASCII characters ' +
+          '(otherwise 400 `validation_error`). Scoped to the client, method and path; kept 24 hours. The same key with the same request ' +
+          'returns the same job (`Idempotent-Replayed: true`), with a different request 422 `idempotency_key_reused`. Without a key every ' +
+          'request creates a new job.',
+        schema: { type: 'string', minLength: 1, maxLength: 257, examples: ['6f9619ff-8b86-4d01-b42d-00cf4fc964ff'] },
+      },
+      Prefer: {
+        name: 'Prefer',
+        in: 'header',
+        description:
+          'RFC 7240. `wait=N` (whole seconds, clamped to 0..30) holds the request until the job settles or N seconds pass. Honoured ' +
+          'preferences are echoed in `Preference-Applied`; malformed ones are ignored.',
+        schema: { type: 'string', examples: ['wait=15'] },
+      },
+      IfNoneMatch: {
+        name: 'If-None-Match',
+        in: 'header',
+        description: 'An ETag from an earlier download: 304 when it still matches.',
+        schema: { type: 'string' },
+      },
+      Limit: {
+        name: 'limit',
+        in: 'query',
+        description: 'Page size, 1..200 (outside that range 400).',
+        schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+      },
+      Cursor: {
+        name: 'cursor',
+        in: 'query',
+        description: '`nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the first page.',
+        schema: { type: 'string', maxLength: 512 },
+      },
+      PolicyId: { name: 'policyId', in: 'path', required: true, description: 'Policy id (a malformed one is 404).', schema: ref('Uuid') },
+      SubmissionId: { name: 'submissionId', in: 'path', required: true, description: 'Submission id (a malformed one is 404).', schema: ref('Uuid') },
+      AttachmentId: { name: 'attachmentId', in: 'path', required: true, description: 'Attachment id (a malformed one is 404).', schema: ref('Uuid') },
+      JobId: { name: 'jobId', in: 'path', required: true, description: 'Job handle (a malformed one is 404).', schema: ref('JobId') },
+    },
+    headers: {
+      'X-Request-Id': stringHeader(
+        'On every response: the `X-Request-Id` the client sent when it is 1–128 of letters, digits and `._:-`, otherwise a generated UUID. Quote it when reporting a problem.',
+        { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+        true,
+      ),
+      'Cache-Control': stringHeader('API responses are not cached.', { type: 'string', const: 'no-store' }, true),
+      'X-Content-Type-Options': stringHeader('Always `nosniff`.', { type: 'string', const: 'nosniff' }, true),
+      'RateLimit-Policy': stringHeader('The client\'s rate-limit policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"client";q=100;w=2`.', {
+        type: 'string',
+        examples: ['"client";q=100;w=2'],
+      }),
+      RateLimit: stringHeader('What is left of the rate limit, e.g. `"client";r=99;t=1`.', { type: 'string', examples: ['"client";r=99;t=1'] }),
+      'RateLimit-Policy-Required': stringHeader('The rate-limit policy that was exceeded.', { type: 'string' }, true),
+      'RateLimit-Required': stringHeader('What is left of the rate limit (none).', { type: 'string' }, true),
+      'Retry-After': stringHeader('Seconds to wait before the next request (polling the job, or retrying).', { type: 'integer', minimum: 0 }, true),
+      'Retry-After-Processing': stringHeader('Present with the `processing` body: seconds before polling again (5).', { type: 'integer', minimum: 0 }),
+      Location: stringHeader('The job\'s `statusUrl`.', { type: 'string', format: 'uri' }, true),
+      'Preference-Applied': stringHeader('The `Prefer: wait` that was honoured, with the effective N (absent when the gateway could not hold the request).', {
+        type: 'string',
+        pattern: '^wait=\\d+$',
+      }),
+      Vary: stringHeader('`Prefer`: the response depends on the `Prefer` header.', { type: 'string', pattern: 'Prefer' }, true),
+      'Idempotent-Replayed': stringHeader('`true` when the response is for the earlier job of the same `Idempotency-Key`.', { type: 'string', const: 'true' }),
+      'WWW-Authenticate': stringHeader(
+        'RFC 6750: `Bearer realm="partner-api"` without a usable token, with `error="invalid_token"` for a bad one.',
+        { type: 'string', pattern: '^Bearer ' },
+        true,
+      ),
+      'WWW-Authenticate-Optional': stringHeader(
+        'With `insufficient_scope`: `Bearer realm="partner-api", error="insufficient_scope", scope="<this environment\'s scope>"`.',
+        { type: 'string', pattern: '^Bearer ' },
+      ),
+      Allow: stringHeader('The methods the path allows.', { type: 'string' }, true),
+      'Content-Disposition': stringHeader('`attachment; filename="<ASCII fallback>"; filename*=UTF-8\'\'<name>` (RFC 6266).', { type: 'string' }, true),
+      'Content-Length': stringHeader('Size of the file in bytes.', { type: 'integer', minimum: 0 }, true),
+      ETag: stringHeader('The quoted lowercase hex sha256 of the bytes.', { type: 'string', pattern: '^"[0-9a-f]{64}"$' }, true),
+    },
+    responses: {
+      BadRequest: errorResponse('`validation_error`: a bad or unknown query parameter; `details` names every one.'),
+      Unauthenticated: errorResponse(
+        '`unauthenticated` (no or malformed `Authorization` header) or `invalid_token` (bad signature, expired, not yet valid, wrong issuer or audience, unknown key). Fetch a new token and retry once.',
+        { 'WWW-Authenticate': header('WWW-Authenticate') },
+      ),
+      Forbidden: errorResponse(
+        "`insufficient_scope` (the token carries another environment's scope; with `WWW-Authenticate`), `forbidden` (the client is not provisioned with the permission this operation needs) or `principal_not_registered` (`x-principal-id` is not a principal registered for the partner).",
+        { 'WWW-Authenticate': header('WWW-Authenticate-Optional') },
+      ),
+      NotFound: errorResponse("`not_found`: unknown or malformed id, or a resource of another partner (indistinguishable), or an unknown path."),
+      MethodNotAllowed: errorResponse('`method_not_allowed`: the path does not allow this method; `Allow` lists the ones it does.', { Allow: header('Allow') }),
+      RateLimited: errorResponse('`rate_limited` (retryable): the client exceeded its rate limit. Wait `Retry-After` seconds.', {
+        'Retry-After': header('Retry-After'),
+        'RateLimit-Policy': header('RateLimit-Policy-Required'),
+        RateLimit: header('RateLimit-Required'),
+      }),
+      Internal: errorResponse('`internal` (retryable): something unexpected went wrong. Retry with backoff; report the `X-Request-Id` if it persists.'),
+      Unavailable: errorResponse('`unavailable` (retryable): a dependency is unavailable. Retry after `Retry-After` seconds.', { 'Retry-After': header('Retry-After') }),
+    },
+    schemas,
+  };
+}
+
+const INTRO = `The partner-facing API for insurance business: read policies, create new-business submissions with attachments,
+and follow the asynchronous jobs that carry out every mutation.
+
+## Authentication
+OAuth 2.0 client credentials: get a token from the token URL of the security scheme with this environment's access scope,
+send it as \`Authorization: Bearer <token>\`, cache it and reuse it until shortly before \`expires_in\` runs out. Besides the
+scope, each operation needs a permission provisioned to the client (403 \`forbidden\` without it); permissions are not listed
+in this document. \`x-principal-id\` attributes a request to a principal registered for the partner.
+
+## Mutations are jobs
+Every mutation is queued as a job. Send a fresh \`Idempotency-Key\` and \`Prefer: wait=15\`. On 200 use the result. On 202 poll
+\`statusUrl\` honouring \`Retry-After\` (5 s) until the job has \`succeeded\` or \`failed\`. After a dropped connection resend the
+original request with the same key: it returns the same job and never creates a duplicate. Keys are kept 24 hours.
+
+## Errors
+Every error is \`{"error": {"code", "message", "retryable", "details"?}}\`; a mutation whose job failed within the wait adds
+\`jobId\`. Retry only when \`retryable\` is true, with backoff, and after \`Retry-After\` when it is given (429, 503). Any path not
+listed here answers 404 \`not_found\` (after authentication: 401 without a token); a method a listed path does not allow answers
+405 \`method_not_allowed\` with \`Allow\`. Requests whose headers or body arrive too slowly are cut off with 408 and no body.
+
+## Everything else
+Every response carries \`X-Request-Id\`. Responses to authenticated requests carry the \`RateLimit-Policy\` and \`RateLimit\`
+headers; over the limit the answer is 429 \`rate_limited\` with \`Retry-After\`. Timestamps are UTC with milliseconds, dates
+\`YYYY-MM-DD\`, amounts decimal strings. The version is the path prefix \`/v1\`.
+
+Error codes: ${ERROR_CODE_TABLE.map(([code]) => `\`${code}\``).join(', ')}.`;
+
+/** The document for one environment. */
+export function buildOpenApiDocument(opts: OpenApiOptions): Obj {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Partner Submission API',
+      version: API_VERSION,
+      summary: 'Policies, submissions with attachments, and the jobs that carry out every mutation.',
+      description: INTRO,
+      license: { name: 'Proprietary: for use by contracted partners only', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: opts.baseUrl, description: `The ${opts.environment} environment.` }],
+    security: [{ [SECURITY_SCHEME]: [opts.scope] }],
+    tags: [
+      { name: 'Health', description: 'Who the credentials belong to.' },
+      { name: 'Policies', description: "The partner's policies (read only)." },
+      { name: 'Submissions', description: 'New-business submissions; creating one is a job.' },
+      { name: 'Attachments', description: 'Files attached to a submission; uploads and deletions are jobs.' },
+      { name: 'Jobs', description: 'The asynchronous jobs that carry out every mutation.' },
+      { name: 'Reference', description: 'This document.' },
+    ],
+    paths: paths(),
+    components: components(opts),
+  };
+}

@@ -1,0 +1,353 @@
+// JSON Schemas (OpenAPI 3.1 = JSON Schema 2020-12) of every body the API sends or accepts, as
+// components.schemas of the published document. The submission create schema is the very one the
+// gateway validates requests with, so the reference cannot drift from the behaviour; the attachment
+// media types and document types come from the gateway's own allowlists for the same reason.
+import { submissionCreateSchema } from '../routes/submissions.js';
+import { ALLOWED_MEDIA_TYPES, DEFAULT_DOCUMENT_TYPE, DOCUMENT_TYPES } from '../attachments/media-types.js';
+
+export type Schema = Record<string, unknown>;
+
+export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$';
+const UUID_EXAMPLE = '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71';
+const JOB_EXAMPLE = 'job_0199a3e47c1d7b529a0e3f2d4c5b6a72';
+
+/** The error codes of API.md's table, with their HTTP status, in the order a partner meets them. */
+export const ERROR_CODE_TABLE: readonly [code: string, status: number, retryable: boolean, meaning: string][] = [
+  ['unauthenticated', 401, false, 'no or malformed `Authorization` header'],
+  ['invalid_token', 401, false, 'bad signature, expired, not yet valid, wrong issuer or audience, unknown key, algorithm not allowed'],
+  ['insufficient_scope', 403, false, "the token's scope is not this environment's access scope"],
+  ['forbidden', 403, false, 'the client is not provisioned with the permission the operation needs'],
+  ['principal_not_registered', 403, false, '`x-principal-id` does not name a principal registered for the partner'],
+  ['not_found', 404, false, 'unknown or malformed id, a resource of another partner, or an unknown path'],
+  ['method_not_allowed', 405, false, 'the method is not allowed on this path (see `Allow`)'],
+  ['invalid_json', 400, false, 'the body is not valid JSON'],
+  ['validation_error', 400, false, 'the body, a query parameter or `Idempotency-Key` is invalid; `details` lists every problem'],
+  ['idempotency_key_reused', 422, false, 'the `Idempotency-Key` was used before with a different request'],
+  ['unknown_product', 422, false, 'job failure: the product does not exist or is inactive'],
+  ['upload_expired', 422, false, 'job failure: the staged upload expired before the attachment job ran'],
+  ['conflict', 409, false, 'job failure: the change conflicts with the current state'],
+  ['unsupported_media_type', 415, false, 'wrong `Content-Type` (or a file type that may not be attached)'],
+  ['payload_too_large', 413, false, 'body over the size limit (JSON 1 MiB, attachment 25 MiB by default)'],
+  ['rate_limited', 429, true, 'rate limit exceeded; retry after `Retry-After` seconds'],
+  ['unavailable', 503, true, 'a dependency is unavailable; retry after `Retry-After` seconds'],
+  ['internal', 500, true, 'anything else unexpected; report the `X-Request-Id` if it persists'],
+];
+
+const codeTable = ERROR_CODE_TABLE.map(([code, status, retryable, meaning]) => `| \`${code}\` | ${status} | ${retryable} | ${meaning} |`).join('\n');
+
+const submissionCreate = submissionCreateSchema;
+
+export const schemas: Record<string, Schema> = {
+  ErrorDetail: {
+    type: 'object',
+    description: 'One problem with the request: the field (body field path such as `applicant.legalName`, query parameter or header name) and what is wrong with it.',
+    additionalProperties: false,
+    required: ['field', 'issue'],
+    properties: {
+      field: { type: 'string', examples: ['applicant.legalName'] },
+      issue: { type: 'string', examples: ['must NOT have fewer than 1 characters'] },
+    },
+  },
+  ErrorObject: {
+    type: 'object',
+    description:
+      'The error envelope: the same object a failed job carries in `error`. `retryable` tells whether sending the same request ' +
+      'again can succeed. Codes (a failed job may carry other codes; treat unknown ones by `retryable`):\n\n' +
+      '| code | HTTP status | retryable | when |\n|---|---|---|---|\n' +
+      codeTable,
+    additionalProperties: false,
+    required: ['code', 'message', 'retryable'],
+    properties: {
+      code: { type: 'string', pattern: '^[a-z][a-z0-9_]*$', examples: ['validation_error'] },
+      message: { type: 'string', description: 'Human-readable explanation; never contains internals.', examples: ['the request body is invalid; see details'] },
+      retryable: { type: 'boolean' },
+      details: {
+        type: 'array',
+        description: 'Present for `validation_error`: every failing field or parameter.',
+        items: ref('ErrorDetail'),
+      },
+    },
+  },
+  Error: {
+    type: 'object',
+    description: 'Body of every error response.',
+    additionalProperties: false,
+    required: ['error'],
+    properties: { error: ref('ErrorObject') },
+  },
+  JobFailedError: {
+    type: 'object',
+    description:
+      "A mutation whose job failed within the `Prefer: wait`: the job's error as the HTTP error, with the job's id beside it. " +
+      'The status follows the code (422 for business rules such as `unknown_product`, 409 `conflict`, 503 when retryable, ' +
+      'otherwise the status of the code table or 422). The same key replays the same failed job; use a new `Idempotency-Key` to try again.',
+    additionalProperties: false,
+    required: ['error', 'jobId'],
+    properties: { error: ref('ErrorObject'), jobId: ref('JobId') },
+  },
+  MutationError: {
+    description: 'An error before any job was created (`Error`), or the error of the job the request created or replayed (`JobFailedError`).',
+    oneOf: [ref('Error'), ref('JobFailedError')],
+  },
+  Uuid: { type: 'string', format: 'uuid', examples: [UUID_EXAMPLE] },
+  JobId: { type: 'string', pattern: '^job_[0-9a-f]{32}$', description: 'Job handle: `job_` and 32 lowercase hex characters.', examples: [JOB_EXAMPLE] },
+  Timestamp: {
+    type: 'string',
+    format: 'date-time',
+    pattern: TIMESTAMP_PATTERN,
+    description: 'RFC 3339 UTC timestamp with milliseconds.',
+    examples: ['2026-11-21T12:00:08.012Z'],
+  },
+  Date: { type: 'string', format: 'date', description: 'Calendar date `YYYY-MM-DD`.', examples: ['2027-01-01'] },
+  Health: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['status', 'tenant', 'partnerId', 'principalId'],
+    properties: {
+      status: { const: 'ok' },
+      tenant: { type: 'string', description: 'Account the credentials are bound to.' },
+      partnerId: { type: 'string', description: 'Partner the credentials are bound to.' },
+      principalId: {
+        type: ['string', 'null'],
+        description: 'The principal the request was attributed to with `x-principal-id`; null without that header.',
+      },
+    },
+  },
+  SubmissionCreate: {
+    ...submissionCreate,
+    description:
+      'A new-business submission. All five fields are required and unknown fields anywhere are refused (`validation_error`, ' +
+      'each listed in `details`). In the `uat` environment an `externalRef` of `sandbox:delay=<1..60>` makes the job take that many ' +
+      'seconds, and `sandbox:fail=<code>` makes it fail with that code.',
+    properties: {
+      ...submissionCreate.properties,
+      externalRef: { ...submissionCreate.properties.externalRef, description: "Caller's own reference for the intake, 1–200 characters.", examples: ['broker-ref-001'] },
+      submissionType: { ...submissionCreate.properties.submissionType, description: 'Kind of submission; only `application`.' },
+      effectiveDate: { ...submissionCreate.properties.effectiveDate, description: 'A real calendar date `YYYY-MM-DD` (`2027-02-29` is refused).', examples: ['2027-01-01'] },
+      productId: {
+        ...submissionCreate.properties.productId,
+        description: 'A product of the catalogue (UUID, compared case-insensitively). An unknown or inactive product fails the job with `unknown_product`.',
+        examples: [UUID_EXAMPLE],
+      },
+      applicant: {
+        ...submissionCreate.properties.applicant,
+        properties: {
+          legalName: {
+            ...submissionCreate.properties.applicant.properties.legalName,
+            description: "Applicant's legal name, 1–200 characters with at least one that is not white space.",
+            examples: ['Acme Holdings LLC'],
+          },
+        },
+      },
+    },
+  },
+  SubmissionResult: {
+    type: 'object',
+    description: 'The result of a submission job: returned inline (200) when it settles within the wait, and as the `result` of the succeeded job.',
+    additionalProperties: false,
+    required: ['submissionId', 'submissionName', 'status'],
+    properties: {
+      submissionId: ref('Uuid'),
+      submissionName: { type: 'string', description: 'The legal name, trimmed, inner white space collapsed.', examples: ['Acme Holdings LLC'] },
+      status: { type: 'string', enum: ['submitted'] },
+    },
+  },
+  Submission: {
+    type: 'object',
+    additionalProperties: false,
+    required: [
+      'submissionId',
+      'submissionName',
+      'status',
+      'externalRef',
+      'submissionType',
+      'effectiveDate',
+      'productId',
+      'applicant',
+      'principalId',
+      'createdAt',
+      'updatedAt',
+    ],
+    properties: {
+      submissionId: ref('Uuid'),
+      submissionName: { type: 'string' },
+      status: { type: 'string', enum: ['submitted'] },
+      externalRef: { type: 'string' },
+      submissionType: { type: 'string', enum: ['application'] },
+      effectiveDate: ref('Date'),
+      productId: ref('Uuid'),
+      applicant: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['legalName'],
+        properties: { legalName: { type: 'string' } },
+      },
+      principalId: { type: ['string', 'null'], description: 'The principal the creating request was attributed to, or null.' },
+      createdAt: ref('Timestamp'),
+      updatedAt: ref('Timestamp'),
+    },
+  },
+  JobHandle: {
+    type: 'object',
+    description: 'A mutation accepted as a job that has not settled (yet). Poll `statusUrl`, honouring `Retry-After`.',
+    additionalProperties: false,
+    required: ['id', 'status', 'statusUrl'],
+    properties: {
+      id: ref('JobId'),
+      status: { const: 'accepted', description: 'Always `accepted`, even for a replay of a job that has progressed; read the job at `statusUrl`.' },
+      statusUrl: { type: 'string', format: 'uri', description: 'Absolute URL of `GET /v1/jobs/{id}` for this job.' },
+    },
+  },
+  JobProcessing: {
+    type: 'object',
+    description: 'The job has not settled: poll again after `retryAfter` seconds (the `Retry-After` header says the same).',
+    additionalProperties: false,
+    required: ['id', 'status', 'retryAfter'],
+    properties: {
+      id: ref('JobId'),
+      status: { const: 'processing' },
+      retryAfter: { type: 'integer', minimum: 1, examples: [5] },
+    },
+  },
+  JobSucceeded: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'status', 'result', 'createdAt', 'updatedAt'],
+    properties: {
+      id: ref('JobId'),
+      status: { const: 'succeeded' },
+      result: ref('JobResult'),
+      createdAt: ref('Timestamp'),
+      updatedAt: ref('Timestamp'),
+    },
+  },
+  JobFailed: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'status', 'error', 'createdAt', 'updatedAt'],
+    properties: {
+      id: ref('JobId'),
+      status: { const: 'failed' },
+      error: ref('ErrorObject'),
+      createdAt: ref('Timestamp'),
+      updatedAt: ref('Timestamp'),
+    },
+  },
+  Job: {
+    description:
+      'A job as `GET /v1/jobs/{id}` shows it: settled (`succeeded` with `result`, or `failed` with `error`), or the `processing` body ' +
+      'while it is accepted or running.',
+    oneOf: [ref('JobSucceeded'), ref('JobFailed'), ref('JobProcessing')],
+    discriminator: {
+      propertyName: 'status',
+      mapping: {
+        succeeded: '#/components/schemas/JobSucceeded',
+        failed: '#/components/schemas/JobFailed',
+        processing: '#/components/schemas/JobProcessing',
+      },
+    },
+  },
+  JobResult: {
+    description: "What the job's mutation returned: a submission result, an attachment record, or an attachment deletion.",
+    oneOf: [ref('SubmissionResult'), ref('Attachment'), ref('AttachmentDeleted')],
+  },
+  Money: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['amount', 'currency'],
+    properties: {
+      amount: { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$', description: 'Decimal amount as a string, never a number.', examples: ['1999.99'] },
+      currency: { type: 'string', description: 'ISO 4217 currency code.', examples: ['GBP'] },
+    },
+  },
+  PolicyStatus: { type: 'string', enum: ['active', 'cancelled', 'expired', 'pending'] },
+  Policy: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['policyId', 'policyNumber', 'status', 'productId', 'insured', 'effectiveDate', 'expirationDate', 'premium', 'createdAt', 'updatedAt'],
+    properties: {
+      policyId: ref('Uuid'),
+      policyNumber: { type: 'string', examples: ['DEMO-POL-0006'] },
+      status: ref('PolicyStatus'),
+      productId: ref('Uuid'),
+      insured: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['legalName'],
+        properties: { legalName: { type: 'string', examples: ['Woodgrove Dental Practice'] } },
+      },
+      effectiveDate: ref('Date'),
+      expirationDate: ref('Date'),
+      premium: ref('Money'),
+      submissionId: { ...ref('Uuid'), description: 'Present only when the policy came from a submission.' },
+      createdAt: ref('Timestamp'),
+      updatedAt: ref('Timestamp'),
+    },
+  },
+  PolicyPage: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['items', 'nextCursor'],
+    properties: {
+      items: { type: 'array', items: ref('Policy') },
+      nextCursor: {
+        type: ['string', 'null'],
+        description: 'Pass as `cursor` (with the same filters) for the next page; null on the last page.',
+      },
+    },
+  },
+  DocumentType: {
+    type: 'string',
+    enum: [...DOCUMENT_TYPES],
+    description: `Kind of insurance document; \`${DEFAULT_DOCUMENT_TYPE}\` when not given.`,
+  },
+  AttachmentUpload: {
+    type: 'object',
+    description:
+      'The upload form: a `file` part (with a filename) and an optional `documentType` field. Allowed file types: ' +
+      `${Object.keys(ALLOWED_MEDIA_TYPES).join(', ')} (a part sent as \`application/octet-stream\` is typed by its file extension).`,
+    additionalProperties: false,
+    required: ['file'],
+    properties: {
+      file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The file. Must not be empty.' },
+      documentType: ref('DocumentType'),
+    },
+  },
+  Attachment: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['attachmentId', 'submissionId', 'fileName', 'contentType', 'sizeBytes', 'sha256', 'documentType', 'createdAt'],
+    properties: {
+      attachmentId: ref('Uuid'),
+      submissionId: ref('Uuid'),
+      fileName: {
+        type: 'string',
+        minLength: 1,
+        description: 'The uploaded name made safe: no path, no control characters or quotes, at most 255 UTF-8 bytes.',
+        examples: ['loss-runs-2025.pdf'],
+      },
+      contentType: { type: 'string', enum: Object.keys(ALLOWED_MEDIA_TYPES), description: 'Media type the file is stored and served with.' },
+      sizeBytes: { type: 'integer', minimum: 1 },
+      sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Lowercase hex SHA-256 of the bytes (also the content ETag).' },
+      documentType: ref('DocumentType'),
+      createdAt: ref('Timestamp'),
+    },
+  },
+  AttachmentPage: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['items', 'nextCursor'],
+    properties: {
+      items: { type: 'array', items: ref('Attachment') },
+      nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last page.' },
+    },
+  },
+  AttachmentDeleted: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['attachmentId', 'deleted'],
+    properties: { attachmentId: ref('Uuid'), deleted: { const: true } },
+  },
+};
