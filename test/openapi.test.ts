@@ -1,0 +1,169 @@
+// The OpenAPI reference: served without a token for this environment (servers, token URL, scope),
+// lint-clean as served (Redocly's recommended rules), in step with the routes the gateway registers
+// and the error codes it knows, and a conformance check that really refuses what it does not describe.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Router from '@koa/router';
+import { ERROR_CODES } from '@partner/shared/errors';
+import { healthRoutes } from '../services/gateway/src/routes/health.js';
+import { policyRoutes } from '../services/gateway/src/routes/policies.js';
+import { submissionRoutes } from '../services/gateway/src/routes/submissions.js';
+import { jobRoutes } from '../services/gateway/src/routes/jobs.js';
+import { attachmentRoutes } from '../services/gateway/src/routes/attachments.js';
+import type { RouteDeps } from '../services/gateway/src/routes/deps.js';
+import type { GatewayState } from '../services/gateway/src/context.js';
+import { ERROR_CODE_TABLE } from '../services/gateway/src/openapi/schemas.js';
+import { checkResponse, conformance } from './support/conformance.js';
+import { ROOT, Stack, type ApiResponse } from './support/stack.js';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await Stack.create();
+  await stack.startAll();
+});
+afterAll(() => stack?.stop());
+
+type Doc = {
+  openapi: string;
+  servers: { url: string }[];
+  security: Record<string, string[]>[];
+  paths: Record<string, Record<string, { operationId?: string; security?: unknown[]; responses: Record<string, unknown> }>>;
+  components: { securitySchemes: Record<string, { type: string; flows: { clientCredentials: { tokenUrl: string; scopes: Record<string, string> } } }> };
+};
+
+describe('GET /v1/openapi.json', () => {
+  it("is served without a token, for this environment's addresses and scope", async () => {
+    const r = await stack.api('GET', '/v1/openapi.json');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(r.headers.get('x-request-id')).toBeTruthy();
+    const doc = r.body as Doc;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.servers).toEqual([{ url: stack.baseUrl, description: 'The uat environment.' }]);
+    const scheme = doc.components.securitySchemes.partnerOAuth!;
+    expect(scheme.type).toBe('oauth2');
+    expect(scheme.flows.clientCredentials.tokenUrl).toBe(`${stack.env.AUTH_ISSUER}/oauth2/token`);
+    // One scope, the environment's; no per-operation permissions anywhere.
+    expect(Object.keys(scheme.flows.clientCredentials.scopes)).toEqual([stack.scope]);
+    expect(doc.security).toEqual([{ partnerOAuth: [stack.scope] }]);
+    expect(r.text).not.toMatch(/(health|policies|submissions|jobs)\/(read|write)/);
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (method === 'parameters') continue;
+        expect(op.operationId, `${method} ${path}`).toBeTruthy();
+        if (path === '/v1/openapi.json') expect(op.security).toEqual([]);
+        else {
+          expect(op.security, `${method} ${path} uses the global scope`).toBeUndefined();
+          expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '403', '429', '500', '503']));
+        }
+      }
+    }
+  });
+
+  it('answers other methods with 405 and Allow, still without a token', async () => {
+    const r = await stack.api('POST', '/v1/openapi.json', { json: {} });
+    expect(r.status).toBe(405);
+    expect(r.body.error.code).toBe('method_not_allowed');
+    expect(r.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('lints clean with Redocly as served', async () => {
+    const r = await fetch(`${stack.gatewayUrl}/v1/openapi.json`);
+    const dir = mkdtempSync(join(tmpdir(), 'openapi-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      writeFileSync(file, await r.text());
+      const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+        execFile(
+          join(ROOT, 'node_modules/.bin/redocly'),
+          ['lint', '--format=stylish', file],
+          { cwd: dir, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }, timeout: 50_000 },
+          (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
+        );
+      });
+      expect(code, output).toBe(0);
+      // Clean means no warnings either (Redocly prints "You have N warnings" when there are some).
+      expect(output, output).toContain('Your API description is valid');
+      expect(output, output).not.toMatch(/You have \d+ warning/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the document and the gateway stay in step', () => {
+  it('lists exactly the operations the gateway routes', () => {
+    const router = new Router<GatewayState>({ prefix: '/v1' });
+    const deps = { config: { grpcTimeoutMs: 1000, jsonLimitBytes: 1024 }, clients: {}, waiters: {}, guard: () => async (_ctx: unknown, next: () => Promise<void>) => next() } as unknown as RouteDeps;
+    for (const register of [healthRoutes, policyRoutes, submissionRoutes, jobRoutes, attachmentRoutes]) register(router, deps);
+    const routed = new Set<string>();
+    for (const layer of router.stack) {
+      for (const method of layer.methods) {
+        if (method !== 'HEAD') routed.add(`${method} ${layer.path.replace(/:[A-Za-z]+/g, '{}')}`);
+      }
+    }
+    const documented = new Set<string>();
+    for (const [path, item] of Object.entries((conformance().doc as Doc).paths)) {
+      for (const method of Object.keys(item)) {
+        if (method !== 'parameters' && method !== 'head' && path !== '/v1/openapi.json') documented.add(`${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, '{}')}`);
+      }
+    }
+    expect([...documented].sort()).toEqual([...routed].sort());
+  });
+
+  it('documents every error code the gateway knows', () => {
+    const documented = ERROR_CODE_TABLE.map(([code]) => code);
+    for (const [code, info] of Object.entries(ERROR_CODES)) {
+      expect(documented, code).toContain(code);
+      const row = ERROR_CODE_TABLE.find(([c]) => c === code)!;
+      expect([row[1], row[2]], code).toEqual([info.http, info.retryable]);
+    }
+  });
+});
+
+describe('conformance check', () => {
+  const ok = (over: Partial<ApiResponse> & { headers?: Headers } = {}): ApiResponse => {
+    const body = over.body ?? { status: 'ok', tenant: 't', partnerId: 'p', principalId: null };
+    return {
+      status: 200,
+      headers: new Headers({ 'x-request-id': 'r-1', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-type': 'application/json; charset=utf-8' }),
+      body,
+      text: JSON.stringify(body),
+      ...over,
+    };
+  };
+
+  it('accepts a documented response', () => {
+    expect(() => checkResponse('GET', '/v1/health', ok())).not.toThrow();
+  });
+
+  it.each([
+    ['an undocumented status', () => checkResponse('GET', '/v1/health', ok({ status: 418 })), /status 418 is not documented/],
+    ['a missing X-Request-Id', () => {
+      const r = ok();
+      r.headers.delete('x-request-id');
+      checkResponse('GET', '/v1/health', r);
+    }, /required header X-Request-Id is missing/],
+    ['a body that does not match', () => checkResponse('GET', '/v1/health', ok({ body: { status: 'ok', tenant: 't' } })), /must have required property 'partnerId'/],
+    ['an undocumented field', () => checkResponse('GET', '/v1/health', ok({ body: { status: 'ok', tenant: 't', partnerId: 'p', principalId: null, extra: 1 } })), /additional properties/],
+    ['an unknown path that answers 200', () => checkResponse('GET', '/v1/secret', ok()), /unlisted path \/v1\/secret: status 200 is not documented/],
+    ['an undocumented method', () => checkResponse('PUT', '/v1/health', ok()), /PUT \/v1\/health \(not an operation\)/],
+    ['a 202 without Location', () => {
+      const body = { id: `job_${'a'.repeat(32)}`, status: 'accepted', statusUrl: 'https://api.uat.test/v1/jobs/x' };
+      const r = ok({ status: 202, body, text: JSON.stringify(body) });
+      r.headers.set('retry-after', '5');
+      r.headers.set('vary', 'Prefer');
+      checkResponse('POST', '/v1/submissions', r);
+    }, /required header Location is missing/],
+    ['a Content-Type it does not list', () => {
+      const r = ok();
+      r.headers.set('content-type', 'text/html');
+      checkResponse('GET', '/v1/health', r);
+    }, /Content-Type text\/html is not documented/],
+  ])('refuses %s', (_name, run, message) => {
+    expect(run).toThrow(message);
+  });
+});
