@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { Stack, type ClientCreds } from './support/stack.js';
+import { createClient, serviceDefs } from '@partner/shared/grpc';
+import { newJobId } from '@partner/shared/ids';
 
 const PRODUCT = '11111111-2222-4333-8444-555555555555';
 const INACTIVE = '11111111-2222-4333-8444-666666666666';
@@ -187,11 +189,16 @@ describe('Prefer: wait', () => {
   });
 
   it('costs no database query while a thousand requests wait', async () => {
-    const r = await post(submission({ externalRef: 'sandbox:delay=5' }));
-    const path = jobPath(r.body.statusUrl);
-    const waiters = Array.from({ length: 1000 }, () => stack.api('GET', path, { token, headers: { prefer: 'wait=25' } }));
-    // Start counting once all of them are registered and have done their one read of the job.
-    await until(async () => (await gaugeValue('partner_gateway_waiting_requests')) >= 1000);
+    // A job no worker will pick up (never published): it settles when the test settles it through the
+    // job service, which publishes the settlement event as a worker's SettleJob would.
+    const jobId = newJobId();
+    await stack.sql(
+      `INSERT INTO job.jobs (job_id, kind, tenant_id, partner_id, client_id, payload, status) VALUES ($1, 'submission.create', $2, $3, $4, '{}', 'accepted')`,
+      [jobId, client.tenant, client.partnerId, client.clientId],
+    );
+    const waiters = Array.from({ length: 1000 }, () => stack.api('GET', `/v1/jobs/${jobId}`, { token, headers: { prefer: 'wait=30' } }));
+    // Count from the moment all of them are registered and have done their one read of the job.
+    await until(async () => (await gaugeValue('partner_gateway_waiting_requests')) >= 1000, 60_000);
     const pool = stack.services.job!.pool! as unknown as { query: (...a: unknown[]) => unknown };
     const original = pool.query;
     const reads: string[] = [];
@@ -200,11 +207,15 @@ describe('Prefer: wait', () => {
       if (/^\s*SELECT/i.test(text)) reads.push(text);
       return original.apply(this, args);
     };
+    const jobs = createClient(serviceDefs().job, stack.env.JOB_GRPC_ADDR!, 5_000);
     try {
+      await new Promise((resolve) => setTimeout(resolve, 500)); // an observation window, not a synchronisation
+      await jobs.SettleJob({ jobId, resultJson: JSON.stringify({ submissionId: randomUUID(), submissionName: 'Waited Upon Ltd', status: 'submitted' }) });
       const results = await Promise.all(waiters);
       expect(results.every((x) => x.status === 200 && x.body.status === 'succeeded')).toBe(true);
     } finally {
       pool.query = original;
+      jobs.close();
     }
     // No reads at all while they waited: every one was answered from the settlement event.
     expect(reads).toEqual([]);
