@@ -62,6 +62,14 @@ export class Stack {
   /** In-process services by name, for tests that look inside (e.g. count pool checkouts). */
   readonly services: Record<string, { pool?: import('pg').Pool; stop(): Promise<void> }> = {};
   private readonly children = new Set<ChildProcess>();
+  /** The latest process spawned for each service name. */
+  readonly childServices: Record<string, ChildService> = {};
+  private readonly live: { name: string; service: ChildService }[] = [];
+
+  /** Spawned processes of a service that have not exited. */
+  liveChildren(name: string): ChildService[] {
+    return this.live.filter((c) => c.name === name && c.service.alive()).map((c) => c.service);
+  }
 
   private constructor(readonly dbName: string, readonly prefix: string) {
     this.env = {
@@ -184,7 +192,16 @@ export class Stack {
           if (!ready && line.includes('"ready":true')) {
             ready = true;
             const ports = (JSON.parse(line) as { ports: Record<string, number> }).ports;
-            resolve({ pid: child.pid!, ports, exited, kill: (signal = 'SIGKILL') => child.kill(signal) });
+            const service: ChildService = {
+              pid: child.pid!,
+              ports,
+              exited,
+              kill: (signal = 'SIGKILL') => child.kill(signal),
+              alive: () => child.exitCode === null && child.signalCode === null,
+            };
+            this.childServices[name] = service;
+            this.live.push({ name, service });
+            resolve(service);
           }
         }
       });
@@ -275,7 +292,7 @@ export class Stack {
   async api(
     method: string,
     path: string,
-    opts: { token?: string; headers?: Record<string, string>; json?: unknown; body?: BodyInit } = {},
+    opts: { token?: string; headers?: Record<string, string>; json?: unknown; body?: BodyInit; base?: string } = {},
   ): Promise<ApiResponse> {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
@@ -284,7 +301,7 @@ export class Stack {
       headers['content-type'] ??= 'application/json';
       body = JSON.stringify(opts.json);
     }
-    const res = await fetch(`${this.gatewayUrl}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+    const res = await fetch(`${opts.base ?? this.gatewayUrl}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
     const text = await res.text();
     let parsed: unknown;
     try {
@@ -323,6 +340,7 @@ export interface ChildService {
   ports: Record<string, number>;
   exited: Promise<number | null>;
   kill(signal?: NodeJS.Signals): void;
+  alive(): boolean;
 }
 
 export function basic(id: string, secret: string): string {

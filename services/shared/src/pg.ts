@@ -27,6 +27,11 @@ export function createPool(opts: { url: string; schema: string; max: number; app
   });
   // An idle client's connection dropped (failover, pg_terminate_backend): the pool discards it; log only.
   pool.on('error', (err) => opts.logger.warn({ err: err.message }, 'idle PostgreSQL connection lost'));
+  // A checked-out client whose connection dies emits 'error' too: its query rejects by itself and the
+  // pool discards the client on release, but an unheard 'error' event would crash the process.
+  pool.on('connect', (client) => {
+    client.on('error', (err) => opts.logger.debug({ err: err.message }, 'PostgreSQL connection lost while in use'));
+  });
   return pool;
 }
 
