@@ -16,6 +16,7 @@ beforeAll(async () => {
     AUTH_MAX_FAILURES_PER_SOURCE: '5',
     AUTH_SLOW_AFTER_FAILURES: '2',
     AUTH_MAX_FAILURE_DELAY_MS: '300',
+    MAX_WAITERS: '0',
   });
   client = await stack.createClient();
 });
@@ -101,5 +102,27 @@ describe('slow clients', () => {
     });
     expect(answer).toMatch(/^HTTP\/1.1 408/);
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
+
+describe('waiting requests', () => {
+  it('answers at once, without Preference-Applied, when the gateway holds its maximum of waiters', async () => {
+    await stack.admin('product', 'add', '--id', '11111111-2222-4333-8444-555555555555', '--name', 'Limits product');
+    const token = await stack.token(await stack.createClient());
+    const started = Date.now();
+    const r = await stack.api('POST', '/v1/submissions', {
+      token,
+      headers: { prefer: 'wait=10' },
+      json: {
+        externalRef: 'sandbox:delay=3',
+        submissionType: 'application',
+        effectiveDate: '2027-01-01',
+        productId: '11111111-2222-4333-8444-555555555555',
+        applicant: { legalName: 'Impatient Ltd' },
+      },
+    });
+    expect(r.status).toBe(202);
+    expect(r.headers.get('preference-applied')).toBeNull();
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 });
