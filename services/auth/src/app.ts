@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import { Counter } from 'prom-client';
 import { createLogger, type Logger } from '@partner/shared/logger';
-import { createPool, migrate, type Pool } from '@partner/shared/pg';
+import { createPool, migrate, registerPoolMetrics, type Pool } from '@partner/shared/pg';
 import { implement, serviceDefs, SERVICE_NAMES, startGrpcServer, type GrpcServerHandle } from '@partner/shared/grpc';
 import { createRegistry, startOpsServer, type OpsServer } from '@partner/shared/ops';
 import type { AuthConfig } from './config.js';
@@ -37,6 +37,7 @@ export async function startAuth(
   await loadSigningKey(pool, config.keyEncryptionKey);
 
   const registry = createRegistry('auth');
+  registerPoolMetrics(pool, registry, config.poolMax);
   const issued = new Counter({ name: 'partner_auth_tokens_issued_total', help: 'Access tokens issued.', registers: [registry] });
   const refused = new Counter({
     name: 'partner_auth_tokens_refused_total',
@@ -77,6 +78,7 @@ export async function startAuth(
             },
           },
           logger,
+          { registry },
         ),
       },
     ],

@@ -7,6 +7,7 @@ import { SignJWT } from 'jose';
 import type { Logger } from '@partner/shared/logger';
 import type { Pool } from '@partner/shared/pg';
 import { isConnectionError } from '@partner/shared/pg';
+import { context, startHttpServerSpan } from '@partner/shared/tracing';
 import type { AuthConfig } from './config.js';
 import { findClient } from './repo.js';
 import { secretMatches } from './secrets.js';
@@ -41,6 +42,8 @@ export function parseBasic(header: string | undefined): { id: string; secret: st
     return undefined;
   }
 }
+
+const ROUTES = new Set(['/oauth2/token', '/.well-known/jwks.json', '/.well-known/oauth-authorization-server']);
 
 export interface TokenMetrics {
   issued(): void;
@@ -132,6 +135,16 @@ export function createTokenApp(opts: { config: AuthConfig; pool: Pool; logger: L
     logger.info({ clientId: client.client_id, scope }, 'token issued');
     ctx.body = { access_token: accessToken, token_type: 'Bearer', expires_in: config.tokenTtlSeconds };
   };
+
+  // A server span per request (never continuing a caller's traceparent: the caller is a partner).
+  app.use(async (ctx, next) => {
+    const server = startHttpServerSpan({ method: ctx.method, headers: ctx.headers }, { trustTraceparent: false });
+    try {
+      await context.with(server.context, next);
+    } finally {
+      server.end(ROUTES.has(ctx.path) ? ctx.path : undefined, ctx.status);
+    }
+  });
 
   app.use(async (ctx, next) => {
     ctx.set('Cache-Control', 'no-store');

@@ -22,7 +22,7 @@ export function startPolicy(config: PolicyConfig, opts: { logger?: Logger; migra
     schema: SCHEMA,
     migrationsDir: MIGRATIONS_DIR,
     ...opts,
-    build: async ({ pool, logger }) => {
+    build: async ({ pool, registry, logger }) => {
       const codec = await loadCursorCodec(pool, config.cursorSecrets).catch(dbError);
       return {
         bindings: [
@@ -50,6 +50,7 @@ export function startPolicy(config: PolicyConfig, opts: { logger?: Logger; migra
                 },
               },
               logger,
+              { registry },
             ),
           },
         ],

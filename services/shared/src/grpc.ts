@@ -2,15 +2,20 @@
 // typed promise clients with a deadline on every call, servers whose handlers are async functions
 // that throw DomainError, and the standard grpc.health.v1 service. Client- and server-streaming
 // methods have their own helpers at the end (implementWithStreaming, openClientStream,
-// openServerStream), with backpressure both ways.
+// openServerStream), with backpressure both ways. Every call, both sides, is measured (when given a
+// registry) and traced (grpc-telemetry.ts); grpcReadiness() asks a peer's grpc.health.v1 for /readyz.
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { MethodDefinition } from '@grpc/proto-loader';
-import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
+import { HealthImplementation, protoPath as healthProtoPath, type ServingStatus } from 'grpc-health-check';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import type { Registry } from 'prom-client';
 import { DomainError, fromGrpcError, toGrpcError } from './errors.js';
+import { codeOf, grpcTypeOf, observeClientCall, observeServerCall } from './grpc-telemetry.js';
 import type { Logger } from './logger.js';
+import type { ReadinessCheck } from './ops.js';
+import { context } from './tracing.js';
 import type { ProtoGrpcType as AuthProto } from './generated/auth.js';
 import type { ProtoGrpcType as JobProto } from './generated/job.js';
 import type { ProtoGrpcType as PolicyProto } from './generated/policy.js';
@@ -84,24 +89,39 @@ function contextOf(call: grpc.ServerUnaryCall<unknown, unknown>): CallContext {
   };
 }
 
-/** Adapts async handlers to grpc-js: results go to the callback, thrown errors through toGrpcError. */
+/** Where a server's or client's calls are counted (the process's registry); absent: traced only. */
+export interface GrpcObservability {
+  registry?: Registry;
+}
+
+/**
+ * Adapts async handlers to grpc-js: results go to the callback, thrown errors through toGrpcError.
+ * Each call runs in a server span continuing the caller's trace, and is counted in opts.registry.
+ */
 export function implement<D extends ServiceDefinition>(
   def: D,
   handlers: Handlers<D>,
   logger: Logger,
+  opts: GrpcObservability = {},
 ): grpc.UntypedServiceImplementation {
   const impl: grpc.UntypedServiceImplementation = {};
   for (const [name, method] of Object.entries(def) as [string, AnyMethod][]) {
     const handler = (handlers as Record<string, (req: unknown, ctx: CallContext) => Promise<unknown>>)[name];
     if (!handler) throw new Error(`no handler for ${method.path}`);
     impl[name] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      handler(call.request, contextOf(call)).then(
-        (res) => callback(null, res),
+      const observed = observeServerCall(method.path, 'unary', call.metadata, opts.registry);
+      context.with(observed.context, () => handler(call.request, contextOf(call))).then(
+        (res) => {
+          observed.done(grpc.status.OK);
+          callback(null, res);
+        },
         (err: unknown) => {
           if (!(err instanceof DomainError) || err.code === 'internal') {
             logger.error({ err, method: method.path }, 'gRPC handler failed');
           }
-          callback(toGrpcError(err));
+          const status = toGrpcError(err);
+          observed.done(status.code, status.details);
+          callback(status);
           return;
         },
       );
@@ -198,28 +218,37 @@ export function grpcTarget(address: string): string {
 
 /**
  * A promise-returning client for a service definition. Every call carries a deadline (the call's
- * timeoutMs or the client's default) and rejects with a DomainError (fromGrpcError).
+ * timeoutMs or the client's default) and rejects with a DomainError (fromGrpcError). Each call is a
+ * client span (child of the active context, its traceparent sent in the metadata) and is counted in
+ * observability.registry.
  */
 export function createClient<D extends ServiceDefinition>(
   def: D,
   address: string,
   defaultTimeoutMs: number,
+  observability: GrpcObservability = {},
 ): PromiseClient<D> {
   const channel = new grpc.Client(grpcTarget(address), grpc.credentials.createInsecure(), CLIENT_OPTIONS);
   const client: Record<string, unknown> = { close: () => channel.close() };
-  channels.set(client, { channel, defaultTimeoutMs });
+  const registry = observability.registry;
+  channels.set(client, { channel, defaultTimeoutMs, registry });
   for (const [name, method] of Object.entries(def) as [string, AnyMethod][]) {
     client[name] = (req: object, opts: CallOptions = {}) =>
       new Promise((resolve, reject) => {
         const timeout = Math.max(1, opts.timeoutMs ?? defaultTimeoutMs);
+        const observed = observeClientCall(method.path, 'unary', opts.metadata, registry);
         channel.makeUnaryRequest(
           method.path,
           method.requestSerialize,
           method.responseDeserialize,
           req,
-          opts.metadata ?? new grpc.Metadata(),
+          observed.metadata,
           { deadline: Date.now() + timeout },
-          (err, res) => (err ? reject(fromGrpcError(err)) : resolve(res)),
+          (err, res) => {
+            observed.done(err ? codeOf(err) : grpc.status.OK, err?.details);
+            if (err) reject(fromGrpcError(err));
+            else resolve(res);
+          },
         );
       });
   }
@@ -230,7 +259,7 @@ export function createClient<D extends ServiceDefinition>(
 // Streaming methods (client streaming for uploads, server streaming for downloads)
 
 /** The channel (and default deadline) behind each promise client, for the streaming helpers. */
-const channels = new WeakMap<object, { channel: grpc.Client; defaultTimeoutMs: number }>();
+const channels = new WeakMap<object, { channel: grpc.Client; defaultTimeoutMs: number; registry?: Registry | undefined }>();
 
 export interface StreamCallContext extends CallContext {
   /** Aborted when the caller cancels the call or its deadline passes. */
@@ -292,6 +321,7 @@ export function implementWithStreaming<D extends ServiceDefinition>(
   def: D,
   handlers: StreamingHandlers<D>,
   logger: Logger,
+  opts: GrpcObservability = {},
 ): grpc.UntypedServiceImplementation {
   const all = handlers as unknown as Record<string, AnyStreamingHandler | undefined>;
   const unaryDef: Record<string, AnyMethod> = {};
@@ -311,18 +341,25 @@ export function implementWithStreaming<D extends ServiceDefinition>(
       unaryHandlers[name] = handler;
     } else if (handler.streaming === 'client') {
       impl[name] = (call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-        handler.handle(call, streamContext(call)).then(
-          (res) => callback(null, res),
+        const observed = observeServerCall(method.path, grpcTypeOf(method), call.metadata, opts.registry);
+        context.with(observed.context, () => handler.handle(call, streamContext(call))).then(
+          (res) => {
+            observed.done(grpc.status.OK);
+            callback(null, res);
+          },
           (err: unknown) => {
             if (!call.cancelled) logFailure(err, method.path);
-            callback(toGrpcError(err));
+            const status = toGrpcError(err);
+            observed.done(call.cancelled ? grpc.status.CANCELLED : status.code, status.details);
+            callback(status);
             return;
           },
         );
       };
     } else {
       impl[name] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
-        void (async () => {
+        const observed = observeServerCall(method.path, grpcTypeOf(method), call.metadata, opts.registry);
+        void context.with(observed.context, async () => {
           const ctx = streamContext(call);
           try {
             for await (const message of handler.handle(call.request, ctx)) {
@@ -332,18 +369,23 @@ export function implementWithStreaming<D extends ServiceDefinition>(
                 await Promise.race([once(call, 'drain'), once(ctx.signal, 'abort')]);
               }
             }
-            if (!call.cancelled && !call.destroyed) call.end();
+            if (!call.cancelled && !call.destroyed) {
+              call.end();
+              observed.done(grpc.status.OK);
+            } else observed.done(grpc.status.CANCELLED);
           } catch (err) {
-            if (call.cancelled || call.destroyed) return;
+            if (call.cancelled || call.destroyed) return observed.done(grpc.status.CANCELLED);
             logFailure(err, method.path);
-            call.emit('error', toGrpcError(err));
+            const status = toGrpcError(err);
+            observed.done(status.code, status.details);
+            call.emit('error', status);
           }
-        })();
+        });
       };
     }
   }
   return {
-    ...implement(unaryDef as unknown as D, unaryHandlers as unknown as Handlers<D>, logger),
+    ...implement(unaryDef as unknown as D, unaryHandlers as unknown as Handlers<D>, logger, opts),
     ...impl,
   };
 }
@@ -352,7 +394,7 @@ type RequestOf<M> = M extends MethodDefinition<infer Req, infer _Res, infer _Req
 type ResponseOf<M> = M extends MethodDefinition<infer _Req, infer _Res, infer _ReqOut, infer ResOut> ? ResOut : never;
 type MethodName<D> = keyof D & string;
 
-function channelOf(client: object): { channel: grpc.Client; defaultTimeoutMs: number } {
+function channelOf(client: object): { channel: grpc.Client; defaultTimeoutMs: number; registry?: Registry | undefined } {
   const found = channels.get(client);
   if (!found) throw new Error('streaming calls need a client made by createClient()');
   return found;
@@ -381,21 +423,23 @@ export function openClientStream<D extends ServiceDefinition, K extends MethodNa
   method: K,
   opts: CallOptions = {},
 ): ClientStream<RequestOf<D[K]>, ResponseOf<D[K]>> {
-  const { channel, defaultTimeoutMs } = channelOf(client);
+  const { channel, defaultTimeoutMs, registry } = channelOf(client);
   const m = def[method] as unknown as AnyMethod;
   if (!m.requestStream || m.responseStream) throw new Error(`${m.path} is not a client-streaming method`);
   let settled = false;
   let failure: DomainError | undefined;
   let call!: grpc.ClientWritableStream<object>;
+  const observed = observeClientCall(m.path, 'client_stream', opts.metadata, registry);
   const response = new Promise<ResponseOf<D[K]>>((resolve, reject) => {
     call = channel.makeClientStreamRequest(
       m.path,
       m.requestSerialize,
       m.responseDeserialize,
-      opts.metadata ?? new grpc.Metadata(),
+      observed.metadata,
       { deadline: Date.now() + Math.max(1, opts.timeoutMs ?? defaultTimeoutMs) },
       (err, res) => {
         settled = true;
+        observed.done(err ? codeOf(err) : grpc.status.OK, err?.details);
         if (err) {
           failure = fromGrpcError(err);
           reject(failure);
@@ -440,17 +484,20 @@ export function openServerStream<D extends ServiceDefinition, K extends MethodNa
   request: RequestOf<D[K]>,
   opts: CallOptions = {},
 ): ServerStream<ResponseOf<D[K]>> {
-  const { channel, defaultTimeoutMs } = channelOf(client);
+  const { channel, defaultTimeoutMs, registry } = channelOf(client);
   const m = def[method] as unknown as AnyMethod;
   if (m.requestStream || !m.responseStream) throw new Error(`${m.path} is not a server-streaming method`);
+  const observed = observeClientCall(m.path, 'server_stream', opts.metadata, registry);
   const call = channel.makeServerStreamRequest(
     m.path,
     m.requestSerialize,
     m.responseDeserialize,
     request as object,
-    opts.metadata ?? new grpc.Metadata(),
+    observed.metadata,
     { deadline: Date.now() + Math.max(1, opts.timeoutMs ?? defaultTimeoutMs) },
   );
+  // The call's final status (also when the caller cancels, or never iterates to the end).
+  call.on('status', (st: grpc.StatusObject) => observed.done(st.code, st.details));
   return {
     cancel: () => call.cancel(),
     async *[Symbol.asyncIterator]() {
@@ -465,5 +512,59 @@ export function openServerStream<D extends ServiceDefinition, K extends MethodNa
         if (!done) call.cancel();
       }
     },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Readiness: a peer's grpc.health.v1
+
+let healthCheckMethod: AnyMethod | undefined;
+function healthCheck(): AnyMethod {
+  healthCheckMethod ??= (() => {
+    const def = protoLoader.loadSync(healthProtoPath, PROTO_LOADER_OPTIONS);
+    return (def['grpc.health.v1.Health'] as unknown as Record<string, AnyMethod>).Check!;
+  })();
+  return healthCheckMethod;
+}
+
+/**
+ * A /readyz check asking the peer behind a createClient() client (on its own channel, so it sees
+ * what the calls see) whether `service` is SERVING, with a short deadline. The answer is cached for
+ * cacheMs so frequent probes of many replicas do not multiply into health calls. Not traced, not
+ * counted in the gRPC client metrics.
+ */
+export function grpcReadiness(client: object, service: string, opts: { timeoutMs?: number; cacheMs?: number } = {}): ReadinessCheck {
+  const { channel } = channelOf(client);
+  const timeoutMs = opts.timeoutMs ?? 1_000;
+  const cacheMs = opts.cacheMs ?? 3_000;
+  let last: { at: number; error: Error | undefined } | undefined;
+  let pending: Promise<void> | undefined;
+  const ask = () =>
+    new Promise<void>((resolve, reject) => {
+      const m = healthCheck();
+      channel.makeUnaryRequest(
+        m.path,
+        m.requestSerialize,
+        m.responseDeserialize,
+        { service },
+        new grpc.Metadata(),
+        { deadline: Date.now() + timeoutMs },
+        (err, res) => {
+          if (err) return reject(new Error(`${grpc.status[err.code] ?? err.code}: ${err.details}`));
+          const status = (res as { status?: string } | undefined)?.status;
+          if (status !== 'SERVING') return reject(new Error(status ?? 'no status'));
+          resolve();
+        },
+      );
+    });
+  return async () => {
+    if (!last || Date.now() - last.at >= cacheMs) {
+      pending ??= ask().then(
+        () => void (last = { at: Date.now(), error: undefined }),
+        (err: unknown) => void (last = { at: Date.now(), error: err as Error }),
+      ).finally(() => (pending = undefined));
+      await pending;
+    }
+    if (last?.error) throw last.error;
   };
 }

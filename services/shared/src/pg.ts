@@ -1,10 +1,11 @@
 // PostgreSQL: one pool per service, its search_path pinned to the service's own schema, and a
 // versioned SQL migration runner (files NNNN_name.sql, applied once each, in order, under an
-// advisory lock so replicas starting together do not race).
+// advisory lock so replicas starting together do not race), and the pool's gauges.
 import pg from 'pg';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from './logger.js';
+import { Gauge, type Registry } from 'prom-client';
 import { DomainError, unavailable } from './errors.js';
 
 export type Pool = pg.Pool;
@@ -33,6 +34,32 @@ export function createPool(opts: { url: string; schema: string; max: number; app
     client.on('error', (err) => opts.logger.debug({ err: err.message }, 'PostgreSQL connection lost while in use'));
   });
   return pool;
+}
+
+/**
+ * Pool gauges, read at scrape time: connections in use and idle, checkouts waiting for one, and the
+ * configured ceiling. One pool per registry (each process has one pool per service).
+ */
+export function registerPoolMetrics(pool: Pool, registry: Registry, max: number): void {
+  new Gauge({
+    name: 'partner_db_pool_connections',
+    help: 'PostgreSQL connections of the pool, by state (in_use, idle).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      this.set({ state: 'in_use' }, pool.totalCount - pool.idleCount);
+      this.set({ state: 'idle' }, pool.idleCount);
+    },
+  });
+  new Gauge({
+    name: 'partner_db_pool_waiting_requests',
+    help: 'Queries waiting for a free PostgreSQL connection of the pool.',
+    registers: [registry],
+    collect() {
+      this.set(pool.waitingCount);
+    },
+  });
+  new Gauge({ name: 'partner_db_pool_max_connections', help: 'Size limit of the PostgreSQL pool (DB_POOL_MAX).', registers: [registry] }).set(max);
 }
 
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);

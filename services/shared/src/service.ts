@@ -4,7 +4,7 @@
 import type { Registry } from 'prom-client';
 import type { BaseConfig, DbConfig } from './config.js';
 import { createLogger, type Logger } from './logger.js';
-import { createPool, migrate, type Pool } from './pg.js';
+import { createPool, migrate, registerPoolMetrics, type Pool } from './pg.js';
 import { startGrpcServer, type ServiceBinding } from './grpc.js';
 import { createRegistry, startOpsServer, type ReadinessCheck } from './ops.js';
 
@@ -30,6 +30,7 @@ export interface GrpcServiceOptions {
   migrationsDir: string;
   migrate?: boolean;
   logger?: Logger;
+  /** Builds the service; pass `{ registry }` to implement() so its gRPC calls are counted. */
   build(ctx: { pool: Pool; registry: Registry; logger: Logger }): Promise<ServiceParts>;
 }
 
@@ -48,6 +49,7 @@ export async function startGrpcService(opts: GrpcServiceOptions): Promise<Runnin
   const pool = createPool({ url: opts.db.databaseUrl, schema: opts.schema, max: opts.db.poolMax, applicationName: name, logger });
   if (opts.migrate ?? true) await migrate(pool, opts.schema, opts.migrationsDir, logger);
   const registry = createRegistry(name);
+  registerPoolMetrics(pool, registry, opts.db.poolMax);
   const parts = await opts.build({ pool, registry, logger });
   const grpc = await startGrpcServer({ host: opts.base.host, port: opts.grpcPort, services: parts.bindings });
   const ops = await startOpsServer({

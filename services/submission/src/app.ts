@@ -63,6 +63,7 @@ export function startSubmission(config: SubmissionConfig, opts: { logger?: Logge
           },
         },
         logger,
+        { registry },
       );
       return {
         bindings: [{ name: SERVICE_NAMES.submission, def: serviceDefs().submission, impl }],
