@@ -7,7 +7,8 @@ import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { DomainError, notFound } from '@partner/shared/errors';
 import { isJobId } from '@partner/shared/ids';
 import { JOB_KINDS, type SettlementEvent } from '@partner/shared/jobs';
-import { connectNats, natsNames } from '@partner/shared/nats';
+import { connectNats, natsNames, traceHeaders } from '@partner/shared/nats';
+import { context, contextCarrier, failSpan, SpanKind, trace, tracer } from '@partner/shared/tracing';
 import { dbError } from '@partner/shared/pg';
 import type { Logger } from '@partner/shared/logger';
 import { startGrpcService, type RunningService } from '@partner/shared/service';
@@ -92,10 +93,18 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
           partnerId: row.partner_id,
         };
         // Best effort: a waiting gateway that misses this re-reads the job at its deadline.
+        const span = tracer().startSpan(`send ${names.settledSubject}`, {
+          kind: SpanKind.PRODUCER,
+          attributes: { 'messaging.system': 'nats', 'messaging.operation.type': 'send', 'messaging.destination.name': names.settledSubject },
+        });
         try {
-          nc?.publish(names.settledSubject, JSON.stringify(event));
+          const headers = traceHeaders(trace.setSpan(context.active(), span));
+          nc?.publish(names.settledSubject, JSON.stringify(event), headers ? { headers } : {});
         } catch (err) {
+          failSpan(span, err);
           logger.warn({ err: (err as Error).message, jobId: row.job_id }, 'settlement event not published');
+        } finally {
+          span.end();
         }
       };
 
@@ -142,6 +151,7 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
               payload,
               ...(idem ? { idempotency: { key: idem.key, scope: idem.scope, fingerprint: idem.fingerprint } } : {}),
               retentionHours: config.idempotencyRetentionHours,
+              traceContext: contextCarrier(),
             });
             if (out.outboxId) {
               accepted.inc({ kind: req.kind });
@@ -186,6 +196,7 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
           },
         },
         logger,
+        { registry },
       );
 
       return {

@@ -2,12 +2,20 @@
 // right after its transaction commits; the loop publishes whatever the fast path could not (NATS
 // down, process died between commit and publish). Every publish carries Nats-Msg-Id = job id, so a
 // job published twice within the stream's duplicate window is stored once (and the worker's effects
-// are idempotent by job id beyond it).
-import type { JetStreamClient, NatsConnection } from 'nats';
+// are idempotent by job id beyond it). Each publish is a PRODUCER span whose context travels in the
+// message headers to the worker: the fast path's parent is the SubmitJob call; the loop's is the
+// context recorded with the outbox row, so a job published late still continues its request's trace.
+import type { JetStreamClient, NatsConnection, PubAck } from 'nats';
 import type { Logger } from '@partner/shared/logger';
 import type { Pool } from '@partner/shared/pg';
-import { ensureJobsStream, natsNames } from '@partner/shared/nats';
+import { ensureJobsStream, natsNames, traceHeaders } from '@partner/shared/nats';
+import { context, extractContext, inSpan, SpanKind, type Context } from '@partner/shared/tracing';
 import { deleteOutbox, type OutboxRow } from './repo.js';
+
+/** A trace context stored as a plain carrier (traceparent, tracestate) in outbox.trace_context. */
+export function carrierContext(carrier: Record<string, string> | null | undefined): Context {
+  return extractContext(carrier ? { get: (k: string) => carrier[k], set: () => undefined } : undefined);
+}
 
 export interface RelayMetrics {
   published(n: number): void;
@@ -67,16 +75,29 @@ export class OutboxRelay {
     return this.streamReady;
   }
 
-  private async publish(rows: Pick<OutboxRow, 'job_id' | 'subject'>[]): Promise<void> {
+  private publishOne(js: JetStreamClient, jobId: string, subject: string, parent: Context): Promise<PubAck> {
+    const attributes = {
+      'messaging.system': 'nats',
+      'messaging.operation.type': 'send',
+      'messaging.destination.name': subject,
+      'messaging.message.id': jobId,
+    };
+    return inSpan(`send ${subject}`, { kind: SpanKind.PRODUCER, parent, attributes }, () =>
+      js.publish(subject, JSON.stringify({ jobId }), {
+        msgID: jobId,
+        expect: { streamName: this.names.jobsStream },
+        timeout: 5_000,
+        headers: traceHeaders(),
+      }),
+    );
+  }
+
+  private async publish(rows: (Pick<OutboxRow, 'job_id' | 'subject'> & { parent: Context })[]): Promise<void> {
     const js = this.js;
     if (!js) throw new Error('NATS not connected yet');
     await this.ensureStream();
     try {
-      await Promise.all(
-        rows.map((r) =>
-          js.publish(r.subject, JSON.stringify({ jobId: r.job_id }), { msgID: r.job_id, expect: { streamName: this.names.jobsStream }, timeout: 5_000 }),
-        ),
-      );
+      await Promise.all(rows.map((r) => this.publishOne(js, r.job_id, r.subject, r.parent)));
     } catch (err) {
       // The stream may have been deleted under us: recreate it on the next attempt.
       this.streamReady = undefined;
@@ -86,7 +107,7 @@ export class OutboxRelay {
 
   /** Fast path after a commit: publish this job now; the loop retries if this fails. */
   publishNow(outboxId: string, jobId: string, subject: string): void {
-    this.publish([{ job_id: jobId, subject }])
+    this.publish([{ job_id: jobId, subject, parent: context.active() }])
       .then(async () => {
         this.opts.metrics?.published(1);
         await deleteOutbox(this.pool, [outboxId]);
@@ -120,13 +141,13 @@ export class OutboxRelay {
         await client.query('BEGIN');
         const rows = (
           await client.query<OutboxRow>(
-            `SELECT id, job_id, subject FROM outbox
+            `SELECT id, job_id, subject, trace_context FROM outbox
               WHERE created_at < now() - interval '1 second'
               ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`,
           )
         ).rows;
         if (rows.length > 0) {
-          await this.publish(rows);
+          await this.publish(rows.map((r) => ({ ...r, parent: carrierContext(r.trace_context) })));
           await client.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
         }
         await client.query('COMMIT');

@@ -60,6 +60,8 @@ export interface SubmitInput {
   payload: unknown;
   idempotency?: { key: string; scope: string; fingerprint: string };
   retentionHours: number;
+  /** The submitting request's trace context (traceparent, tracestate), kept with the outbox row. */
+  traceContext?: Record<string, string>;
 }
 
 /**
@@ -106,9 +108,10 @@ export async function submitJob(pool: Pool, input: SubmitInput): Promise<{ row: 
        RETURNING ${COLUMNS}`,
       [input.jobId, input.kind, input.tenantId, input.partnerId, input.clientId, input.principalId, JSON.stringify(input.payload)],
     );
-    const outbox = await c.query<{ id: string }>('INSERT INTO outbox (job_id, subject) VALUES ($1, $2) RETURNING id', [
+    const outbox = await c.query<{ id: string }>('INSERT INTO outbox (job_id, subject, trace_context) VALUES ($1, $2, $3) RETURNING id', [
       input.jobId,
       input.subject,
+      input.traceContext && Object.keys(input.traceContext).length > 0 ? JSON.stringify(input.traceContext) : null,
     ]);
     return { row: inserted.rows[0]!, replayed: false, outboxId: outbox.rows[0]!.id };
   });
@@ -168,6 +171,7 @@ export interface OutboxRow {
   id: string;
   job_id: string;
   subject: string;
+  trace_context: Record<string, string> | null;
 }
 
 export async function deleteOutbox(pool: Pool, ids: string[]): Promise<void> {

@@ -1,7 +1,10 @@
 // NATS: connection helper and the names of every subject and stream, derived from one prefix so
-// deployments and test runs can share a server without seeing each other's messages.
-import { connect, DiscardPolicy, nanos, RetentionPolicy, StorageType, type JetStreamManager, type NatsConnection } from 'nats';
+// deployments and test runs can share a server without seeing each other's messages; the readiness
+// check of a connection; trace context in message headers.
+import { connect, DiscardPolicy, headers, nanos, RetentionPolicy, StorageType, type JetStreamManager, type MsgHdrs, type NatsConnection } from 'nats';
 import type { Logger } from './logger.js';
+import type { ReadinessCheck } from './ops.js';
+import { extractContext, injectContext, type Context } from './tracing.js';
 
 export type { NatsConnection };
 
@@ -67,4 +70,48 @@ export async function ensureJobsStream(jsm: JetStreamManager, names: ReturnType<
       if (!/already in use/i.test((e as Error).message)) throw e;
     });
   }
+}
+
+/**
+ * /readyz check of a connection: unready while it is closed or disconnected (reconnecting), else a
+ * round trip to the server. `nc` may be a getter, for processes that connect in the background.
+ */
+export function natsReadiness(nc: NatsConnection | (() => NatsConnection | undefined)): ReadinessCheck {
+  const tracked = new WeakMap<NatsConnection, { connected: boolean }>();
+  const track = (conn: NatsConnection) => {
+    let state = tracked.get(conn);
+    if (!state) {
+      const s = { connected: true };
+      tracked.set(conn, s);
+      state = s;
+      void (async () => {
+        for await (const st of conn.status()) {
+          if (st.type === 'disconnect') s.connected = false;
+          if (st.type === 'reconnect') s.connected = true;
+        }
+      })().catch(() => undefined);
+    }
+    return state;
+  };
+  const get = typeof nc === 'function' ? nc : () => nc;
+  if (typeof nc !== 'function') track(nc);
+  return async () => {
+    const conn = get();
+    if (!conn) throw new Error('not connected yet');
+    if (conn.isClosed()) throw new Error('connection closed');
+    if (!track(conn).connected) throw new Error('disconnected; reconnecting');
+    await conn.flush();
+  };
+}
+
+/** Message headers carrying the active trace context (traceparent) for a publish; none untraced. */
+export function traceHeaders(ctx?: Context): MsgHdrs | undefined {
+  const h = headers();
+  injectContext(h, ctx);
+  return h.keys().length > 0 ? h : undefined;
+}
+
+/** The trace context a message's headers carry (ROOT_CONTEXT when none). */
+export function contextFromHeaders(h: MsgHdrs | undefined): Context {
+  return extractContext(h);
 }

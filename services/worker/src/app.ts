@@ -1,8 +1,10 @@
-// Builds a worker process: gRPC clients, the JetStream consumer, the ops listener.
+// Builds a worker process: gRPC clients, the JetStream consumer, the ops listener (readiness: NATS
+// and the gRPC services the jobs call; metrics: concurrency, outcomes, the consumer's backlog).
 import { Counter, Gauge } from 'prom-client';
-import { createClient, serviceDefs } from '@partner/shared/grpc';
+import type { NatsConnection } from 'nats';
+import { createClient, grpcReadiness, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { createLogger, type Logger } from '@partner/shared/logger';
-import { connectNats } from '@partner/shared/nats';
+import { connectNats, natsNames, natsReadiness } from '@partner/shared/nats';
 import { createRegistry, startOpsServer } from '@partner/shared/ops';
 import type { WorkerConfig } from './config.js';
 import { JobConsumer } from './consumer.js';
@@ -15,12 +17,12 @@ export interface WorkerService {
 export async function startWorker(config: WorkerConfig, opts: { logger?: Logger } = {}): Promise<WorkerService> {
   const logger = opts.logger ?? createLogger('worker', config.logLevel);
   const defs = serviceDefs();
-  const clients = {
-    job: createClient(defs.job, config.grpc.job, config.grpcTimeoutMs),
-    submission: createClient(defs.submission, config.grpc.submission, config.grpcTimeoutMs),
-    policy: createClient(defs.policy, config.grpc.policy, config.grpcTimeoutMs),
-  };
   const registry = createRegistry('worker');
+  const clients = {
+    job: createClient(defs.job, config.grpc.job, config.grpcTimeoutMs, { registry }),
+    submission: createClient(defs.submission, config.grpc.submission, config.grpcTimeoutMs, { registry }),
+    policy: createClient(defs.policy, config.grpc.policy, config.grpcTimeoutMs, { registry }),
+  };
   const inUse = new Gauge({ name: 'partner_worker_concurrency_in_use', help: 'Jobs being processed by this worker.', registers: [registry] });
   new Gauge({
     name: 'partner_worker_concurrency_limit',
@@ -35,6 +37,7 @@ export async function startWorker(config: WorkerConfig, opts: { logger?: Logger 
   });
 
   const nc = await connectNats({ url: config.natsUrl, name: 'worker', logger });
+  consumerGauges(registry, nc, natsNames(config.natsPrefix));
   const consumer = new JobConsumer(nc, config, clients, logger, {
     inUse: (d) => inUse.inc(d),
     processed: (kind, outcome) => processed.inc({ kind, outcome }),
@@ -46,10 +49,10 @@ export async function startWorker(config: WorkerConfig, opts: { logger?: Logger 
     port: config.opsPort,
     registry,
     checks: {
-      nats: async () => {
-        if (nc.isClosed()) throw new Error('closed');
-        await nc.flush();
-      },
+      nats: natsReadiness(nc),
+      job: grpcReadiness(clients.job, SERVICE_NAMES.job),
+      submission: grpcReadiness(clients.submission, SERVICE_NAMES.submission),
+      policy: grpcReadiness(clients.policy, SERVICE_NAMES.policy),
     },
   });
 
@@ -63,4 +66,37 @@ export async function startWorker(config: WorkerConfig, opts: { logger?: Logger 
       await ops.close();
     },
   };
+}
+
+/**
+ * The shared durable consumer's state, read from JetStream at scrape time: messages not yet
+ * delivered, delivered but unacknowledged, and redelivered. Every worker reports the same consumer
+ * (aggregate with max, not sum). Left unchanged when JetStream does not answer within a second.
+ */
+function consumerGauges(registry: ReturnType<typeof createRegistry>, nc: NatsConnection, names: ReturnType<typeof natsNames>): void {
+  let info: Promise<{ num_pending: number; num_ack_pending: number; num_redelivered: number } | undefined> | undefined;
+  // One consumer-info request per scrape, shared by the three gauges.
+  const read = () => {
+    info ??= (async () => {
+      if (nc.isClosed()) return undefined;
+      const jsm = await nc.jetstreamManager({ timeout: 1_000, checkAPI: false });
+      return jsm.consumers.info(names.jobsStream, names.workerConsumer);
+    })()
+      .catch(() => undefined)
+      .finally(() => setTimeout(() => (info = undefined), 100));
+    return info;
+  };
+  const gauge = (name: string, help: string, pick: (i: { num_pending: number; num_ack_pending: number; num_redelivered: number }) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const i = await read();
+        if (i) this.set(pick(i));
+      },
+    });
+  gauge('partner_worker_consumer_pending', 'Jobs in JetStream not yet delivered to any worker (the shared consumer).', (i) => i.num_pending);
+  gauge('partner_worker_consumer_ack_pending', 'Jobs delivered to a worker and not yet acknowledged.', (i) => i.num_ack_pending);
+  gauge('partner_worker_consumer_redelivered', 'Jobs delivered more than once and not yet acknowledged.', (i) => i.num_redelivered);
 }

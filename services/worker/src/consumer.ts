@@ -1,10 +1,13 @@
 // The JetStream side of the worker: a durable pull consumer shared by every worker process
 // (explicit ack), bounded concurrency, working() heartbeats for long jobs, nak(delay) to retry,
-// and a bound on deliveries after which the job is failed for good — so every job settles.
+// and a bound on deliveries after which the job is failed for good — so every job settles. Each
+// delivery is a CONSUMER span continuing the trace carried in the message headers (its gRPC calls are
+// children) and one log line with its outcome and duration.
 import { AckPolicy, DeliverPolicy, nanos, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats';
 import { DomainError } from '@partner/shared/errors';
 import { isJobId } from '@partner/shared/ids';
-import { ensureJobsStream, natsNames } from '@partner/shared/nats';
+import { contextFromHeaders, ensureJobsStream, natsNames } from '@partner/shared/nats';
+import { inSpan, SpanKind, SpanStatusCode, traceFields } from '@partner/shared/tracing';
 import type { Logger } from '@partner/shared/logger';
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
 import { HANDLERS, JobFailed, type HandlerContext } from './handlers.js';
@@ -12,9 +15,11 @@ import type { WorkerConfig } from './config.js';
 
 type Defs = ReturnType<typeof serviceDefs>;
 
+export type DeliveryOutcome = 'succeeded' | 'failed' | 'retried' | 'skipped';
+
 export interface WorkerMetrics {
   inUse(delta: number): void;
-  processed(kind: string, outcome: 'succeeded' | 'failed' | 'retried' | 'skipped'): void;
+  processed(kind: string, outcome: DeliveryOutcome): void;
 }
 
 export class JobConsumer {
@@ -114,7 +119,44 @@ export class JobConsumer {
     await this.clients.job.SettleJob({ jobId, error });
   }
 
-  private async handle(m: JsMsg): Promise<void> {
+  /** One delivery: a CONSUMER span (parent: the publisher's context) and one log line. */
+  private handle(m: JsMsg): Promise<void> {
+    const started = process.hrtime.bigint();
+    const attributes = {
+      'messaging.system': 'nats',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': m.subject,
+      'messaging.consumer.group.name': this.names.workerConsumer,
+      'messaging.message.delivery_count': m.info.deliveryCount,
+    };
+    return inSpan(`process ${m.subject}`, { kind: SpanKind.CONSUMER, parent: contextFromHeaders(m.headers), attributes }, async (span) => {
+      const r = await this.process(m);
+      span.setAttributes({ 'partner.job.id': r.jobId, 'partner.job.kind': r.kind, 'partner.job.outcome': r.outcome });
+      if (r.outcome === 'retried') span.setStatus({ code: SpanStatusCode.ERROR, message: r.error ?? 'retried' });
+      const fields = {
+        jobId: r.jobId,
+        delivery: m.info.deliveryCount,
+        kind: r.kind,
+        outcome: r.outcome,
+        ...(r.error ? { err: r.error } : {}),
+        ...(r.retryInMs !== undefined ? { retryInMs: r.retryInMs } : {}),
+        ms: Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10,
+        ...traceFields(),
+      };
+      if (r.outcome === 'retried' || r.outcome === 'malformed') this.logger.warn(fields, 'job');
+      else if (r.gaveUp) this.logger.error(fields, 'job');
+      else this.logger.info(fields, 'job');
+    });
+  }
+
+  private async process(m: JsMsg): Promise<{
+    jobId: string;
+    kind: string;
+    outcome: DeliveryOutcome | 'malformed';
+    error?: string;
+    retryInMs?: number;
+    gaveUp?: boolean;
+  }> {
     const delivery = m.info.deliveryCount;
     let jobId = '';
     try {
@@ -123,9 +165,8 @@ export class JobConsumer {
       // Not ours: not a job message.
     }
     if (!isJobId(jobId)) {
-      this.logger.error({ subject: m.subject }, 'malformed job message terminated');
       m.term();
-      return;
+      return { jobId: '', kind: 'unknown', outcome: 'malformed', error: 'malformed job message terminated' };
     }
     const heartbeat = setInterval(() => m.working(), Math.max(200, Math.floor(this.config.ackWaitMs / 3)));
     const log = this.logger.child({ jobId, delivery });
@@ -137,10 +178,9 @@ export class JobConsumer {
           message: `the job could not be processed after ${this.config.maxDeliveries} attempts; retry the request`,
           retryable: true,
         });
-        log.error('job failed after the maximum number of deliveries');
         this.metrics?.processed(kind, 'failed');
         m.ack();
-        return;
+        return { jobId, kind, outcome: 'failed', error: 'failed after the maximum number of deliveries', gaveUp: true };
       }
       const { job } = await this.clients.job.StartJob({ jobId, delivery });
       if (!job) throw new DomainError('internal', 'StartJob returned no job');
@@ -148,7 +188,7 @@ export class JobConsumer {
       if (job.status === 'JOB_STATUS_SUCCEEDED' || job.status === 'JOB_STATUS_FAILED') {
         this.metrics?.processed(kind, 'skipped');
         m.ack();
-        return;
+        return { jobId, kind, outcome: 'skipped' };
       }
       const handler = HANDLERS[job.kind];
       let outcome: { resultJson: string } | { error: { code: string; message: string; retryable: boolean } };
@@ -169,19 +209,20 @@ export class JobConsumer {
         outcome = { error: err.error };
       }
       await this.clients.job.SettleJob({ jobId, ...outcome });
-      this.metrics?.processed(kind, 'resultJson' in outcome ? 'succeeded' : 'failed');
-      log.info({ kind, outcome: 'resultJson' in outcome ? 'succeeded' : 'failed' }, 'job settled');
+      const settled = 'resultJson' in outcome ? 'succeeded' : 'failed';
+      this.metrics?.processed(kind, settled);
       m.ack();
+      return { jobId, kind, outcome: settled, ...('error' in outcome ? { error: outcome.error.code } : {}) };
     } catch (err) {
       // A dependency failed (or the worker is stopping): deliver again later, or now to another worker.
       if (this.abort.signal.aborted) {
         m.nak();
-        return;
+        return { jobId, kind, outcome: 'retried', error: 'worker stopping', retryInMs: 0 };
       }
       const delay = this.backoff(delivery);
-      log.warn({ err: (err as Error).message, retryInMs: delay }, 'job attempt failed; will be delivered again');
       this.metrics?.processed(kind, 'retried');
       m.nak(delay);
+      return { jobId, kind, outcome: 'retried', error: (err as Error).message, retryInMs: delay };
     } finally {
       clearInterval(heartbeat);
     }
