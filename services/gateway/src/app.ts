@@ -1,15 +1,17 @@
 // Builds the gateway: the Koa app (createGatewayApp, importable by tests with injected clients) and
-// the running service with its gRPC clients, JWKS, ops listener (startGateway).
+// the running service with its gRPC clients, JWKS, ops listener (startGateway). Readiness: NATS, the
+// JWKS and the four gRPC services it calls.
 import Koa from 'koa';
 import Router from '@koa/router';
 import { createServer, type Server } from 'node:http';
 import { createLogger, type Logger } from '@partner/shared/logger';
-import { createClient, serviceDefs } from '@partner/shared/grpc';
+import { createClient, grpcReadiness, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { createRegistry, startOpsServer } from '@partner/shared/ops';
 import type { Registry } from 'prom-client';
 import type { GatewayConfig } from './config.js';
 import type { GatewayState } from './context.js';
 import { requestId } from './middleware/request-id.js';
+import { traceRequests } from './middleware/trace.js';
 import { errorHandler } from './middleware/errors.js';
 import { authenticate } from './middleware/authenticate.js';
 import { cachedResolver, guard, type PrincipalResolver } from './middleware/guard.js';
@@ -24,7 +26,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { attachmentRoutes } from './routes/attachments.js';
 import { openapiRoute } from './routes/openapi.js';
 import { SettlementWaiters } from './waiters.js';
-import { connectNats, natsNames } from '@partner/shared/nats';
+import { connectNats, natsNames, natsReadiness } from '@partner/shared/nats';
 import type { NatsConnection } from 'nats';
 
 export interface GatewayAppDeps {
@@ -62,6 +64,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   jobRoutes(router, routeDeps);
   attachmentRoutes(router, routeDeps);
 
+  app.use(traceRequests({ trustTraceparent: config.trustTraceparent }));
   app.use(requestId({ requestTimeoutMs: config.requestTimeoutMs }));
   app.use(async (ctx, next) => {
     metrics.inflight.inc();
@@ -103,15 +106,15 @@ export interface GatewayService {
 export async function startGateway(config: GatewayConfig, opts: { logger?: Logger } = {}): Promise<GatewayService> {
   const logger = opts.logger ?? createLogger('gateway', config.logLevel);
   const defs = serviceDefs();
+  const registry = createRegistry('gateway');
   const clients: Clients = {
-    auth: createClient(defs.auth, config.grpc.auth, config.grpcTimeoutMs),
-    policy: createClient(defs.policy, config.grpc.policy, config.grpcTimeoutMs),
-    submission: createClient(defs.submission, config.grpc.submission, config.grpcTimeoutMs),
-    job: createClient(defs.job, config.grpc.job, config.grpcTimeoutMs),
+    auth: createClient(defs.auth, config.grpc.auth, config.grpcTimeoutMs, { registry }),
+    policy: createClient(defs.policy, config.grpc.policy, config.grpcTimeoutMs, { registry }),
+    submission: createClient(defs.submission, config.grpc.submission, config.grpcTimeoutMs, { registry }),
+    job: createClient(defs.job, config.grpc.job, config.grpcTimeoutMs, { registry }),
   };
   const keys = new KeyStore(config.jwksUrl, 'ES256');
   await keys.refresh().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'JWKS not reachable yet; will fetch on first token'));
-  const registry = createRegistry('gateway');
   const metrics = gatewayMetrics(registry);
   const waiters = new SettlementWaiters(config.maxWaiters, logger, metrics.waiters);
   // NATS may come later than the gateway: until then waits end at their deadline with one re-read.
@@ -145,6 +148,11 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
     registry,
     checks: {
       jwks: () => keys.refresh(),
+      nats: natsReadiness(() => nc),
+      auth: grpcReadiness(clients.auth, SERVICE_NAMES.auth),
+      job: grpcReadiness(clients.job, SERVICE_NAMES.job),
+      submission: grpcReadiness(clients.submission, SERVICE_NAMES.submission),
+      policy: grpcReadiness(clients.policy, SERVICE_NAMES.policy),
     },
   });
 

@@ -29,6 +29,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   /** Time to receive a request's headers, and its whole body (slow clients are cut off). */
   headersTimeoutMs: number;
   receiveTimeoutMs: number;
+  /** Continue a caller's W3C traceparent (only behind a trusted edge); otherwise every request starts a trace. */
+  trustTraceparent: boolean;
 }
 
 export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig> {
@@ -69,5 +71,6 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     rateLimitReplicas: env.int('RATE_LIMIT_REPLICAS', { default: 1, min: 1, max: 1_000 }),
     headersTimeoutMs: env.int('HEADERS_TIMEOUT_MS', { default: 15_000, min: 500, max: 120_000 }),
     receiveTimeoutMs: env.int('REQUEST_RECEIVE_TIMEOUT_MS', { default: 60_000, min: 1_000, max: 600_000 }),
+    trustTraceparent: env.bool('TRUST_TRACEPARENT', { default: false }),
   });
 }

@@ -22,6 +22,8 @@ export interface GatewayState {
   route?: string;
   /** Error code of the response, when it is an error. */
   errorCode?: string;
+  /** Trace id of the request's server span, when traced (logs). */
+  traceId?: string;
 }
 
 export type GatewayContext = Koa.ParameterizedContext<GatewayState>;

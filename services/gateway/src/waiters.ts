@@ -2,9 +2,13 @@
 // per gateway process feeds a map of waiters by job id: waiting costs no database query and no
 // polling. A waiter is registered before the job is read, so a settlement cannot slip between the
 // read and the wait; at its deadline the caller re-reads the job once in case an event was missed.
+// A settlement that wakes waiters is a CONSUMER span in the job's trace (context from the message
+// headers), and each woken (or timed-out) request's span gets an event saying so.
 import type { NatsConnection, Subscription } from 'nats';
 import type { Logger } from '@partner/shared/logger';
 import type { JobView, SettlementEvent } from '@partner/shared/jobs';
+import { contextFromHeaders } from '@partner/shared/nats';
+import { context, SpanKind, trace, tracer } from '@partner/shared/tracing';
 
 export interface Waiter {
   /** Resolves with the settled job, or undefined when the deadline passes first. */
@@ -40,7 +44,23 @@ export class SettlementWaiters {
           return;
         }
         const set = this.waiters.get(event.job?.id);
-        if (set) for (const wake of [...set]) wake(event.job);
+        if (!set) return;
+        const span = tracer().startSpan(
+          `process ${msg.subject ?? subject}`,
+          {
+            kind: SpanKind.CONSUMER,
+            attributes: {
+              'messaging.system': 'nats',
+              'messaging.operation.type': 'process',
+              'messaging.destination.name': msg.subject ?? subject,
+              'partner.job.id': event.job.id,
+              'partner.waiters.woken': set.size,
+            },
+          },
+          contextFromHeaders(msg.headers),
+        );
+        for (const wake of [...set]) wake(event.job);
+        span.end();
       },
     });
   }
@@ -61,6 +81,8 @@ export class SettlementWaiters {
       this.waiters.set(jobId, set);
     }
     const bucket = set;
+    // The waiting request's span (active at registration), told how its wait ended.
+    const requestSpan = trace.getSpan(context.active());
     this.count++;
     this.metrics?.waiting(1);
     let done = false;
@@ -78,10 +100,12 @@ export class SettlementWaiters {
     };
     const wake = (job: JobView) => {
       this.metrics?.outcome('settled');
+      requestSpan?.addEvent('job settled', { 'partner.job.id': job.id, 'partner.job.status': job.status });
       finish(job);
     };
     const timer = setTimeout(() => {
       this.metrics?.outcome('timed_out');
+      requestSpan?.addEvent('wait timed out', { 'partner.job.id': jobId });
       finish(undefined);
     }, timeoutMs);
     bucket.add(wake);

@@ -62,6 +62,7 @@ export function errorHandler(opts: { logger: Logger; observe?: RequestObserver }
         ...(ctx.state.errorCode ? { code: ctx.state.errorCode } : {}),
         ...(ctx.state.caller ? { tenant: ctx.state.caller.tenant, partnerId: ctx.state.caller.partnerId, clientId: ctx.state.caller.clientId } : {}),
         ms: Math.round(seconds * 1e4) / 10,
+        ...(ctx.state.traceId ? { traceId: ctx.state.traceId } : {}),
       },
       'request',
     );
