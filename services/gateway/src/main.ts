@@ -1,8 +1,12 @@
-// Runs the gateway.
-import { createLogger } from '@partner/shared/logger';
-import { announceReady, main, runUntilSignalled } from '@partner/shared/lifecycle';
-import { readGatewayConfig } from './config.js';
-import { startGateway } from './app.js';
+// Runs the gateway. Telemetry starts first and the application is imported only afterwards, so its
+// modules load instrumented.
+import { startTelemetry } from '@partner/shared/telemetry';
+
+await startTelemetry('gateway');
+const { createLogger } = await import('@partner/shared/logger');
+const { announceReady, main, runUntilSignalled } = await import('@partner/shared/lifecycle');
+const { readGatewayConfig } = await import('./config.js');
+const { startGateway } = await import('./app.js');
 
 main(async () => {
   const config = readGatewayConfig();

@@ -1,6 +1,10 @@
-// Runs the job service (`migrate` as argument: only apply migrations).
-import { serviceMain } from '@partner/shared/main-helpers';
-import { readJobConfig } from './config.js';
-import { MIGRATIONS_DIR, SCHEMA, startJob } from './app.js';
+// Runs the job service (`migrate` as argument: only apply migrations). Telemetry starts first and
+// the application is imported only afterwards, so its modules (pg, http) load instrumented.
+import { startTelemetry } from '@partner/shared/telemetry';
+
+await startTelemetry('job');
+const { serviceMain } = await import('@partner/shared/main-helpers');
+const { readJobConfig } = await import('./config.js');
+const { MIGRATIONS_DIR, SCHEMA, startJob } = await import('./app.js');
 
 serviceMain({ readConfig: readJobConfig, schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, start: (c, logger) => startJob(c, { logger }) });

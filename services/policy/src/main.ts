@@ -1,6 +1,10 @@
-// Runs the policy service (`migrate` as argument: only apply migrations).
-import { serviceMain } from '@partner/shared/main-helpers';
-import { readPolicyConfig } from './config.js';
-import { MIGRATIONS_DIR, SCHEMA, startPolicy } from './app.js';
+// Runs the policy service (`migrate` as argument: only apply migrations). Telemetry starts first and
+// the application is imported only afterwards, so its modules (pg, http) load instrumented.
+import { startTelemetry } from '@partner/shared/telemetry';
+
+await startTelemetry('policy');
+const { serviceMain } = await import('@partner/shared/main-helpers');
+const { readPolicyConfig } = await import('./config.js');
+const { MIGRATIONS_DIR, SCHEMA, startPolicy } = await import('./app.js');
 
 serviceMain({ readConfig: readPolicyConfig, schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, start: (c, logger) => startPolicy(c, { logger }) });

@@ -1,6 +1,8 @@
 // Process lifecycle for every service's main.ts: run until SIGTERM/SIGINT, then shut down in order
-// (stop accepting → drain → close pools → exit), with a hard deadline so a stuck step cannot hang.
+// (stop accepting → drain → close pools → flush telemetry → exit), with a hard deadline so a stuck
+// step cannot hang.
 import type { Logger } from './logger.js';
+import { shutdownTelemetry } from './telemetry.js';
 
 export interface Stoppable {
   stop(): Promise<void>;
@@ -17,17 +19,24 @@ export function runUntilSignalled(service: Stoppable, logger: Logger, graceMs = 
       process.exit(1);
     }, graceMs);
     timer.unref();
-    service.stop().then(
-      () => {
-        logger.info('stopped');
+    service
+      .stop()
+      .then(
+        () => {
+          logger.info('stopped');
+          return 0;
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          return 1;
+        },
+      )
+      // Telemetry last: the spans of the shutdown itself are exported too.
+      .then(async (code) => {
+        await shutdownTelemetry();
         logger.flush?.();
-        process.exit(0);
-      },
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+        process.exit(code);
+      });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
@@ -35,8 +44,9 @@ export function runUntilSignalled(service: Stoppable, logger: Logger, graceMs = 
 
 /** Runs a main function: a failure at start (bad config, unreachable dependency) exits non-zero. */
 export function main(fn: () => Promise<void>): void {
-  fn().catch((err: unknown) => {
+  fn().catch(async (err: unknown) => {
     process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`);
+    await shutdownTelemetry(2_000);
     process.exit(1);
   });
 }

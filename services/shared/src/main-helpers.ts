@@ -3,6 +3,7 @@
 import type { BaseConfig, DbConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { announceReady, main, runUntilSignalled } from './lifecycle.js';
+import { shutdownTelemetry } from './telemetry.js';
 import { migrateSchema, type RunningService } from './service.js';
 
 export function serviceMain<C extends BaseConfig & DbConfig>(opts: {
@@ -16,6 +17,7 @@ export function serviceMain<C extends BaseConfig & DbConfig>(opts: {
     const logger = createLogger(config.serviceName, config.logLevel);
     if (process.argv[2] === 'migrate') {
       await migrateSchema(config, opts.schema, opts.migrationsDir, logger);
+      await shutdownTelemetry();
       logger.flush();
       return;
     }

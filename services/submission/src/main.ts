@@ -1,7 +1,11 @@
-// Runs the submission service (`migrate` as argument: only apply migrations).
-import { serviceMain } from '@partner/shared/main-helpers';
-import { readSubmissionConfig } from './config.js';
-import { MIGRATIONS_DIR, SCHEMA, startSubmission } from './app.js';
+// Runs the submission service (`migrate` as argument: only apply migrations). Telemetry starts first
+// and the application is imported only afterwards, so its modules (pg, http) load instrumented.
+import { startTelemetry } from '@partner/shared/telemetry';
+
+await startTelemetry('submission');
+const { serviceMain } = await import('@partner/shared/main-helpers');
+const { readSubmissionConfig } = await import('./config.js');
+const { MIGRATIONS_DIR, SCHEMA, startSubmission } = await import('./app.js');
 
 serviceMain({
   readConfig: readSubmissionConfig,

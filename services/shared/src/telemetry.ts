@@ -1,0 +1,76 @@
+// Telemetry bootstrap of every process: starts the OpenTelemetry Node SDK when traces are to be
+// exported (OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_TRACES_EXPORTER
+// other than none), and does nothing at all otherwise: no SDK loaded, no exporter, our spans are the
+// API's no-ops. Exporter, protocol, headers, sampler and propagators come from the standard OTEL_*
+// variables (the SDK reads them); service.name is OTEL_SERVICE_NAME or the service's own name.
+//
+// Each main.ts calls startTelemetry() before it imports any application module (it imports them
+// dynamically afterwards): the ESM loader hook registered here must see `pg` being imported for the
+// pg instrumentation to apply. Metrics stay with prom-client on the ops port and logs with pino on
+// stdout, so the SDK's own metric and log pipelines are switched off.
+import { register } from 'node:module';
+
+type Env = Record<string, string | undefined>;
+
+/** Modules the loader hook intercepts (the instrumented ones only; everything else loads untouched). */
+const INSTRUMENTED_MODULES = ['pg', 'pg-pool', 'http', 'https'];
+
+let running: { shutdown(): Promise<void> } | undefined;
+
+/** Whether traces are exported: an OTLP endpoint or a trace exporter is configured, and the SDK is not disabled. */
+export function tracesEnabled(env: Env = process.env): boolean {
+  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (exporters.length > 0) return exporters[0] !== 'none';
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
+}
+
+/**
+ * Starts tracing for this process if configured; returns whether it did. Call once, first thing in
+ * main.ts, before importing the application.
+ */
+export async function startTelemetry(service: string, env: Env = process.env): Promise<boolean> {
+  if (running) return true;
+  if (!tracesEnabled(env)) return false;
+  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, { data: { include: INSTRUMENTED_MODULES } });
+  const [{ NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }] = await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/instrumentation-http'),
+    import('@opentelemetry/instrumentation-pg'),
+  ]);
+  const sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || service,
+    instrumentations: [
+      // Incoming requests get our own server spans (gateway, token server), which honour
+      // TRUST_TRACEPARENT; the ops listener (/livez, /readyz, /metrics) is never traced.
+      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, requireParentforOutgoingSpans: true }),
+      // Only queries made on behalf of a traced request or job (not the relay's and sweeps' polling);
+      // statements without their parameter values.
+      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+    ],
+    metricReaders: [],
+    logRecordProcessors: [],
+  });
+  sdk.start();
+  running = sdk;
+  return true;
+}
+
+/** Flushes and stops tracing (the last step of a shutdown); a no-op when it never started. */
+export async function shutdownTelemetry(timeoutMs = 5_000): Promise<void> {
+  const sdk = running;
+  if (!sdk) return;
+  running = undefined;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    sdk.shutdown().catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
+}
