@@ -1,0 +1,542 @@
+// PartnerClient: typed methods for every operation of the Partner Submission API, with the
+// recommended client pattern built in (seed §4, §5):
+// - tokens cached and refreshed a margin before they expire, one token request in flight at a time,
+//   and one fresh token after a 401 invalid_token;
+// - mutations send a fresh Idempotency-Key and Prefer: wait=15; on 202 they poll the job honouring
+//   Retry-After (never faster); after a dropped connection they resend the same request with the
+//   same key, so the server answers with the same job and never makes a duplicate;
+// - retries only where the API says `retryable` (429 and 503 after Retry-After), with jittered
+//   exponential backoff and a bounded number of attempts;
+// - everything cancellable with an AbortSignal.
+import { PartnerApiError, PartnerNetworkError, PartnerTimeoutError } from './errors.js';
+import { multipartBody, type UploadProgress } from './multipart.js';
+import { abortReason, backoffMs, parseRetryAfter, sleep, type BackoffOptions } from './timing.js';
+import { TokenProvider } from './tokens.js';
+import type {
+  Attachment,
+  AttachmentDeleted,
+  DocumentType,
+  Health,
+  Job,
+  JobHandle,
+  JobProcessing,
+  Page,
+  PageParams,
+  Policy,
+  PolicyListParams,
+  SettledJob,
+  Submission,
+  SubmissionCreate,
+  SubmissionResult,
+} from './types.js';
+
+export const SDK_VERSION = '0.1.0';
+/** Poll interval when an answer carries no Retry-After (the API's own hint is 5 s). */
+const DEFAULT_POLL_SECONDS = 5;
+
+export interface PartnerClientOptions {
+  /** {base_url}, e.g. https://api.uat.example.com */
+  baseUrl: string;
+  /** {auth_url}, the token server (the token endpoint is {auth_url}/oauth2/token). */
+  authUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** The environment's access scope, `<api_host>/access`. */
+  scope: string;
+  /** A fetch to use instead of the global one (proxies, instrumentation, tests). */
+  fetch?: typeof fetch;
+  /** Refresh tokens this many seconds before they expire (default 60). */
+  tokenRefreshMarginSeconds?: number;
+  /** Attempts per request, the first included (default 4). */
+  maxAttempts?: number;
+  /** Backoff between attempts (default 500 ms doubling up to 20 s, jittered). */
+  backoff?: Partial<BackoffOptions>;
+  /** Prefer: wait=N sent with mutations (default 15; 0 answers at once with the job handle). */
+  wait?: number;
+  /** Prefer: wait=N sent when polling a job (default 0: plain polling every Retry-After). */
+  pollWaitSeconds?: number;
+  /** Time allowed for one attempt, besides any Prefer: wait (default 30 s). */
+  requestTimeoutMs?: number;
+  /** Time allowed for one attempt of an upload or download, bytes included (default 10 min). */
+  transferTimeoutMs?: number;
+  /** x-principal-id sent with every request (a principal registered for your partner). */
+  principalId?: string;
+  /** Appended to the User-Agent. */
+  userAgent?: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** x-principal-id for this call (overrides the client's). */
+  principalId?: string;
+}
+
+export interface WaitOptions extends CallOptions {
+  /** Give up (PartnerTimeoutError) when the job has not settled after this long. Default: no limit. */
+  timeoutMs?: number;
+  /** Prefer: wait=N on each poll (default: the client's pollWaitSeconds). */
+  pollWaitSeconds?: number;
+  /** Called with each `processing` answer. */
+  onPoll?: (job: JobProcessing) => void;
+}
+
+export interface MutationOptions extends WaitOptions {
+  /** Your own Idempotency-Key (default: a fresh UUID per call). With your own key a failed job is not retried. */
+  idempotencyKey?: string;
+  /** Prefer: wait=N for this call (default: the client's wait). */
+  wait?: number;
+  /** Called when the mutation was accepted as a job that has not settled yet (before polling). */
+  onAccepted?: (handle: JobHandle) => void;
+}
+
+export interface UploadOptions extends MutationOptions {
+  /** Name the file is stored under (default: the File's name, else "attachment"). */
+  fileName?: string;
+  /** Media type of the file (default: the Blob's type, else application/octet-stream, typed by extension). */
+  contentType?: string;
+  documentType?: DocumentType;
+  /** Called as file bytes are handed to the connection. */
+  onProgress?: (p: UploadProgress) => void;
+}
+
+/** What a mutation answered without polling: the settled result, or the job handle. */
+export type MutationOutcome<T> =
+  | { settled: true; result: T; replayed: boolean }
+  | { settled: false; job: JobHandle; replayed: boolean; retryAfterSeconds: number };
+
+export interface AttachmentDownload {
+  body: ReadableStream<Uint8Array>;
+  contentType: string;
+  contentLength: number | undefined;
+  fileName: string | undefined;
+  /** Hex sha256 of the bytes, from the ETag. */
+  sha256: string | undefined;
+}
+
+interface RequestSpec extends CallOptions {
+  method: string;
+  path: string;
+  query?: Record<string, string | number | undefined> | undefined;
+  headers?: Record<string, string>;
+  json?: unknown;
+  /** A body made afresh for every attempt (streams cannot be sent twice). */
+  body?: () => { body: BodyInit; contentType: string; length?: number };
+  /** Extra time the server may hold the request (Prefer: wait). */
+  holdSeconds?: number;
+  /** Keep the response body unread and return it as a stream. */
+  stream?: boolean;
+}
+
+interface ApiAnswer<T> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+/** A response whose body could not be read (the connection dropped): handled like a failed fetch. */
+class BodyReadError extends Error {}
+
+export class PartnerClient {
+  private readonly baseUrl: string;
+  private readonly fetchFn: typeof fetch;
+  private readonly tokens: TokenProvider;
+  private readonly maxAttempts: number;
+  private readonly backoff: BackoffOptions;
+  private readonly wait: number;
+  private readonly pollWaitSeconds: number;
+  private readonly requestTimeoutMs: number;
+  private readonly transferTimeoutMs: number;
+  private readonly principalId: string | undefined;
+  private readonly userAgent: string;
+
+  constructor(opts: PartnerClientOptions) {
+    for (const name of ['baseUrl', 'authUrl', 'clientId', 'clientSecret', 'scope'] as const) {
+      if (typeof opts[name] !== 'string' || opts[name] === '') throw new TypeError(`PartnerClient: ${name} is required`);
+    }
+    this.baseUrl = new URL(opts.baseUrl).href.replace(/\/+$/, '');
+    const authUrl = new URL(opts.authUrl).href.replace(/\/+$/, '');
+    this.fetchFn = opts.fetch ?? globalThis.fetch.bind(globalThis);
+    this.maxAttempts = Math.max(1, opts.maxAttempts ?? 4);
+    this.backoff = { baseMs: opts.backoff?.baseMs ?? 500, maxMs: opts.backoff?.maxMs ?? 20_000 };
+    this.wait = opts.wait ?? 15;
+    this.pollWaitSeconds = opts.pollWaitSeconds ?? 0;
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+    this.transferTimeoutMs = opts.transferTimeoutMs ?? 600_000;
+    this.principalId = opts.principalId;
+    const node = typeof process === 'object' && process.version ? ` node/${process.version}` : '';
+    this.userAgent = `partner-sdk/${SDK_VERSION}${node}${opts.userAgent ? ` ${opts.userAgent}` : ''}`;
+    this.tokens = new TokenProvider({
+      tokenUrl: authUrl.endsWith('/oauth2/token') ? authUrl : `${authUrl}/oauth2/token`,
+      clientId: opts.clientId,
+      clientSecret: opts.clientSecret,
+      scope: opts.scope,
+      fetch: this.fetchFn,
+      refreshMarginSeconds: opts.tokenRefreshMarginSeconds ?? 60,
+      maxAttempts: this.maxAttempts,
+      backoff: this.backoff,
+      timeoutMs: this.requestTimeoutMs,
+      userAgent: this.userAgent,
+    });
+  }
+
+  // ---- operations -------------------------------------------------------------------------
+
+  /** GET /v1/health: who the credentials belong to. */
+  async health(opts: CallOptions = {}): Promise<Health> {
+    return (await this.request<Health>({ method: 'GET', path: '/v1/health', ...opts })).body;
+  }
+
+  /** GET /v1/policies: one page. */
+  async listPolicies(params: PolicyListParams = {}, opts: CallOptions = {}): Promise<Page<Policy>> {
+    return (await this.request<Page<Policy>>({ method: 'GET', path: '/v1/policies', query: { ...params }, ...opts })).body;
+  }
+
+  /** Every policy matching the filters, page after page. */
+  iteratePolicies(params: Omit<PolicyListParams, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<Policy> {
+    return this.paginate((cursor) => this.listPolicies({ ...params, ...(cursor ? { cursor } : {}) }, opts));
+  }
+
+  /** GET /v1/policies/{id}. */
+  async getPolicy(policyId: string, opts: CallOptions = {}): Promise<Policy> {
+    return (await this.request<Policy>({ method: 'GET', path: `/v1/policies/${seg(policyId)}`, ...opts })).body;
+  }
+
+  /** POST /v1/submissions, the whole pattern: resolves with the result once the job has succeeded. */
+  async createSubmission(input: SubmissionCreate, opts: MutationOptions = {}): Promise<SubmissionResult> {
+    return this.mutate<SubmissionResult>(() => ({ method: 'POST', path: '/v1/submissions', json: input }), opts);
+  }
+
+  /** POST /v1/submissions without polling: the result if it settled within the wait, else the job handle. */
+  startSubmission(input: SubmissionCreate, opts: Omit<MutationOptions, 'timeoutMs' | 'onPoll'> = {}): Promise<MutationOutcome<SubmissionResult>> {
+    return this.send<SubmissionResult>({ method: 'POST', path: '/v1/submissions', json: input }, opts.idempotencyKey ?? crypto.randomUUID(), opts);
+  }
+
+  /** GET /v1/submissions/{id}. */
+  async getSubmission(submissionId: string, opts: CallOptions = {}): Promise<Submission> {
+    return (await this.request<Submission>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}`, ...opts })).body;
+  }
+
+  /**
+   * POST /v1/submissions/{id}/attachments: uploads the file (a Blob or File, or bytes) and resolves
+   * with the attachment record once the job has succeeded. A resend re-reads the Blob.
+   */
+  async uploadAttachment(submissionId: string, file: Blob | Uint8Array, opts: UploadOptions = {}): Promise<Attachment> {
+    return this.mutate<Attachment>(() => this.uploadSpec(submissionId, file, opts), opts);
+  }
+
+  /** The upload without polling: the record if it settled within the wait, else the job handle. */
+  startAttachmentUpload(submissionId: string, file: Blob | Uint8Array, opts: Omit<UploadOptions, 'timeoutMs' | 'onPoll'> = {}): Promise<MutationOutcome<Attachment>> {
+    return this.send<Attachment>(this.uploadSpec(submissionId, file, opts), opts.idempotencyKey ?? crypto.randomUUID(), opts);
+  }
+
+  /** GET /v1/submissions/{id}/attachments: one page. */
+  async listAttachments(submissionId: string, params: PageParams = {}, opts: CallOptions = {}): Promise<Page<Attachment>> {
+    return (await this.request<Page<Attachment>>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/attachments`, query: { ...params }, ...opts })).body;
+  }
+
+  /** Every attachment of a submission, page after page. */
+  iterateAttachments(submissionId: string, params: Omit<PageParams, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<Attachment> {
+    return this.paginate((cursor) => this.listAttachments(submissionId, { ...params, ...(cursor ? { cursor } : {}) }, opts));
+  }
+
+  /** GET /v1/submissions/{id}/attachments/{attachmentId}. */
+  async getAttachment(submissionId: string, attachmentId: string, opts: CallOptions = {}): Promise<Attachment> {
+    return (await this.request<Attachment>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/attachments/${seg(attachmentId)}`, ...opts })).body;
+  }
+
+  /** GET .../content: the bytes as a stream (read it, or cancel it), with their type, size, name and sha256. */
+  async downloadAttachment(submissionId: string, attachmentId: string, opts: CallOptions = {}): Promise<AttachmentDownload> {
+    const res = await this.request<ReadableStream<Uint8Array>>({
+      method: 'GET',
+      path: `/v1/submissions/${seg(submissionId)}/attachments/${seg(attachmentId)}/content`,
+      stream: true,
+      ...opts,
+    });
+    const length = res.headers.get('content-length');
+    const etag = res.headers.get('etag');
+    return {
+      body: res.body,
+      contentType: res.headers.get('content-type') ?? 'application/octet-stream',
+      contentLength: length !== null && /^\d+$/.test(length) ? Number(length) : undefined,
+      fileName: fileNameOf(res.headers.get('content-disposition')),
+      sha256: etag ? etag.replace(/^W\//, '').replace(/"/g, '') : undefined,
+    };
+  }
+
+  /** DELETE /v1/submissions/{id}/attachments/{attachmentId}, as a job; resolves once it has succeeded. */
+  async deleteAttachment(submissionId: string, attachmentId: string, opts: MutationOptions = {}): Promise<AttachmentDeleted> {
+    return this.mutate<AttachmentDeleted>(
+      () => ({ method: 'DELETE', path: `/v1/submissions/${seg(submissionId)}/attachments/${seg(attachmentId)}` }),
+      opts,
+    );
+  }
+
+  /** GET /v1/jobs/{id}: the settled job, or `processing`. `wait` holds the request up to that many seconds. */
+  async getJob<T = unknown>(jobIdOrStatusUrl: string, opts: CallOptions & { wait?: number } = {}): Promise<Job<T>> {
+    const id = jobIdOf(jobIdOrStatusUrl);
+    const wait = opts.wait ?? 0;
+    return (
+      await this.request<Job<T>>({
+        method: 'GET',
+        path: `/v1/jobs/${seg(id)}`,
+        ...(wait > 0 ? { headers: { prefer: `wait=${wait}` }, holdSeconds: wait } : {}),
+        ...opts,
+      })
+    ).body;
+  }
+
+  /**
+   * Polls a job until it settles, never sooner than Retry-After says, and returns it (succeeded or
+   * failed). Takes the job id or its statusUrl; the poll goes to this client's base URL, so the
+   * token is never sent anywhere else.
+   */
+  async waitForJob<T = unknown>(jobIdOrStatusUrl: string, opts: WaitOptions = {}): Promise<SettledJob<T>> {
+    const id = jobIdOf(jobIdOrStatusUrl);
+    const deadline = opts.timeoutMs !== undefined ? Date.now() + opts.timeoutMs : Infinity;
+    const pollWait = opts.pollWaitSeconds ?? this.pollWaitSeconds;
+    for (;;) {
+      const left = deadline - Date.now();
+      const wait = Math.max(0, Math.min(pollWait, Math.floor(left / 1000)));
+      const res = await this.request<Job<T>>({
+        method: 'GET',
+        path: `/v1/jobs/${seg(id)}`,
+        ...(wait > 0 ? { headers: { prefer: `wait=${wait}` }, holdSeconds: wait } : {}),
+        ...pick(opts),
+      });
+      const job = res.body;
+      if (job.status !== 'processing') return job;
+      opts.onPoll?.(job);
+      const afterS = Math.max(parseRetryAfter(res.headers.get('retry-after')) ?? DEFAULT_POLL_SECONDS, job.retryAfter ?? 0, 1);
+      if (Date.now() + afterS * 1000 > deadline) {
+        throw new PartnerTimeoutError(`job ${id} did not settle in time; read it later with getJob`, id);
+      }
+      await sleep(afterS * 1000, opts.signal);
+    }
+  }
+
+  // ---- the mutation pattern ----------------------------------------------------------------
+
+  /**
+   * Sends a mutation and, when it is accepted as a job, polls it to the end. A job that failed with
+   * a retryable error is tried again with a new Idempotency-Key (the old key would replay the
+   * failure), unless the caller chose the key.
+   */
+  private async mutate<T>(spec: () => RequestSpec, opts: MutationOptions): Promise<T> {
+    const deadline = opts.timeoutMs !== undefined ? Date.now() + opts.timeoutMs : undefined;
+    for (let round = 1; ; round++) {
+      const key = opts.idempotencyKey ?? crypto.randomUUID();
+      try {
+        const left = deadline !== undefined ? deadline - Date.now() : undefined;
+        const wait = left !== undefined ? Math.min(opts.wait ?? this.wait, Math.max(0, Math.floor(left / 1000))) : opts.wait;
+        const outcome = await this.send<T>(spec(), key, { ...opts, ...(wait !== undefined ? { wait } : {}) });
+        if (outcome.settled) return outcome.result;
+        opts.onAccepted?.(outcome.job);
+        // The 202's Retry-After is the time to the first poll.
+        const firstPollMs = outcome.retryAfterSeconds * 1000;
+        if (deadline !== undefined && Date.now() + firstPollMs > deadline) {
+          throw new PartnerTimeoutError(`job ${outcome.job.id} did not settle in time; read it later with getJob`, outcome.job.id);
+        }
+        await sleep(firstPollMs, opts.signal);
+        const job = await this.waitForJob<T>(outcome.job.id, {
+          ...opts,
+          ...(deadline !== undefined ? { timeoutMs: Math.max(0, deadline - Date.now()) } : {}),
+        });
+        if (job.status === 'succeeded') return job.result;
+        throw PartnerApiError.fromJob(job);
+      } catch (err) {
+        const retry = err instanceof PartnerApiError && err.jobId !== undefined && err.retryable && !opts.idempotencyKey && round < this.maxAttempts;
+        if (!retry) throw err;
+        const delay = Math.max((err.retryAfterSeconds ?? 0) * 1000, backoffMs(round, this.backoff));
+        if (deadline !== undefined && Date.now() + delay > deadline) throw err;
+        await sleep(delay, opts.signal);
+      }
+    }
+  }
+
+  /** One mutation request (with its resends): 200 → the result, 202 → the handle. */
+  private async send<T>(spec: RequestSpec, key: string, opts: Omit<MutationOptions, 'timeoutMs' | 'onPoll'>): Promise<MutationOutcome<T>> {
+    const wait = Math.max(0, Math.min(30, Math.floor(opts.wait ?? this.wait)));
+    const res = await this.request<T | JobHandle>({
+      ...spec,
+      ...pick(opts),
+      headers: { ...spec.headers, 'idempotency-key': key, prefer: `wait=${wait}` },
+      holdSeconds: wait,
+    });
+    const replayed = res.headers.get('idempotent-replayed') === 'true';
+    if (res.status === 202) {
+      const retryAfterSeconds = parseRetryAfter(res.headers.get('retry-after')) ?? DEFAULT_POLL_SECONDS;
+      return { settled: false, job: res.body as JobHandle, replayed, retryAfterSeconds };
+    }
+    return { settled: true, result: res.body as T, replayed };
+  }
+
+  private uploadSpec(submissionId: string, file: Blob | Uint8Array, opts: UploadOptions): RequestSpec {
+    const blob = file instanceof Blob ? file : new Blob([file as Uint8Array<ArrayBuffer>]);
+    const fileName = opts.fileName ?? (typeof File !== 'undefined' && blob instanceof File && blob.name ? blob.name : 'attachment');
+    const contentType = opts.contentType ?? (blob.type || 'application/octet-stream');
+    const form = multipartBody(blob, fileName, contentType, opts.documentType ? { documentType: opts.documentType } : {});
+    return {
+      method: 'POST',
+      path: `/v1/submissions/${seg(submissionId)}/attachments`,
+      body: () => ({ body: form.stream(opts.onProgress), contentType: form.contentType, length: form.length }),
+    };
+  }
+
+  private async *paginate<T>(page: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<T> {
+    let cursor: string | undefined;
+    do {
+      const p = await page(cursor);
+      yield* p.items;
+      cursor = p.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
+  // ---- one request, with its retries ---------------------------------------------------------
+
+  private async request<T>(spec: RequestSpec): Promise<ApiAnswer<T>> {
+    const url = new URL(`${this.baseUrl}${spec.path}`);
+    for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const principalId = spec.principalId ?? this.principalId;
+    let refreshedToken = false;
+    let lastNetworkError: unknown;
+
+    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+      spec.signal?.throwIfAborted();
+      const token = await this.tokens.get(spec.signal);
+      const headers: Record<string, string> = {
+        accept: 'application/json',
+        'user-agent': this.userAgent,
+        ...spec.headers,
+        authorization: `Bearer ${token}`,
+      };
+      if (principalId !== undefined) headers['x-principal-id'] = principalId;
+      const init: RequestInit & { duplex?: 'half' } = { method: spec.method, headers };
+      if (spec.json !== undefined) {
+        headers['content-type'] = 'application/json';
+        init.body = JSON.stringify(spec.json);
+      } else if (spec.body) {
+        const b = spec.body();
+        headers['content-type'] = b.contentType;
+        if (b.length !== undefined) headers['content-length'] = String(b.length);
+        init.body = b.body;
+        if (b.body instanceof ReadableStream) init.duplex = 'half';
+      }
+      const budget = spec.stream || spec.body ? this.transferTimeoutMs : this.requestTimeoutMs;
+      const timeout = AbortSignal.timeout(budget + (spec.holdSeconds ?? 0) * 1000);
+      init.signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
+
+      let res: Response;
+      let body: unknown;
+      try {
+        res = await this.fetchFn(url, init);
+        if (res.ok && spec.stream) return { status: res.status, headers: res.headers, body: res.body as T };
+        const text = await res.text().catch((err: unknown) => {
+          throw new BodyReadError('the response body could not be read', { cause: err });
+        });
+        body = text === '' ? undefined : parseJson(text);
+      } catch (err) {
+        if (spec.signal?.aborted) throw abortReason(spec.signal);
+        // No answer (refused, reset, dropped mid-body, timed out): send the same request again. Every
+        // request is safe to resend: reads are, and mutations carry their Idempotency-Key.
+        lastNetworkError = err;
+        if (attempt < this.maxAttempts) await sleep(backoffMs(attempt, this.backoff), spec.signal);
+        continue;
+      }
+
+      if (res.ok) return { status: res.status, headers: res.headers, body: body as T };
+      const error = apiError(res, body);
+      if (res.status === 401 && error.code === 'invalid_token' && !refreshedToken) {
+        // The token was refused (revoked key, clock skew): one fresh token, then the request again.
+        this.tokens.invalidate(token);
+        refreshedToken = true;
+        attempt--;
+        continue;
+      }
+      // A failed job is not retried here: the same key would replay it (see mutate()).
+      if (!error.retryable || error.jobId !== undefined || attempt >= this.maxAttempts) throw error;
+      await sleep(Math.max((error.retryAfterSeconds ?? 0) * 1000, backoffMs(attempt, this.backoff)), spec.signal);
+    }
+    throw new PartnerNetworkError(`${spec.method} ${url.pathname} failed after ${this.maxAttempts} attempts: ${describe(lastNetworkError)}`, {
+      cause: lastNetworkError,
+    });
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The API's error envelope as a PartnerApiError; anything else (a proxy's page) by its status. */
+function apiError(res: Response, body: unknown): PartnerApiError {
+  const requestId = res.headers.get('x-request-id') ?? undefined;
+  const retryAfterSeconds = parseRetryAfter(res.headers.get('retry-after'));
+  const e = isRecord(body) && isRecord(body.error) ? body.error : undefined;
+  if (e && typeof e.code === 'string') {
+    return new PartnerApiError({
+      status: res.status,
+      code: e.code,
+      message: typeof e.message === 'string' ? e.message : e.code,
+      retryable: e.retryable === true,
+      requestId,
+      details: Array.isArray(e.details) ? (e.details as PartnerApiError['details']) : undefined,
+      jobId: isRecord(body) && typeof body.jobId === 'string' ? body.jobId : undefined,
+      retryAfterSeconds,
+    });
+  }
+  return new PartnerApiError({
+    status: res.status,
+    code: `http_${res.status}`,
+    message: `HTTP ${res.status} ${res.statusText}`.trim(),
+    retryable: res.status >= 500 || res.status === 408 || res.status === 429,
+    requestId,
+    retryAfterSeconds,
+  });
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    return `${err.message}${cause}`;
+  }
+  return String(err);
+}
+
+/** A path segment. */
+const seg = (s: string): string => encodeURIComponent(s);
+
+/** The job id of a handle id or a statusUrl (…/v1/jobs/{id}). */
+function jobIdOf(idOrUrl: string): string {
+  if (/^https?:\/\//i.test(idOrUrl)) {
+    const last = new URL(idOrUrl).pathname.split('/').filter(Boolean).pop();
+    if (!last) throw new TypeError(`not a job statusUrl: ${idOrUrl}`);
+    return decodeURIComponent(last);
+  }
+  return idOrUrl;
+}
+
+/** The call options a nested request passes on. */
+function pick(opts: CallOptions): CallOptions {
+  return { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.principalId !== undefined ? { principalId: opts.principalId } : {}) };
+}
+
+/** The file name of a Content-Disposition header, preferring filename* (RFC 6266, RFC 5987). */
+function fileNameOf(header: string | null): string | undefined {
+  if (!header) return undefined;
+  const star = /filename\*\s*=\s*([^']*)'[^']*'([^;]+)/i.exec(header);
+  if (star?.[2]) {
+    try {
+      return decodeURIComponent(star[2].trim());
+    } catch {
+      // fall back to filename
+    }
+  }
+  const plain = /filename\s*=\s*"((?:[^"\\]|\\.)*)"/i.exec(header) ?? /filename\s*=\s*([^;\s]+)/i.exec(header);
+  return plain?.[1]?.replace(/\\(.)/g, '$1');
+}
+

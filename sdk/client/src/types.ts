@@ -1,0 +1,139 @@
+// The API's resources and request bodies, as the OpenAPI document at GET /v1/openapi.json
+// describes them (components.schemas).
+
+export interface ErrorDetail {
+  /** Body field path (`applicant.legalName`), query parameter or header name. */
+  field: string;
+  issue: string;
+}
+
+/** The error envelope: the body of every error response, and the `error` of a failed job. */
+export interface ErrorObject {
+  code: string;
+  message: string;
+  retryable: boolean;
+  details?: ErrorDetail[];
+}
+
+export interface Health {
+  status: 'ok';
+  tenant: string;
+  partnerId: string;
+  principalId: string | null;
+}
+
+export interface SubmissionCreate {
+  /** Your own reference, 1–200 characters. In UAT, `sandbox:delay=N` and `sandbox:fail=<code>` steer the job. */
+  externalRef: string;
+  submissionType: 'application';
+  /** Calendar date `YYYY-MM-DD`. */
+  effectiveDate: string;
+  /** A product UUID. */
+  productId: string;
+  applicant: { legalName: string };
+}
+
+export interface SubmissionResult {
+  submissionId: string;
+  submissionName: string;
+  status: 'submitted';
+}
+
+export interface Submission extends SubmissionResult {
+  externalRef: string;
+  submissionType: 'application';
+  effectiveDate: string;
+  productId: string;
+  applicant: { legalName: string };
+  principalId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface JobHandle {
+  id: string;
+  status: 'accepted';
+  statusUrl: string;
+}
+
+export interface JobProcessing {
+  id: string;
+  status: 'processing';
+  retryAfter: number;
+}
+
+export interface JobSucceeded<T = unknown> {
+  id: string;
+  status: 'succeeded';
+  result: T;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface JobFailed {
+  id: string;
+  status: 'failed';
+  error: ErrorObject;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type SettledJob<T = unknown> = JobSucceeded<T> | JobFailed;
+export type Job<T = unknown> = SettledJob<T> | JobProcessing;
+
+export type PolicyStatus = 'active' | 'cancelled' | 'expired' | 'pending';
+
+export interface Policy {
+  policyId: string;
+  policyNumber: string;
+  status: PolicyStatus;
+  productId: string;
+  insured: { legalName: string };
+  effectiveDate: string;
+  expirationDate: string;
+  /** Amounts are decimal strings, never numbers. */
+  premium: { amount: string; currency: string };
+  /** Present only when the policy came from a submission. */
+  submissionId?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Pass as `cursor` (with the same filters) for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+export interface PageParams {
+  /** 1..200, default 50. */
+  limit?: number;
+  cursor?: string;
+}
+
+export interface PolicyListParams extends PageParams {
+  status?: PolicyStatus;
+  productId?: string;
+  policyNumber?: string;
+  /** RFC 3339 timestamp with a time zone. */
+  updatedSince?: string;
+}
+
+export type DocumentType = 'application' | 'loss_run' | 'schedule_of_values' | 'financials' | 'other';
+
+export interface Attachment {
+  attachmentId: string;
+  submissionId: string;
+  fileName: string;
+  contentType: string;
+  sizeBytes: number;
+  /** Lowercase hex SHA-256 of the bytes. */
+  sha256: string;
+  documentType: DocumentType;
+  createdAt: string;
+}
+
+export interface AttachmentDeleted {
+  attachmentId: string;
+  deleted: true;
+}
