@@ -1,23 +1,10 @@
 // Faults the job path must survive without losing or duplicating anything: a worker process killed
 // after a job's effect but before its ack, and NATS down while a job is accepted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomUUID } from 'node:crypto';
+import { provision, submissionBody } from './support/fixtures.js';
 import { Stack } from './support/stack.js';
 import { PrivateNats } from './support/nats-server.js';
 
-const PRODUCT = '11111111-2222-4333-8444-555555555555';
-const submission = () => ({
-  externalRef: `ref-${randomUUID()}`,
-  submissionType: 'application',
-  effectiveDate: '2027-01-01',
-  productId: PRODUCT,
-  applicant: { legalName: 'Fault Tolerant Ltd' },
-});
-
-async function provision(stack: Stack): Promise<string> {
-  await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test product');
-  return stack.token(await stack.createClient());
-}
 
 describe('a worker killed after the effect, before the ack', () => {
   let stack: Stack;
@@ -36,7 +23,7 @@ describe('a worker killed after the effect, before the ack', () => {
   it('settles the job once, with the one submission the first delivery created', async () => {
     const fast = { WORKER_ACK_WAIT_MS: '1000', WORKER_BACKOFF_MS: '100' };
     const doomed = await stack.spawnService('worker', { ...fast, WORKER_TEST_FAULT: 'exit-after-effect' });
-    const accepted = await stack.api('POST', '/v1/submissions', { token, json: submission() });
+    const accepted = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Fault Tolerant Ltd') });
     expect(accepted.status).toBe(202);
     const jobId = accepted.body.id as string;
 
@@ -74,11 +61,11 @@ describe('NATS down while a job is accepted', () => {
   });
 
   it('accepts the job into the outbox and settles it once NATS is back', async () => {
-    const warm = await stack.api('POST', '/v1/submissions', { token, json: submission(), headers: { prefer: 'wait=10' } });
+    const warm = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Fault Tolerant Ltd'), headers: { prefer: 'wait=10' } });
     expect(warm.status).toBe(200);
 
     await nats.down();
-    const accepted = await stack.api('POST', '/v1/submissions', { token, json: submission() });
+    const accepted = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Fault Tolerant Ltd') });
     expect(accepted.status).toBe(202);
     const jobId = accepted.body.id as string;
     const queued = await stack.sql('SELECT 1 FROM job.outbox WHERE job_id = $1', [jobId]);
@@ -109,7 +96,7 @@ describe('a dependency down for good', () => {
   afterAll(() => stack?.stop());
 
   it('fails the job with a retryable internal error after the maximum number of deliveries', async () => {
-    const r = await stack.api('POST', '/v1/submissions', { token, json: submission(), headers: { prefer: 'wait=20' } });
+    const r = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Fault Tolerant Ltd'), headers: { prefer: 'wait=20' } });
     expect(r.status).toBe(500);
     expect(r.body.error).toMatchObject({ code: 'internal', retryable: true });
     expect(r.body.error.message).toContain('3 attempts');

@@ -6,23 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
+import { provision, submissionBody } from './support/fixtures.js';
 import { Stack, type ApiResponse } from './support/stack.js';
 import { PrivateNats } from './support/nats-server.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 
-const PRODUCT = '11111111-2222-4333-8444-555555555555';
-const submission = (externalRef = `ref-${randomUUID()}`) => ({
-  externalRef,
-  submissionType: 'application',
-  effectiveDate: '2027-01-01',
-  productId: PRODUCT,
-  applicant: { legalName: 'Resilient Mutual' },
-});
-
-async function provision(stack: Stack): Promise<string> {
-  await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test product');
-  return stack.token(await stack.createClient());
-}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -100,7 +88,7 @@ describe('PostgreSQL unreachable, then its connections killed under load', () =>
 
   it('answers 503 unavailable while the database is cut off and recovers when it returns, without a restart', async () => {
     const key = randomUUID();
-    const body = submission();
+    const body = submissionBody(undefined, 'Resilient Mutual');
     await proxy.cut();
     const during = await stack.api('POST', '/v1/submissions', { token, json: body, headers: { 'idempotency-key': key } });
     expect(during.status).toBe(503);
@@ -116,7 +104,7 @@ describe('PostgreSQL unreachable, then its connections killed under load', () =>
 
   it('settles every accepted job exactly once when all its connections are killed mid-load', async () => {
     const keys = Array.from({ length: 40 }, () => randomUUID());
-    const load = Promise.all(keys.map((k, i) => new Promise((r) => setTimeout(r, i * 15)).then(() => submitUntilDone(stack, token, k, submission()))));
+    const load = Promise.all(keys.map((k, i) => new Promise((r) => setTimeout(r, i * 15)).then(() => submitUntilDone(stack, token, k, submissionBody(undefined, 'Resilient Mutual')))));
     for (let i = 0; i < 3; i++) {
       await new Promise((resolve) => setTimeout(resolve, 150));
       await stack.sql(
@@ -151,13 +139,13 @@ describe('the job and submission services killed', () => {
   afterAll(() => stack?.stop());
 
   it('maps a dead job service to 503 and succeeds on retry once it is back', async () => {
-    const warm = await stack.api('POST', '/v1/submissions', { token, json: submission(), headers: { prefer: 'wait=10' } });
+    const warm = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Resilient Mutual'), headers: { prefer: 'wait=10' } });
     expect(warm.status).toBe(200);
     const jobService = stack.childServices.job!;
     jobService.kill('SIGKILL');
     await jobService.exited;
     const key = randomUUID();
-    const body = submission();
+    const body = submissionBody(undefined, 'Resilient Mutual');
     const dead = await stack.api('POST', '/v1/submissions', { token, json: body, headers: { 'idempotency-key': key } });
     expect(dead.status).toBe(503);
     expect(dead.body.error).toMatchObject({ code: 'unavailable', retryable: true });
@@ -172,7 +160,7 @@ describe('the job and submission services killed', () => {
     submissionService.kill('SIGKILL');
     await submissionService.exited;
     const key = randomUUID();
-    const body = submission();
+    const body = submissionBody(undefined, 'Resilient Mutual');
     const accepted = await stack.api('POST', '/v1/submissions', { token, json: body, headers: { 'idempotency-key': key } });
     expect(accepted.status).toBe(202);
     const read = await stack.api('GET', `/v1/submissions/${randomUUID()}`, { token });
@@ -197,7 +185,7 @@ describe('a gateway killed while partners wait', () => {
   it('gives the partner who resends to another gateway with the same key the same job', async () => {
     const doomed = await stack.spawnService('gateway', { PORT: '0', OPS_PORT: '0' });
     const key = randomUUID();
-    const body = submission('sandbox:delay=3');
+    const body = submissionBody('sandbox:delay=3', 'Resilient Mutual');
     const waiting = stack
       .api('POST', '/v1/submissions', { token, json: body, headers: { 'idempotency-key': key, prefer: 'wait=20' }, base: `http://127.0.0.1:${doomed.ports.http}` })
       .then(
@@ -235,7 +223,7 @@ describe('NATS restarted under load', () => {
 
   it('settles every job accepted before, during and after the restart exactly once', async () => {
     const keys = Array.from({ length: 30 }, () => randomUUID());
-    const load = Promise.all(keys.map((k, i) => new Promise((r) => setTimeout(r, i * 20)).then(() => submitUntilDone(stack, token, k, submission()))));
+    const load = Promise.all(keys.map((k, i) => new Promise((r) => setTimeout(r, i * 20)).then(() => submitUntilDone(stack, token, k, submissionBody(undefined, 'Resilient Mutual')))));
     await new Promise((resolve) => setTimeout(resolve, 200));
     await nats.down();
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -267,7 +255,7 @@ describe('a worker killed mid-job', () => {
     await stack.spawnService('worker', fast);
     const keys = Array.from({ length: 6 }, () => randomUUID());
     const accepted = await Promise.all(
-      keys.map((k) => stack.api('POST', '/v1/submissions', { token, json: submission('sandbox:delay=2'), headers: { 'idempotency-key': k } })),
+      keys.map((k) => stack.api('POST', '/v1/submissions', { token, json: submissionBody('sandbox:delay=2', 'Resilient Mutual'), headers: { 'idempotency-key': k } })),
     );
     for (let i = 0; i < 100 && (await stack.sql("SELECT 1 FROM job.jobs WHERE status = 'running'")).length < 6; i++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -286,7 +274,7 @@ describe('a worker killed mid-job', () => {
     for (const w of survivor) w.kill('SIGKILL');
     await Promise.all(survivor.map((w) => w.exited));
     const key = randomUUID();
-    const accepted = await stack.api('POST', '/v1/submissions', { token, json: submission(), headers: { 'idempotency-key': key, prefer: 'wait=1' } });
+    const accepted = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Resilient Mutual'), headers: { 'idempotency-key': key, prefer: 'wait=1' } });
     expect(accepted.status).toBe(202);
     await stack.spawnService('worker', fast);
     const settled = await stack.api('GET', new URL(accepted.body.statusUrl).pathname, { token, headers: { prefer: 'wait=25' } });
