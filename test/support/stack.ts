@@ -58,6 +58,8 @@ export class Stack {
   gatewayUrl = '';
   authUrl = '';
   gatewayOpsUrl = '';
+  /** Ops listener (/livez, /readyz, /metrics) of each in-process service, by name (latest started). */
+  readonly opsUrls: Record<string, string> = {};
   private readonly running: Running[] = [];
   /** In-process services by name, for tests that look inside (e.g. count pool checkouts). */
   readonly services: Record<string, { pool?: import('pg').Pool; stop(): Promise<void> }> = {};
@@ -120,6 +122,7 @@ export class Stack {
     const auth = await startAuth(readAuthConfig(this.reader(overrides)), { logger: this.serviceLogger('auth') });
     this.running.push(auth);
     this.services.auth = auth;
+    this.opsUrls.auth = `http://127.0.0.1:${auth.ports.ops}`;
     this.authUrl = `http://127.0.0.1:${auth.ports.http}`;
     this.env.AUTH_GRPC_ADDR = `127.0.0.1:${auth.ports.grpc}`;
     this.env.AUTH_JWKS_URL = `${this.authUrl}/.well-known/jwks.json`;
@@ -128,6 +131,7 @@ export class Stack {
   async startPolicy(overrides: Record<string, string> = {}): Promise<void> {
     const svc = await startPolicy(readPolicyConfig(this.reader(overrides)), { logger: this.serviceLogger('policy') });
     this.running.push(svc);
+    this.opsUrls.policy = `http://127.0.0.1:${svc.ports.ops}`;
     this.env.POLICY_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
   }
 
@@ -135,6 +139,7 @@ export class Stack {
     const svc = await startSubmission(readSubmissionConfig(this.reader(overrides)), { logger: this.serviceLogger('submission') });
     this.running.push(svc);
     this.services.submission = svc;
+    this.opsUrls.submission = `http://127.0.0.1:${svc.ports.ops}`;
     this.env.SUBMISSION_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
   }
 
@@ -142,12 +147,14 @@ export class Stack {
     const svc = await startJob(readJobConfig(this.reader(overrides)), { logger: this.serviceLogger('job') });
     this.running.push(svc);
     this.services.job = svc;
+    this.opsUrls.job = `http://127.0.0.1:${svc.ports.ops}`;
     this.env.JOB_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
   }
 
   async startWorker(overrides: Record<string, string> = {}): Promise<{ stop(): Promise<void> }> {
     const svc = await startWorker(readWorkerConfig(this.reader(overrides)), { logger: this.serviceLogger('worker') });
     this.running.push(svc);
+    this.opsUrls.worker = `http://127.0.0.1:${svc.ports.ops}`;
     return svc;
   }
 
@@ -216,6 +223,7 @@ export class Stack {
     this.running.push(gw);
     this.gatewayUrl = `http://127.0.0.1:${gw.ports.http}`;
     this.gatewayOpsUrl = `http://127.0.0.1:${gw.ports.ops}`;
+    this.opsUrls.gateway = this.gatewayOpsUrl;
   }
 
   /** A query against the test database (schema-qualify table names: job.jobs, submission.submissions). */
