@@ -183,6 +183,14 @@ export class PartnerClient {
 
   // ---- operations -------------------------------------------------------------------------
 
+  /**
+   * The access token the client uses (fetched, or cached until the refresh margin). Useful to check
+   * credentials, or to call the API with another tool.
+   */
+  accessToken(opts: Pick<CallOptions, 'signal'> = {}): Promise<string> {
+    return this.tokens.get(opts.signal);
+  }
+
   /** GET /v1/health: who the credentials belong to. */
   async health(opts: CallOptions = {}): Promise<Health> {
     return (await this.request<Health>({ method: 'GET', path: '/v1/health', ...opts })).body;

@@ -1,0 +1,626 @@
+// The `partner` command: every operation of the Partner Submission API through @partner/sdk, for
+// people (tables, progress on a terminal) and for scripts (JSON when piped or with --json, and exit
+// codes that say what kind of failure it was).
+import { createHash } from 'node:crypto';
+import { createWriteStream, existsSync, openAsBlob, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { Writable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import {
+  PartnerApiError,
+  PartnerAuthError,
+  PartnerClient,
+  PartnerError,
+  PartnerTimeoutError,
+  SDK_VERSION,
+  type DocumentType,
+  type JobHandle,
+  type MutationOptions,
+  type PolicyListParams,
+  type PolicyStatus,
+} from '@partner/sdk';
+import { ConfigError, configFile, defaultScope, readStored, removeStored, resolveSettings, writeStored, type Settings } from './config.js';
+import { formatBytes, Output, Progress, type Io } from './output.js';
+
+export const EXIT = {
+  ok: 0,
+  /** The API refused the request, or the job failed, and retrying will not help. */
+  apiError: 1,
+  /** The command line is wrong. */
+  usage: 2,
+  /** A failure that may pass: the service unavailable or rate limited, the network, a wait that ran out. */
+  retryable: 3,
+  /** Not logged in, credentials or scope refused, or the client lacks a permission. */
+  auth: 4,
+  interrupted: 130,
+} as const;
+
+export class UsageError extends Error {}
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+  principal: { type: 'string' },
+  'base-url': { type: 'string' },
+  'auth-url': { type: 'string' },
+  'client-id': { type: 'string' },
+  'client-secret-stdin': { type: 'boolean' },
+  scope: { type: 'string' },
+  status: { type: 'string' },
+  'product-id': { type: 'string' },
+  'policy-number': { type: 'string' },
+  'updated-since': { type: 'string' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
+  all: { type: 'boolean' },
+  file: { type: 'string', short: 'f' },
+  wait: { type: 'string' },
+  'idempotency-key': { type: 'string' },
+  type: { type: 'string' },
+  'content-type': { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  force: { type: 'boolean' },
+  timeout: { type: 'string' },
+} as const;
+
+type OptionName = keyof typeof OPTIONS;
+type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+
+const GLOBAL: OptionName[] = ['json', 'help', 'version', 'principal'];
+
+interface Command {
+  usage: string;
+  summary: string;
+  args: string[];
+  options: OptionName[];
+  run(ctx: Context, args: string[]): Promise<number>;
+}
+
+interface Context {
+  io: Io;
+  values: Values;
+  out: Output;
+  progress: Progress;
+  signal: AbortSignal;
+  client(): PartnerClient;
+}
+
+const POLICY_STATUSES: PolicyStatus[] = ['active', 'cancelled', 'expired', 'pending'];
+const DOCUMENT_TYPES: DocumentType[] = ['application', 'loss_run', 'schedule_of_values', 'financials', 'other'];
+
+function intOption(values: Values, name: 'limit' | 'wait' | 'timeout', fallback?: number): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a whole number`);
+  return Number(raw);
+}
+
+const COMMANDS: Record<string, Command> = {
+  login: {
+    usage: 'login [--base-url URL] [--auth-url URL] [--client-id ID] [--scope SCOPE] [--client-secret-stdin]',
+    summary: 'check and store the credentials (asks for what is not given)',
+    args: [],
+    options: ['base-url', 'auth-url', 'client-id', 'scope', 'client-secret-stdin'],
+    run: login,
+  },
+  logout: {
+    usage: 'logout',
+    summary: 'forget the stored credentials',
+    args: [],
+    options: [],
+    run: async (ctx) => {
+      const file = configFile(ctx.io.env);
+      ctx.out.record({ configFile: file, removed: removeStored(file) });
+      return EXIT.ok;
+    },
+  },
+  health: {
+    usage: 'health',
+    summary: 'who the credentials belong to',
+    args: [],
+    options: [],
+    run: async (ctx) => {
+      ctx.out.record(await ctx.client().health({ signal: ctx.signal }));
+      return EXIT.ok;
+    },
+  },
+  'policies list': {
+    usage: 'policies list [--status S] [--product-id ID] [--policy-number N] [--updated-since TS] [--limit N] [--cursor C] [--all]',
+    summary: 'list policies, newest first (one page, or --all)',
+    args: [],
+    options: ['status', 'product-id', 'policy-number', 'updated-since', 'limit', 'cursor', 'all'],
+    run: async (ctx) => {
+      const v = ctx.values;
+      if (v.status !== undefined && !POLICY_STATUSES.includes(v.status as PolicyStatus)) {
+        throw new UsageError(`--status must be one of ${POLICY_STATUSES.join(', ')}`);
+      }
+      if (v.all && v.cursor) throw new UsageError('--all and --cursor do not go together');
+      const params: PolicyListParams = {
+        ...(v.status ? { status: v.status as PolicyStatus } : {}),
+        ...(v['product-id'] ? { productId: v['product-id'] } : {}),
+        ...(v['policy-number'] ? { policyNumber: v['policy-number'] } : {}),
+        ...(v['updated-since'] ? { updatedSince: v['updated-since'] } : {}),
+        ...(v.limit !== undefined ? { limit: intOption(v, 'limit') } : {}),
+      };
+      const columns: [string, string][] = [
+        ['policyNumber', 'number'],
+        ['status', 'status'],
+        ['insured.legalName', 'insured'],
+        ['effectiveDate', 'effective'],
+        ['expirationDate', 'expires'],
+        ['premium.amount', 'premium'],
+        ['premium.currency', ''],
+        ['policyId', 'id'],
+      ];
+      const client = ctx.client();
+      if (v.all) {
+        const items = [];
+        for await (const p of client.iteratePolicies(params, { signal: ctx.signal })) items.push(p);
+        ctx.out.table({ items, nextCursor: null }, items as unknown as Record<string, unknown>[], columns);
+      } else {
+        const page = await client.listPolicies({ ...params, ...(v.cursor ? { cursor: v.cursor } : {}) }, { signal: ctx.signal });
+        ctx.out.table(page, page.items as unknown as Record<string, unknown>[], columns, page.nextCursor ? `more: --cursor ${page.nextCursor}` : undefined);
+      }
+      return EXIT.ok;
+    },
+  },
+  'policies get': {
+    usage: 'policies get POLICY_ID',
+    summary: 'one policy',
+    args: ['POLICY_ID'],
+    options: [],
+    run: async (ctx, [id]) => {
+      ctx.out.record(await ctx.client().getPolicy(id!, { signal: ctx.signal }));
+      return EXIT.ok;
+    },
+  },
+  'submissions create': {
+    usage: 'submissions create --file app.json [--wait SECONDS] [--idempotency-key KEY]',
+    summary: 'create a submission and wait for it (default 60 s; --wait 0 returns the job at once)',
+    args: [],
+    options: ['file', 'wait', 'idempotency-key'],
+    run: async (ctx) => {
+      if (!ctx.values.file) throw new UsageError('--file is required: a JSON file with the submission');
+      const input = readJsonFile(ctx.values.file) as Parameters<PartnerClient['createSubmission']>[0];
+      const client = ctx.client();
+      return mutation(ctx, 'submission', (opts) => client.createSubmission(input, opts), (opts) => client.startSubmission(input, opts));
+    },
+  },
+  'submissions get': {
+    usage: 'submissions get SUBMISSION_ID',
+    summary: 'one submission',
+    args: ['SUBMISSION_ID'],
+    options: [],
+    run: async (ctx, [id]) => {
+      ctx.out.record(await ctx.client().getSubmission(id!, { signal: ctx.signal }));
+      return EXIT.ok;
+    },
+  },
+  'attachments upload': {
+    usage: 'attachments upload SUBMISSION_ID FILE [--type DOCUMENT_TYPE] [--content-type MEDIA_TYPE] [--wait SECONDS] [--idempotency-key KEY]',
+    summary: `attach a file (document types: ${DOCUMENT_TYPES.join(', ')})`,
+    args: ['SUBMISSION_ID', 'FILE'],
+    options: ['type', 'content-type', 'wait', 'idempotency-key'],
+    run: async (ctx, [submissionId, path]) => {
+      const type = ctx.values.type;
+      if (type !== undefined && !DOCUMENT_TYPES.includes(type as DocumentType)) {
+        throw new UsageError(`--type must be one of ${DOCUMENT_TYPES.join(', ')}`);
+      }
+      let stat;
+      try {
+        stat = statSync(path!);
+      } catch {
+        throw new UsageError(`cannot read ${path}`);
+      }
+      if (!stat.isFile()) throw new UsageError(`${path} is not a file`);
+      const file = await openAsBlob(path!);
+      const fileName = basename(path!);
+      const client = ctx.client();
+      const upload = {
+        fileName,
+        ...(type ? { documentType: type as DocumentType } : {}),
+        ...(ctx.values['content-type'] ? { contentType: ctx.values['content-type'] } : {}),
+        onProgress: (p: { sentBytes: number; totalBytes: number }) => {
+          if (p.sentBytes < p.totalBytes) ctx.progress.bytes(`uploading ${fileName}`, p.sentBytes, p.totalBytes);
+          else ctx.progress.spin(`${fileName} uploaded, waiting for the attachment job`);
+        },
+      };
+      return mutation(
+        ctx,
+        'attachment',
+        (opts) => client.uploadAttachment(submissionId!, file, { ...upload, ...opts }),
+        (opts) => client.startAttachmentUpload(submissionId!, file, { ...upload, ...opts }),
+      );
+    },
+  },
+  'attachments list': {
+    usage: 'attachments list SUBMISSION_ID [--limit N] [--cursor C] [--all]',
+    summary: "a submission's attachments, newest first",
+    args: ['SUBMISSION_ID'],
+    options: ['limit', 'cursor', 'all'],
+    run: async (ctx, [submissionId]) => {
+      const v = ctx.values;
+      if (v.all && v.cursor) throw new UsageError('--all and --cursor do not go together');
+      const limit = intOption(v, 'limit');
+      const columns: [string, string][] = [
+        ['fileName', 'file'],
+        ['documentType', 'type'],
+        ['contentType', 'media type'],
+        ['size', 'size'],
+        ['createdAt', 'created'],
+        ['attachmentId', 'id'],
+      ];
+      const rows = (items: { sizeBytes: number }[]) => items.map((a) => ({ ...a, size: formatBytes(a.sizeBytes) }));
+      const client = ctx.client();
+      if (v.all) {
+        const items = [];
+        for await (const a of client.iterateAttachments(submissionId!, limit ? { limit } : {}, { signal: ctx.signal })) items.push(a);
+        ctx.out.table({ items, nextCursor: null }, rows(items), columns);
+      } else {
+        const page = await client.listAttachments(submissionId!, { ...(limit ? { limit } : {}), ...(v.cursor ? { cursor: v.cursor } : {}) }, { signal: ctx.signal });
+        ctx.out.table(page, rows(page.items), columns, page.nextCursor ? `more: --cursor ${page.nextCursor}` : undefined);
+      }
+      return EXIT.ok;
+    },
+  },
+  'attachments get': {
+    usage: 'attachments get SUBMISSION_ID ATTACHMENT_ID',
+    summary: 'one attachment record',
+    args: ['SUBMISSION_ID', 'ATTACHMENT_ID'],
+    options: [],
+    run: async (ctx, [submissionId, attachmentId]) => {
+      ctx.out.record(await ctx.client().getAttachment(submissionId!, attachmentId!, { signal: ctx.signal }));
+      return EXIT.ok;
+    },
+  },
+  'attachments download': {
+    usage: 'attachments download SUBMISSION_ID ATTACHMENT_ID [-o FILE|-] [--force]',
+    summary: "save an attachment's bytes (default: under its own name here; -o - writes to stdout)",
+    args: ['SUBMISSION_ID', 'ATTACHMENT_ID'],
+    options: ['output', 'force'],
+    run: download,
+  },
+  'attachments delete': {
+    usage: 'attachments delete SUBMISSION_ID ATTACHMENT_ID [--wait SECONDS] [--idempotency-key KEY]',
+    summary: 'delete an attachment (a job)',
+    args: ['SUBMISSION_ID', 'ATTACHMENT_ID'],
+    options: ['wait', 'idempotency-key'],
+    run: async (ctx, [submissionId, attachmentId]) => {
+      const client = ctx.client();
+      return mutation(ctx, 'deletion', (opts) => client.deleteAttachment(submissionId!, attachmentId!, opts));
+    },
+  },
+  'jobs get': {
+    usage: 'jobs get JOB_ID',
+    summary: 'a job: settled, or processing',
+    args: ['JOB_ID'],
+    options: [],
+    run: async (ctx, [id]) => {
+      ctx.out.record(await ctx.client().getJob(id!, { signal: ctx.signal }));
+      return EXIT.ok;
+    },
+  },
+  'jobs wait': {
+    usage: 'jobs wait JOB_ID [--timeout SECONDS]',
+    summary: 'wait for a job to settle (default at most 300 s), polling as Retry-After says',
+    args: ['JOB_ID'],
+    options: ['timeout'],
+    run: async (ctx, [id]) => {
+      const timeoutS = intOption(ctx.values, 'timeout', 300)!;
+      ctx.progress.spin(`waiting for ${id}`);
+      try {
+        const job = await ctx.client().waitForJob(id!, {
+          signal: ctx.signal,
+          timeoutMs: timeoutS * 1000,
+          onPoll: (j) => ctx.progress.spin(`waiting for ${id}: ${j.status}, next check in ${j.retryAfter} s`),
+        });
+        ctx.progress.done();
+        ctx.out.record(job);
+        if (job.status === 'failed') return job.error.retryable ? EXIT.retryable : EXIT.apiError;
+        return EXIT.ok;
+      } finally {
+        ctx.progress.done();
+      }
+    },
+  },
+};
+
+/** A mutation: wait for the outcome (default 60 s) with a spinner, or with --wait 0 just start it. */
+async function mutation<T extends object>(
+  ctx: Context,
+  what: string,
+  complete: (opts: MutationOptions) => Promise<T>,
+  start?: (opts: Omit<MutationOptions, 'timeoutMs' | 'onPoll'>) => Promise<{ settled: true; result: T } | { settled: false; job: JobHandle }>,
+): Promise<number> {
+  const waitS = intOption(ctx.values, 'wait', 60)!;
+  const key = ctx.values['idempotency-key'];
+  const base = { signal: ctx.signal, ...(key ? { idempotencyKey: key } : {}) };
+  if (waitS === 0 && start) {
+    const outcome = await start({ ...base, wait: 0 });
+    ctx.progress.done();
+    if (outcome.settled) ctx.out.record(outcome.result);
+    else {
+      ctx.out.record(outcome.job);
+      ctx.out.note(`accepted as ${outcome.job.id}; follow it with: partner jobs wait ${outcome.job.id}`);
+    }
+    return EXIT.ok;
+  }
+  // Uploads show their own bar first; everything else waits from the start (Prefer: wait holds the request).
+  if (what !== 'attachment') ctx.progress.spin(`${what}: waiting for the outcome`);
+  try {
+    const result = await complete({
+      ...base,
+      wait: Math.min(15, waitS),
+      timeoutMs: waitS * 1000,
+      onAccepted: (job) => ctx.progress.spin(`${what} accepted as ${job.id}, waiting`),
+      onPoll: (job) => ctx.progress.spin(`${what} job ${job.id} ${job.status}, next check in ${job.retryAfter} s`),
+    });
+    ctx.progress.done();
+    ctx.out.record(result);
+    return EXIT.ok;
+  } catch (err) {
+    ctx.progress.done();
+    if (err instanceof PartnerTimeoutError) {
+      ctx.out.record({ id: err.jobId, status: 'processing' });
+      ctx.out.note(`the job has not settled after ${waitS} s; follow it with: partner jobs wait ${err.jobId}`);
+      return EXIT.retryable;
+    }
+    throw err;
+  }
+}
+
+async function download(ctx: Context, [submissionId, attachmentId]: string[]): Promise<number> {
+  const client = ctx.client();
+  const target = ctx.values.output;
+  const dl = await client.downloadAttachment(submissionId!, attachmentId!, { signal: ctx.signal });
+  const hash = createHash('sha256');
+  let received = 0;
+  const counted = dl.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        hash.update(chunk);
+        received += chunk.byteLength;
+        ctx.progress.bytes('downloading', received, dl.contentLength ?? received);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  const check = () => {
+    const sha256 = hash.digest('hex');
+    if (dl.sha256 && sha256 !== dl.sha256) throw new PartnerError(`the download is corrupt (sha256 ${sha256}, expected ${dl.sha256}); try again`, true);
+    return sha256;
+  };
+  if (target === '-') {
+    await counted.pipeTo(Writable.toWeb(ctx.io.stdout as Writable), { signal: ctx.signal });
+    ctx.progress.done();
+    check();
+    return EXIT.ok;
+  }
+  const file = resolve(target ?? safeName(dl.fileName ?? attachmentId!));
+  if (existsSync(file) && !ctx.values.force) {
+    await dl.body.cancel().catch(() => undefined);
+    throw new UsageError(`${file} exists; use --force to replace it, or -o another name`);
+  }
+  const partial = `${file}.partial`;
+  try {
+    await counted.pipeTo(Writable.toWeb(createWriteStream(partial, { mode: 0o600 })), { signal: ctx.signal });
+    const sha256 = check();
+    renameSync(partial, file);
+    ctx.progress.done();
+    ctx.out.record({ file, bytes: received, sha256, contentType: dl.contentType });
+    return EXIT.ok;
+  } catch (err) {
+    ctx.progress.done();
+    rmSync(partial, { force: true });
+    throw err;
+  }
+}
+
+/** A file name from the server, made safe to create in the current directory. */
+function safeName(name: string): string {
+  const base = [...basename(name.replace(/\\/g, '/'))].map((c) => (c.charCodeAt(0) < 0x20 ? '_' : c)).join('');
+  return base === '' || base === '.' || base === '..' ? 'attachment' : base;
+}
+
+function readJsonFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new UsageError(`${path} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+async function login(ctx: Context): Promise<number> {
+  const { io, values } = ctx;
+  const file = configFile(io.env);
+  const stored = readStored(file, (m) => ctx.out.note(`warning: ${m}`));
+  const interactive = io.stdin.isTTY === true && !values['client-secret-stdin'];
+  const ask = async (label: string, current: string | undefined): Promise<string> => {
+    if (!interactive) return current ?? '';
+    const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: true });
+    try {
+      const answer = (await rl.question(`${label}${current ? ` [${current}]` : ''}: `, { signal: ctx.signal })).trim();
+      return answer || current || '';
+    } finally {
+      rl.close();
+    }
+  };
+  const baseUrl = (values['base-url'] ?? io.env.PARTNER_BASE_URL) || (await ask('API base URL', stored.baseUrl));
+  const authUrl = (values['auth-url'] ?? io.env.PARTNER_AUTH_URL) || (await ask('Token server URL', stored.authUrl));
+  const clientId = (values['client-id'] ?? io.env.PARTNER_CLIENT_ID) || (await ask('Client id', stored.clientId));
+  let clientSecret: string | undefined;
+  if (values['client-secret-stdin']) clientSecret = (await readAll(io.stdin)).trim();
+  else clientSecret = io.env.PARTNER_CLIENT_SECRET || (interactive ? await readHidden(io, 'Client secret: ') : undefined);
+  // Logging in again as the same client may keep the stored secret.
+  if (!clientSecret && clientId === stored.clientId) clientSecret = stored.clientSecret;
+  // The scope follows from the base URL unless given (or stored for the same base URL).
+  const scope = values.scope || io.env.PARTNER_SCOPE || (stored.baseUrl === baseUrl ? stored.scope : undefined) || defaultScope(baseUrl);
+  const settings: Settings = { baseUrl, authUrl, clientId, clientSecret: clientSecret ?? '', scope };
+  for (const [key, value] of Object.entries(settings)) {
+    if (!value) throw new UsageError(`login needs ${key === 'clientSecret' ? 'the client secret (--client-secret-stdin, PARTNER_CLIENT_SECRET or a terminal)' : `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`}`);
+  }
+  for (const key of ['baseUrl', 'authUrl'] as const) {
+    try {
+      const u = new URL(settings[key]);
+      if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error('not http(s)');
+    } catch {
+      throw new UsageError(`${settings[key]} is not an http(s) URL`);
+    }
+  }
+  // Only credentials the token server accepts are stored.
+  await new PartnerClient({ ...settings, maxAttempts: 2 }).accessToken({ signal: ctx.signal });
+  writeStored(file, settings);
+  ctx.out.record({ configFile: file, baseUrl, authUrl, clientId, scope: settings.scope });
+  return EXIT.ok;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+  return text;
+}
+
+/** Reads a line from the terminal without echoing it. */
+function readHidden(io: Io, question: string): Promise<string> {
+  const stdin = io.stdin;
+  io.stderr.write(question);
+  stdin.setRawMode?.(true);
+  stdin.resume();
+  return new Promise((resolvePromise, reject) => {
+    let value = '';
+    const done = () => {
+      stdin.setRawMode?.(false);
+      stdin.pause();
+      stdin.removeListener('data', onData);
+      io.stderr.write('\n');
+    };
+    const onData = (chunk: Buffer | string) => {
+      for (const ch of chunk.toString()) {
+        if (ch === '\r' || ch === '\n') {
+          done();
+          return resolvePromise(value);
+        }
+        if (ch === '\u0003') {
+          done();
+          return reject(new UsageError('cancelled'));
+        }
+        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
+function usage(): string {
+  const lines = Object.values(COMMANDS).map((c) => `  partner ${c.usage}\n      ${c.summary}`);
+  return `Usage: partner <command> [options]
+
+Commands:
+${lines.join('\n')}
+
+Options for every command:
+  --json            print JSON (the default when stdout is not a terminal)
+  --principal ID    attribute requests to a principal registered for your partner (x-principal-id)
+  -h, --help        this help;  --version  the version
+
+Credentials: partner login stores them in $XDG_CONFIG_HOME/partner/config.json (~/.config/partner),
+readable by you only. PARTNER_BASE_URL, PARTNER_AUTH_URL, PARTNER_CLIENT_ID, PARTNER_CLIENT_SECRET and
+PARTNER_SCOPE override it.
+
+Exit codes: 0 ok; 1 API error (retrying will not help); 2 usage; 3 retryable failure or timeout
+(try again later); 4 not logged in, credentials or scope refused, or permission missing.
+`;
+}
+
+function exitCodeOf(err: unknown): number {
+  if (err instanceof UsageError) return EXIT.usage;
+  if (err instanceof ConfigError) return EXIT.auth;
+  if (err instanceof PartnerAuthError) return err.retryable ? EXIT.retryable : EXIT.auth;
+  if (err instanceof PartnerApiError && (err.status === 401 || err.status === 403)) return EXIT.auth;
+  if (err instanceof PartnerError) return err.retryable ? EXIT.retryable : EXIT.apiError;
+  return EXIT.apiError;
+}
+
+function report(err: unknown, out: Output, io: Io): void {
+  if (err instanceof UsageError) {
+    io.stderr.write(`partner: ${err.message}\nRun partner --help for usage.\n`);
+    return;
+  }
+  if (err instanceof PartnerApiError) {
+    const where = [err.status ? `HTTP ${err.status}` : undefined, err.jobId ? `job ${err.jobId}` : undefined, err.requestId ? `request id ${err.requestId}` : undefined]
+      .filter(Boolean)
+      .join(', ');
+    io.stderr.write(`partner: ${err.code}: ${err.message}${where ? ` (${where})` : ''}\n`);
+    for (const d of err.details ?? []) io.stderr.write(`  ${d.field}: ${d.issue}\n`);
+    if (err.retryable) io.stderr.write('  this may pass: try again later\n');
+    if (out.json) out.writeJson(err.toJSON());
+    return;
+  }
+  io.stderr.write(`partner: ${err instanceof Error ? err.message : String(err)}\n`);
+}
+
+/** Runs the CLI with argv (without node and the script); resolves with the exit code. */
+export async function run(argv: string[], io: Io, signal: AbortSignal): Promise<number> {
+  let values: Values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] });
+  } catch (err) {
+    io.stderr.write(`partner: ${(err as Error).message}\nRun partner --help for usage.\n`);
+    return EXIT.usage;
+  }
+  if (values.version) {
+    io.stdout.write(`partner ${SDK_VERSION}\n`);
+    return EXIT.ok;
+  }
+  if (values.help || positionals.length === 0 || positionals[0] === 'help') {
+    (positionals.length === 0 && !values.help ? io.stderr : io.stdout).write(usage());
+    return positionals.length === 0 && !values.help ? EXIT.usage : EXIT.ok;
+  }
+  const name = COMMANDS[positionals.slice(0, 2).join(' ')] ? positionals.slice(0, 2).join(' ') : positionals[0]!;
+  const command = COMMANDS[name];
+  const out = new Output(io, values.json === true || io.stdout.isTTY !== true);
+  try {
+    if (!command) throw new UsageError(`unknown command: ${positionals.slice(0, 2).join(' ')}`);
+    const args = positionals.slice(name.split(' ').length);
+    if (args.length !== command.args.length) {
+      throw new UsageError(`usage: partner ${command.usage}`);
+    }
+    const allowed = new Set<string>([...GLOBAL, ...command.options]);
+    const unexpected = Object.keys(values).filter((k) => !allowed.has(k));
+    if (unexpected.length > 0) throw new UsageError(`${unexpected.map((k) => `--${k}`).join(', ')} not accepted by ${name}; usage: partner ${command.usage}`);
+
+    let client: PartnerClient | undefined;
+    const ctx: Context = {
+      io,
+      values,
+      out,
+      progress: new Progress(io.stderr),
+      signal,
+      client: () => {
+        if (!client) {
+          const settings = resolveSettings(io.env, readStored(configFile(io.env), (m) => out.note(`warning: ${m}`)));
+          client = new PartnerClient({ ...settings, ...(values.principal !== undefined ? { principalId: values.principal } : {}), userAgent: `partner-cli/${SDK_VERSION}` });
+        }
+        return client;
+      },
+    };
+    return await command.run(ctx, args);
+  } catch (err) {
+    if (signal.aborted) {
+      io.stderr.write('partner: interrupted\n');
+      return EXIT.interrupted;
+    }
+    report(err, out, io);
+    return exitCodeOf(err);
+  }
+}

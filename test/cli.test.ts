@@ -1,0 +1,187 @@
+// The `partner` CLI end to end, as a partner runs it (a separate process, piped, so JSON out):
+// login into a private config directory, health, submissions, jobs, attachments, and the exit
+// codes scripts rely on (0 ok, 1 API error, 2 usage, 3 retryable/timeout, 4 auth/config).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ROOT, Stack, type ClientCreds } from './support/stack.js';
+
+const PRODUCT = '11111111-2222-4333-8444-555555555555';
+const CLI = join(ROOT, 'sdk/cli/dist/main.js');
+let stack: Stack;
+let creds: ClientCreds;
+let home: string;
+
+beforeAll(async () => {
+  // The CLI runs from its build, as a partner runs it; make sure it is current.
+  await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsc'), ['-b', 'sdk/cli'], { cwd: ROOT });
+  stack = await Stack.create();
+  await stack.startAll();
+  await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'CLI test product');
+  creds = await stack.createClient();
+  home = mkdtempSync(join(tmpdir(), 'partner-cli-'));
+});
+afterAll(async () => {
+  await stack?.stop();
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- checked field by field
+}
+
+function partner(args: string[], opts: { env?: Record<string, string>; stdin?: string; configHome?: string } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: home,
+      // A clean environment: no PARTNER_* of the machine running the tests.
+      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: opts.configHome ?? join(home, 'config'), ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.stdin.end(opts.stdin ?? '');
+    child.on('close', (code) => {
+      let json: unknown;
+      try {
+        json = stdout ? JSON.parse(stdout) : undefined;
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, stdout, stderr, json });
+    });
+  });
+}
+
+const loginArgs = () => ['login', '--base-url', stack.gatewayUrl, '--auth-url', stack.authUrl, '--client-id', creds.clientId, '--scope', stack.scope, '--client-secret-stdin'];
+
+function appFile(externalRef = `cli-${randomUUID()}`): string {
+  const file = join(home, `app-${randomUUID()}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({ externalRef, submissionType: 'application', effectiveDate: '2027-01-01', productId: PRODUCT, applicant: { legalName: 'Fabrikam Insurance Brokers' } }),
+  );
+  return file;
+}
+
+describe('partner login', () => {
+  it('checks the credentials and stores them readable by the owner only', async () => {
+    const r = await partner(loginArgs(), { stdin: `${creds.clientSecret}\n` });
+    expect(r.code, r.stderr).toBe(0);
+    const file = join(home, 'config/partner/config.json');
+    expect(r.json).toEqual({ configFile: file, baseUrl: stack.gatewayUrl, authUrl: stack.authUrl, clientId: creds.clientId, scope: stack.scope });
+    expect(r.stdout).not.toContain(creds.clientSecret);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home, 'config/partner')).mode & 0o777).toBe(0o700);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ clientId: creds.clientId, clientSecret: creds.clientSecret });
+  });
+
+  it('refuses credentials the token server refuses, storing nothing (exit 4)', async () => {
+    const elsewhere = join(home, 'other-config');
+    const r = await partner(loginArgs(), { stdin: 'sk_wrong\n', configHome: elsewhere });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('invalid_client');
+    expect(() => statSync(join(elsewhere, 'partner/config.json'))).toThrow();
+  });
+});
+
+describe('partner commands', () => {
+  it('health --json', async () => {
+    const r = await partner(['health', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toEqual({ status: 'ok', tenant: creds.tenant, partnerId: creds.partnerId, principalId: null });
+  });
+
+  it('submissions create --file, then submissions get', async () => {
+    const created = await partner(['submissions', 'create', '--file', appFile()]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.json).toEqual({ submissionId: expect.any(String), submissionName: 'Fabrikam Insurance Brokers', status: 'submitted' });
+    const got = await partner(['submissions', 'get', created.json.submissionId]);
+    expect(got.code).toBe(0);
+    expect(got.json.externalRef).toMatch(/^cli-/);
+  });
+
+  it('submissions create --wait 0, then jobs get and jobs wait', async () => {
+    const started = await partner(['submissions', 'create', '--file', appFile('sandbox:delay=2'), '--wait', '0']);
+    expect(started.code, started.stderr).toBe(0);
+    expect(started.json).toMatchObject({ id: expect.stringMatching(/^job_/), status: 'accepted' });
+    expect(started.stderr).toContain(`partner jobs wait ${started.json.id}`);
+    const job = await partner(['jobs', 'get', started.json.id]);
+    expect(job.code).toBe(0);
+    expect(job.json.id).toBe(started.json.id);
+    expect(['processing', 'succeeded']).toContain(job.json.status);
+    const waited = await partner(['jobs', 'wait', started.json.id]);
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(waited.json).toMatchObject({ id: started.json.id, status: 'succeeded', result: { status: 'submitted' } });
+  });
+
+  it('attachments upload, list and download', async () => {
+    const created = await partner(['submissions', 'create', '--file', appFile()]);
+    const submissionId = created.json.submissionId as string;
+    const file = join(home, 'schedule.csv');
+    const content = 'location,value\nLeeds,1200000\nYork,850000\n';
+    writeFileSync(file, content);
+    const up = await partner(['attachments', 'upload', submissionId, file, '--type', 'schedule_of_values']);
+    expect(up.code, up.stderr).toBe(0);
+    expect(up.json).toMatchObject({ submissionId, fileName: 'schedule.csv', contentType: 'text/csv', sizeBytes: content.length, documentType: 'schedule_of_values' });
+    const list = await partner(['attachments', 'list', submissionId]);
+    expect(list.json.items.map((a: { attachmentId: string }) => a.attachmentId)).toEqual([up.json.attachmentId]);
+    const out = join(home, 'copy.csv');
+    const down = await partner(['attachments', 'download', submissionId, up.json.attachmentId, '-o', out]);
+    expect(down.code, down.stderr).toBe(0);
+    expect(down.json).toMatchObject({ file: out, bytes: content.length, sha256: up.json.sha256 });
+    expect(readFileSync(out, 'utf8')).toBe(content);
+    const again = await partner(['attachments', 'download', submissionId, up.json.attachmentId, '-o', out]);
+    expect(again.code).toBe(2);
+  });
+});
+
+describe('exit codes', () => {
+  it.each([
+    [[]],
+    [['frobnicate']],
+    [['submissions', 'create']],
+    [['submissions', 'create', '--file', '/nonexistent/app.json']],
+    [['policies', 'list', '--bogus']],
+    [['policies', 'list', '--status', 'sleeping']],
+    [['jobs', 'get']],
+    [['health', '--file', 'x.json']],
+  ])('2 for bad usage: partner %j', async (args) => {
+    const r = await partner(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/partner|Usage/);
+    expect(r.stdout).toBe('');
+  });
+
+  it('1 for an API error retrying will not fix, with the envelope on stdout', async () => {
+    const r = await partner(['submissions', 'get', randomUUID()]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/not_found: .*HTTP 404, request id /);
+    expect(r.json).toMatchObject({ status: 404, error: { code: 'not_found', retryable: false } });
+  });
+
+  it('3 when the wait runs out, with the job to follow', async () => {
+    const r = await partner(['submissions', 'create', '--file', appFile('sandbox:delay=5'), '--wait', '1']);
+    expect(r.code).toBe(3);
+    expect(r.json).toEqual({ id: expect.stringMatching(/^job_/), status: 'processing' });
+    expect(r.stderr).toContain('partner jobs wait');
+  });
+
+  it('4 without configuration, and when the environment overrides the secret with a wrong one', async () => {
+    const none = await partner(['health'], { configHome: join(home, 'empty') });
+    expect(none.code).toBe(4);
+    expect(none.stderr).toContain('partner login');
+    const wrong = await partner(['health'], { env: { PARTNER_CLIENT_SECRET: 'sk_wrong' } });
+    expect(wrong.code).toBe(4);
+  });
+});
