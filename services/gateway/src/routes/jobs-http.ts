@@ -66,7 +66,9 @@ export async function awaitSettlement(
 ): Promise<JobView | undefined> {
   const woken = await waiter.settled;
   if (woken) return woken;
-  if (ctx.req.destroyed) return undefined;
+  // The client went away: nobody to answer. (Not ctx.req.destroyed: a request whose body has been
+  // read to its end is destroyed too, and a mutation's always has.)
+  if (ctx.res.destroyed || ctx.req.socket.destroyed) return undefined;
   ctx.state.deadline = Math.max(ctx.state.deadline, Date.now() + deps.config.grpcTimeoutMs);
   const reread = await readJob(ctx, deps, jobId);
   return isSettled(reread) ? reread : undefined;
