@@ -147,7 +147,10 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
     port: config.opsPort,
     registry,
     checks: {
-      jwks: () => keys.refresh(),
+      // Keys once fetched keep verifying tokens; only a gateway that never got them is unready.
+      jwks: async () => {
+        if (!keys.loaded) await keys.refresh();
+      },
       nats: natsReadiness(() => nc),
       auth: grpcReadiness(clients.auth, SERVICE_NAMES.auth),
       job: grpcReadiness(clients.job, SERVICE_NAMES.job),

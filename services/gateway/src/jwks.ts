@@ -16,6 +16,11 @@ export class KeyStore {
     private readonly fetchTimeoutMs = 3_000,
   ) {}
 
+  /** Whether a fetch has succeeded: tokens can be verified (also while the token server is away). */
+  get loaded(): boolean {
+    return this.keys.size > 0;
+  }
+
   /** Fetches the keys; call at start so the first request does not pay for it. */
   refresh(): Promise<void> {
     this.inflight ??= this.fetchKeys().finally(() => {
