@@ -1,0 +1,499 @@
+// Observability of the whole system (issue 7), through the real services: after a scripted run of
+// requests every service's /metrics shows the expected series and counts; one trace spans gateway,
+// job service, worker and submission service for one POST /v1/submissions; request and job log lines
+// carry the trace id and never a secret; /readyz follows NATS and PostgreSQL going away and coming
+// back; a service run as its own process exports its spans (pg included) over OTLP when configured.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import pg from 'pg';
+import { SpanKind } from '@opentelemetry/api';
+import { node } from '@opentelemetry/sdk-node';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { EnvReader } from '@partner/shared/config';
+import { createLogger } from '@partner/shared/logger';
+import { createClient, serviceDefs } from '@partner/shared/grpc';
+import { inSpan } from '@partner/shared/tracing';
+import { readWorkerConfig } from '../services/worker/src/config.js';
+import { startWorker } from '../services/worker/src/app.js';
+import { readGatewayConfig } from '../services/gateway/src/config.js';
+import { startGateway } from '../services/gateway/src/app.js';
+import { readJobConfig } from '../services/job/src/config.js';
+import { startJob } from '../services/job/src/app.js';
+import { readPolicyConfig } from '../services/policy/src/config.js';
+import { startPolicy } from '../services/policy/src/app.js';
+import { basic, Stack, type ApiResponse, type ClientCreds } from './support/stack.js';
+import { PrivateNats } from './support/nats-server.js';
+import { readyz, scrape, type Scrape } from './support/metrics.js';
+
+// Spans of every in-process service land here: registered before any service starts, with the
+// AsyncLocalStorage context manager and the W3C propagator (NodeTracerProvider.register()).
+const spans = new InMemorySpanExporter();
+new node.NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }).register();
+
+const PRODUCT = '11111111-2222-4333-8444-777777777777';
+const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const quiet = createLogger('test', 'silent');
+
+let stack: Stack;
+let client: ClientCreds;
+let token: string;
+const run: Record<string, ApiResponse> = {};
+let refusedStatus = 0;
+/** Trace id of the traced POST /v1/submissions, once the traces tests found it. */
+let tracedTraceId: string | undefined;
+const partnerTrace = { traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex') };
+
+const submission = (externalRef = `ref-${randomUUID()}`) => ({
+  externalRef,
+  submissionType: 'application',
+  effectiveDate: '2027-01-01',
+  productId: PRODUCT,
+  applicant: { legalName: 'Observed Holdings LLC' },
+});
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const jobStatus = async (id: string) => (await stack.sql<{ status: string }>('SELECT status FROM job.jobs WHERE job_id = $1', [id]))[0]?.status;
+
+beforeAll(async () => {
+  stack = await Stack.create();
+  await stack.startAll();
+  await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Observed Liability');
+  client = await stack.createClient();
+
+  // The scripted run: one token issued, one refused; two health checks; a submission that succeeds
+  // within its wait (the traced one, sent with a partner traceparent the gateway must not adopt); a
+  // 400; a job that fails (422); a wait that times out (202, the job settles later); a bad token.
+  token = await stack.token(client);
+  refusedStatus = (
+    await stack.tokenRequest({
+      headers: { authorization: basic(client.clientId, 'not-the-secret'), 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    })
+  ).status;
+  run.health1 = await stack.api('GET', '/v1/health', { token });
+  run.health2 = await stack.api('GET', '/v1/health', { token });
+  spans.reset();
+  run.traced = await stack.api('POST', '/v1/submissions', {
+    token,
+    json: submission(),
+    headers: { prefer: 'wait=10', traceparent: `00-${partnerTrace.traceId}-${partnerTrace.spanId}-01` },
+  });
+  run.invalid = await stack.api('POST', '/v1/submissions', { token, json: { externalRef: 'x' } });
+  run.failed = await stack.api('POST', '/v1/submissions', { token, json: submission('sandbox:fail=unknown_product'), headers: { prefer: 'wait=10' } });
+  run.timedOut = await stack.api('POST', '/v1/submissions', { token, json: submission('sandbox:delay=2'), headers: { prefer: 'wait=1' } });
+  run.badToken = await stack.api('GET', '/v1/health', { token: 'not.a.token' });
+  await until('the delayed job to settle', async () => (await jobStatus(run.timedOut!.body.id)) === 'succeeded');
+});
+afterAll(() => stack?.stop());
+
+describe('the scripted run', () => {
+  it('answered as scripted', () => {
+    expect(refusedStatus).toBe(401);
+    expect([run.health1!.status, run.health2!.status]).toEqual([200, 200]);
+    expect(run.traced!.status).toBe(200);
+    expect(run.invalid!.status).toBe(400);
+    expect(run.failed!.status).toBe(422);
+    expect(run.failed!.body.error.code).toBe('unknown_product');
+    expect(run.timedOut!.status).toBe(202);
+    expect(run.badToken!.status).toBe(401);
+  });
+});
+
+describe('/metrics', () => {
+  let m: Record<string, Scrape>;
+  beforeAll(async () => {
+    // The worker counts a job after SettleJob answers and acks after that: wait until all three are in.
+    await until('the worker to count three jobs', async () => (await scrape(stack.opsUrls.worker!)).sum('partner_worker_jobs_processed_total') === 3);
+    m = Object.fromEntries(await Promise.all(Object.entries(stack.opsUrls).map(async ([name, url]) => [name, await scrape(url)] as const)));
+  });
+
+  const rpc = (service: string, method: string, code = 'OK') => ({ grpc_service: service, grpc_method: method, grpc_code: code });
+  const JOB = 'partner.job.v1.JobService';
+  const SUBMISSION = 'partner.submission.v1.SubmissionService';
+  const POLICY = 'partner.policy.v1.PolicyService';
+
+  it('gateway: requests by route template, method and status; errors by code; waits; token failures', () => {
+    const g = m.gateway!;
+    const req = (route: string, method: string, status: string) => g.sum('partner_gateway_http_requests_total', { route, method, status });
+    expect(req('/v1/health', 'GET', '200')).toBe(2);
+    expect(req('/v1/submissions', 'POST', '200')).toBe(1);
+    expect(req('/v1/submissions', 'POST', '400')).toBe(1);
+    expect(req('/v1/submissions', 'POST', '422')).toBe(1);
+    expect(req('/v1/submissions', 'POST', '202')).toBe(1);
+    expect(req('unmatched', 'GET', '401')).toBe(1);
+    expect(g.sum('partner_gateway_http_requests_total')).toBe(7);
+    expect(g.sum('partner_gateway_http_request_duration_seconds_count', { route: '/v1/submissions', status: '200' })).toBe(1);
+    // Label values are bounded: templates, never ids or raw paths.
+    expect(g.samples.every((s) => !/job_|[0-9a-f]{8}-[0-9a-f]{4}/.test(Object.values(s.labels).join(' ')))).toBe(true);
+    expect(g.sum('partner_gateway_http_errors_total', { code: 'validation_error' })).toBe(1);
+    expect(g.sum('partner_gateway_http_errors_total', { code: 'unknown_product' })).toBe(1);
+    expect(g.sum('partner_gateway_wait_outcomes_total', { outcome: 'settled' })).toBe(2);
+    expect(g.sum('partner_gateway_wait_outcomes_total', { outcome: 'timed_out' })).toBe(1);
+    expect(g.sum('partner_gateway_waiting_requests')).toBe(0);
+    expect(g.sum('partner_gateway_http_requests_in_flight')).toBe(0);
+    expect(g.sum('partner_gateway_token_verification_failures_total')).toBe(1);
+    expect(g.has('partner_gateway_rate_limited_total')).toBe(true);
+    expect(g.types.partner_gateway_http_request_duration_seconds).toBe('histogram');
+  });
+
+  it('gRPC client and server calls by service, method and code, on both sides', () => {
+    const g = m.gateway!;
+    expect(g.sum('partner_grpc_client_handled_total', rpc(JOB, 'SubmitJob'))).toBe(3);
+    expect(g.sum('partner_grpc_client_handled_total', rpc(JOB, 'GetJob'))).toBe(1); // the timed-out wait's re-read
+    expect(g.sum('partner_grpc_client_handling_seconds_count', rpc(JOB, 'SubmitJob'))).toBe(3);
+    const job = m.job!;
+    for (const method of ['SubmitJob', 'StartJob', 'SettleJob']) expect(job.sum('partner_grpc_server_handled_total', rpc(JOB, method))).toBe(3);
+    expect(job.sum('partner_grpc_server_handled_total', rpc(JOB, 'GetJob'))).toBe(1);
+    expect(job.sum('partner_grpc_server_handling_seconds_count', { grpc_method: 'SettleJob' })).toBe(3);
+    const w = m.worker!;
+    expect(w.sum('partner_grpc_client_handled_total', rpc(JOB, 'StartJob'))).toBe(3);
+    expect(w.sum('partner_grpc_client_handled_total', rpc(JOB, 'SettleJob'))).toBe(3);
+    expect(w.sum('partner_grpc_client_handled_total', rpc(POLICY, 'GetProduct'))).toBe(2);
+    expect(w.sum('partner_grpc_client_handled_total', rpc(SUBMISSION, 'CreateSubmission'))).toBe(2);
+    expect(m.submission!.sum('partner_grpc_server_handled_total', rpc(SUBMISSION, 'CreateSubmission'))).toBe(2);
+    expect(m.policy!.sum('partner_grpc_server_handled_total', rpc(POLICY, 'GetProduct'))).toBe(2);
+    // No call failed anywhere, and health checks (readiness) are not counted as calls.
+    for (const s of Object.values(m)) {
+      expect(s.samples.filter((x) => x.name.endsWith('_handled_total') && x.labels.grpc_code !== 'OK')).toEqual([]);
+      expect(s.samples.some((x) => x.labels.grpc_service === 'grpc.health.v1.Health')).toBe(false);
+    }
+  });
+
+  it('jobs: accepted, settled by outcome, settle latency, outbox; worker outcomes, concurrency and the consumer', () => {
+    const job = m.job!;
+    expect(job.sum('partner_jobs_accepted_total', { kind: 'submission.create' })).toBe(3);
+    expect(job.sum('partner_jobs_settled_total', { kind: 'submission.create', outcome: 'succeeded' })).toBe(2);
+    expect(job.sum('partner_jobs_settled_total', { kind: 'submission.create', outcome: 'failed' })).toBe(1);
+    expect(job.sum('partner_job_settle_latency_seconds_count', { kind: 'submission.create' })).toBe(3);
+    expect(job.sum('partner_job_outbox_published_total')).toBeGreaterThanOrEqual(3);
+    expect(job.sum('partner_job_outbox_backlog')).toBe(0);
+    const w = m.worker!;
+    expect(w.sum('partner_worker_jobs_processed_total', { kind: 'submission.create', outcome: 'succeeded' })).toBe(2);
+    expect(w.sum('partner_worker_jobs_processed_total', { kind: 'submission.create', outcome: 'failed' })).toBe(1);
+    expect(w.sum('partner_worker_concurrency_in_use')).toBe(0);
+    expect(w.sum('partner_worker_concurrency_limit')).toBe(16);
+    for (const name of ['partner_worker_consumer_pending', 'partner_worker_consumer_ack_pending', 'partner_worker_consumer_redelivered']) {
+      expect(w.has(name), name).toBe(true);
+    }
+    expect(w.sum('partner_worker_consumer_pending')).toBe(0);
+    expect(w.sum('partner_worker_consumer_redelivered')).toBe(0);
+    expect(m.submission!.sum('partner_submissions_created_total')).toBe(2);
+  });
+
+  it('auth: tokens issued and refused by reason; pools everywhere; default process metrics', () => {
+    expect(m.auth!.sum('partner_auth_tokens_issued_total')).toBe(1);
+    expect(m.auth!.sum('partner_auth_tokens_refused_total', { reason: 'invalid_client' })).toBe(1);
+    for (const name of ['auth', 'policy', 'submission', 'job']) {
+      const s = m[name]!;
+      expect(s.has('partner_db_pool_connections', { state: 'in_use' }), name).toBe(true);
+      expect(s.has('partner_db_pool_connections', { state: 'idle' }), name).toBe(true);
+      expect(s.sum('partner_db_pool_connections'), name).toBeGreaterThan(0);
+      expect(s.has('partner_db_pool_waiting_requests'), name).toBe(true);
+      expect(s.sum('partner_db_pool_max_connections'), name).toBe(10);
+    }
+    for (const [name, s] of Object.entries(m)) {
+      expect(s.has('process_resident_memory_bytes', { service: name }), name).toBe(true);
+      expect(s.has('nodejs_eventloop_lag_p99_seconds'), name).toBe(true);
+    }
+  });
+});
+
+describe('traces', () => {
+  const finished = () => spans.getFinishedSpans();
+  const gatewaySpan = () =>
+    finished().find((s) => s.kind === SpanKind.SERVER && s.name === 'POST /v1/submissions' && s.attributes['http.response.status_code'] === 200);
+
+  it('one trace spans gateway, job service, worker and submission service for one POST /v1/submissions', async () => {
+    const root = await until('the gateway span', async () => gatewaySpan());
+    tracedTraceId = root.spanContext().traceId;
+    const trace = finished().filter((s) => s.spanContext().traceId === root.spanContext().traceId);
+    const one = (kind: SpanKind, name: string) => {
+      const found = trace.filter((s) => s.kind === kind && s.name === name);
+      expect(found.map((s) => s.name), `${SpanKind[kind]} ${name}`).toEqual([name]);
+      return found[0]!;
+    };
+    const p = stack.prefix;
+    // gateway → job service
+    const submitClient = one(SpanKind.CLIENT, 'partner.job.v1.JobService/SubmitJob');
+    const submitServer = one(SpanKind.SERVER, 'partner.job.v1.JobService/SubmitJob');
+    expect(submitClient.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
+    expect(submitServer.parentSpanContext?.spanId).toBe(submitClient.spanContext().spanId);
+    // job service → JetStream → worker
+    const send = one(SpanKind.PRODUCER, `send ${p}.jobs.submission_create`);
+    expect(send.parentSpanContext?.spanId).toBe(submitServer.spanContext().spanId);
+    const processJob = one(SpanKind.CONSUMER, `process ${p}.jobs.submission_create`);
+    expect(processJob.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
+    expect(processJob.attributes['partner.job.outcome']).toBe('succeeded');
+    // worker → policy, submission, job services (children of the consume span)
+    for (const name of ['partner.job.v1.JobService/StartJob', 'partner.policy.v1.PolicyService/GetProduct', 'partner.submission.v1.SubmissionService/CreateSubmission', 'partner.job.v1.JobService/SettleJob']) {
+      const c = one(SpanKind.CLIENT, name);
+      expect(c.parentSpanContext?.spanId, name).toBe(processJob.spanContext().spanId);
+      expect(one(SpanKind.SERVER, name).parentSpanContext?.spanId, name).toBe(c.spanContext().spanId);
+    }
+    // job service → settlement event → the waiting gateway request
+    const settle = one(SpanKind.SERVER, 'partner.job.v1.JobService/SettleJob');
+    const settled = one(SpanKind.PRODUCER, `send ${p}.events.job_settled`);
+    expect(settled.parentSpanContext?.spanId).toBe(settle.spanContext().spanId);
+    expect(one(SpanKind.CONSUMER, `process ${p}.events.job_settled`).parentSpanContext?.spanId).toBe(settled.spanContext().spanId);
+    expect(root.events.map((e) => e.name)).toContain('job settled');
+    expect(root.attributes['http.route']).toBe('/v1/submissions');
+  });
+
+  it("starts a new trace for a partner's traceparent unless TRUST_TRACEPARENT, linking to it", async () => {
+    const root = await until('the gateway span', async () => gatewaySpan());
+    expect(root.spanContext().traceId).not.toBe(partnerTrace.traceId);
+    expect(root.parentSpanContext).toBeUndefined();
+    expect(root.links.map((l) => l.context.traceId)).toEqual([partnerTrace.traceId]);
+
+    const trusting = await startGateway(readGatewayConfig(new EnvReader({ ...stack.env, TRUST_TRACEPARENT: 'true' })), { logger: quiet });
+    try {
+      const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+      const r = await stack.api('GET', '/v1/health', { token, headers: { traceparent }, base: `http://127.0.0.1:${trusting.ports.http}` });
+      expect(r.status).toBe(200);
+      const [, traceId, spanId] = traceparent.split('-');
+      const span = await until('the trusting gateway span', async () =>
+        finished().find((s) => s.name === 'GET /v1/health' && s.spanContext().traceId === traceId),
+      );
+      expect(span.parentSpanContext?.spanId).toBe(spanId);
+    } finally {
+      await trusting.stop();
+    }
+  });
+
+  it('never traces health checks: neither /readyz nor the grpc.health calls behind it', async () => {
+    spans.reset();
+    for (const url of Object.values(stack.opsUrls)) expect((await readyz(url)).status).toBe(200);
+    await fetch(`${stack.gatewayOpsUrl}/metrics`);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(finished().map((s) => s.name)).toEqual([]);
+  });
+});
+
+describe('logs', () => {
+  const lines = () => stack.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+
+  it('one line per request and per job, with the trace id, duration and outcome', async () => {
+    const traceId = tracedTraceId;
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    const requestId = run.traced!.headers.get('x-request-id');
+    const request = lines().filter((l) => l.msg === 'request' && l.requestId === requestId);
+    expect(request).toHaveLength(1);
+    expect(request[0]).toMatchObject({ route: '/v1/submissions', method: 'POST', status: 200, traceId, partnerId: client.partnerId });
+    expect(typeof request[0]!.ms).toBe('number');
+    const jobs = lines().filter((l) => l.msg === 'job');
+    const traced = jobs.filter((l) => l.traceId === traceId);
+    expect(traced).toHaveLength(1);
+    expect(traced[0]).toMatchObject({ kind: 'submission.create', outcome: 'succeeded', delivery: 1 });
+    expect(typeof traced[0]!.ms).toBe('number');
+    expect(jobs.filter((l) => l.jobId === run.failed!.body.jobId)[0]).toMatchObject({ outcome: 'failed', err: 'unknown_product' });
+  });
+
+  it('never contain a client secret, a token, an Authorization header or attachment bytes', async () => {
+    // An attachment with recognisable bytes, through the gateway, submission service and worker.
+    const submissionId = run.traced!.body.submissionId as string;
+    const marker = `ATTACHMENT-BYTES-${randomBytes(8).toString('hex')}`;
+    const boundary = `b${randomBytes(8).toString('hex')}`;
+    const body = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\n${marker}\r\n--${boundary}--\r\n`;
+    const up = await stack.api('POST', `/v1/submissions/${submissionId}/attachments`, {
+      token,
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, prefer: 'wait=10' },
+      body,
+    });
+    expect(up.status).toBe(200);
+    const all = stack.logs.join('\n');
+    const services = new Set(lines().map((l) => l.service));
+    for (const s of ['gateway', 'auth', 'job', 'worker', 'submission']) expect(services.has(s), s).toBe(true);
+    for (const secret of [client.clientSecret, token, token.split('.')[2]!, basic(client.clientId, client.clientSecret), 'not-the-secret', 'not.a.token', marker]) {
+      expect(all.includes(secret), secret.slice(0, 12)).toBe(false);
+    }
+    expect(all).not.toMatch(/Bearer |Basic [A-Za-z0-9+/=]{8}/);
+  });
+});
+
+describe('/readyz', () => {
+  it('turns 503 on the worker and the gateway while their NATS is down, and 200 when it is back; the job service stays ready', async () => {
+    const nats = await PrivateNats.start();
+    // The job service on the private NATS gets its own database: its relay must not publish the
+    // stack's outbox to a broker no stack worker reads.
+    const db = `${stack.dbName}_nats`;
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${db}`);
+    const env = { ...stack.env, NATS_URL: nats.url };
+    const worker = await startWorker(readWorkerConfig(new EnvReader(env)), { logger: quiet });
+    const gateway = await startGateway(readGatewayConfig(new EnvReader(env)), { logger: quiet });
+    const job = await startJob(readJobConfig(new EnvReader({ ...env, DATABASE_URL: stack.env.DATABASE_URL!.replace(/\/[^/]+$/, `/${db}`) })), { logger: quiet });
+    const ops = (p: { ports: { ops: number } }) => `http://127.0.0.1:${p.ports.ops}`;
+    try {
+      for (const s of [worker, gateway, job]) await until('ready', async () => (await readyz(ops(s))).status === 200);
+      await nats.down();
+      for (const s of [worker, gateway]) {
+        const r = await until('unready', async () => {
+          const r = await readyz(ops(s));
+          return r.status === 503 && r;
+        });
+        expect(r.body.checks?.nats).toMatch(/^failed/);
+        expect(Object.entries(r.body.checks ?? {}).filter(([, v]) => v !== 'ok').map(([k]) => k)).toEqual(['nats']);
+      }
+      expect((await readyz(ops(job))).status).toBe(200);
+      await nats.up();
+      for (const s of [worker, gateway]) await until('ready again', async () => (await readyz(ops(s))).status === 200);
+    } finally {
+      await Promise.all([worker.stop(), gateway.stop(), job.stop()]);
+      await nats.destroy();
+      await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+
+  it('turns 503 while PostgreSQL is unreachable and 200 when it is back', async () => {
+    const proxy = await TcpProxy.start(5432);
+    const policy = await startPolicy(
+      readPolicyConfig(new EnvReader({ ...stack.env, DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${stack.dbName}` })),
+      { logger: quiet },
+    );
+    const ops = `http://127.0.0.1:${policy.ports.ops}`;
+    try {
+      expect((await readyz(ops)).status).toBe(200);
+      await proxy.close();
+      const down = await until('unready', async () => {
+        const r = await readyz(ops);
+        return r.status === 503 && r;
+      });
+      expect(down.body.checks?.postgres).toMatch(/^failed/);
+      expect((await scrape(ops)).has('partner_db_pool_connections')).toBe(true);
+      await proxy.open();
+      await until('ready again', async () => (await readyz(ops)).status === 200);
+    } finally {
+      await policy.stop();
+      await proxy.close();
+    }
+  });
+});
+
+describe('a service as its own process', () => {
+  it('exports its spans over OTLP when configured: continuing the caller, with pg queries inside, health checks left out', async () => {
+    const received: ReceivedSpan[] = [];
+    const collector = await startCollector(received);
+    const child = await stack.spawnService('policy', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_SERVICE_NAME: 'policy-under-test',
+    });
+    const policy = createClient(serviceDefs().policy, `127.0.0.1:${child.ports.grpc}`, 5_000);
+    try {
+      await readyz(`http://127.0.0.1:${child.ports.ops}`);
+      const traceId = await inSpan('test caller', {}, async (span) => {
+        await policy.GetProduct({ productId: PRODUCT });
+        return span.spanContext().traceId;
+      });
+      const server = await until('the exported server span', async () =>
+        received.find((s) => s.name === 'partner.policy.v1.PolicyService/GetProduct' && s.traceId === traceId),
+      );
+      expect(server.service).toBe('policy-under-test');
+      const query = await until('an exported pg span', async () => received.find((s) => s.traceId === traceId && s.name.startsWith('pg.query')));
+      expect(query.parentSpanId).not.toBe('');
+      // Only spans with a parent: no root spans from the readiness check's SELECT 1 or the ops listener.
+      expect(received.filter((s) => !s.parentSpanId)).toEqual([]);
+    } finally {
+      policy.close();
+      child.kill('SIGTERM');
+      await child.exited;
+      collector.server.close();
+    }
+  });
+});
+
+/** A TCP proxy to a local port that the test can close (refusing and cutting connections) and reopen. */
+class TcpProxy {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  private constructor(
+    private readonly target: number,
+    public port: number,
+  ) {}
+
+  static async start(target: number): Promise<TcpProxy> {
+    const p = new TcpProxy(target, 0);
+    await p.open();
+    return p;
+  }
+
+  async open(): Promise<void> {
+    const server = createServer((downstream) => {
+      const up = connect(this.target, '127.0.0.1');
+      this.track(downstream);
+      this.track(up);
+      downstream.pipe(up).pipe(downstream);
+      const end = () => {
+        downstream.destroy();
+        up.destroy();
+      };
+      downstream.on('error', end).on('close', end);
+      up.on('error', end).on('close', end);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as { port: number }).port;
+    this.server = server;
+  }
+
+  private track(s: Socket): void {
+    this.sockets.add(s);
+    s.on('close', () => this.sockets.delete(s));
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const s of this.sockets) s.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+interface ReceivedSpan {
+  service: string;
+  name: string;
+  kind: number;
+  traceId: string;
+  parentSpanId: string;
+}
+
+/** A stand-in OTLP/HTTP collector (JSON encoding) collecting the spans it is sent. */
+async function startCollector(received: ReceivedSpan[]): Promise<{ url: string; server: ReturnType<typeof createHttpServer> }> {
+  type Attr = { key: string; value: { stringValue?: string } };
+  type Body = {
+    resourceSpans?: { resource?: { attributes?: Attr[] }; scopeSpans?: { spans?: { name: string; kind: number; traceId: string; parentSpanId?: string }[] }[] }[];
+  };
+  const server = createHttpServer((req, res) => {
+    let text = '';
+    req.on('data', (d: Buffer) => (text += d.toString()));
+    req.on('end', () => {
+      const body = JSON.parse(text) as Body;
+      for (const rs of body.resourceSpans ?? []) {
+        const service = rs.resource?.attributes?.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
+        for (const ss of rs.scopeSpans ?? []) {
+          for (const sp of ss.spans ?? []) received.push({ service, name: sp.name, kind: sp.kind, traceId: sp.traceId, parentSpanId: sp.parentSpanId ?? '' });
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
+}
