@@ -495,6 +495,7 @@ describe('observability', () => {
     'partner_job_settle_latency_seconds_bucket',
     'partner_job_outbox_backlog',
     'partner_worker_consumer_pending',
+    'partner_worker_consumer_ack_pending',
     'process_resident_memory_bytes',
     'nodejs_eventloop_lag_p99_seconds',
     'up',
