@@ -39,7 +39,9 @@ export class OutboxRelay {
   /** Called once NATS is connected (possibly long after start). */
   attach(nc: NatsConnection): void {
     this.nc = nc;
-    this.js = nc.jetstream();
+    // JetStream API calls fail fast (default 5 s): right after a NATS restart they may hang until
+    // JetStream is back, and the outbox keeps every job, so retrying soon beats waiting.
+    this.js = nc.jetstream({ timeout: 1_500 });
     this.streamReady = undefined;
     void (async () => {
       for await (const s of nc.status()) if (s.type === 'reconnect') this.kick();
@@ -67,7 +69,7 @@ export class OutboxRelay {
   private ensureStream(): Promise<void> {
     this.streamReady ??= (async () => {
       if (!this.nc) throw new Error('NATS not connected yet');
-      await ensureJobsStream(await this.nc.jetstreamManager(), this.names, this.opts.replicas);
+      await ensureJobsStream(await this.nc.jetstreamManager({ timeout: 1_500 }), this.names, this.opts.replicas);
     })().catch((err: unknown) => {
       this.streamReady = undefined;
       throw err;
@@ -86,7 +88,7 @@ export class OutboxRelay {
       js.publish(subject, JSON.stringify({ jobId }), {
         msgID: jobId,
         expect: { streamName: this.names.jobsStream },
-        timeout: 5_000,
+        timeout: 1_500,
         headers: traceHeaders(),
       }),
     );

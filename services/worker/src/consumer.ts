@@ -26,6 +26,7 @@ export class JobConsumer {
   private messages: ConsumerMessages | undefined;
   private readonly inflight = new Set<Promise<void>>();
   private readonly abort = new AbortController();
+  private stopping = false;
   private slots: number;
   private waiting: (() => void)[] = [];
 
@@ -64,9 +65,25 @@ export class JobConsumer {
       if (!/consumer not found/i.test((err as Error).message)) throw err;
       await jsm.consumers.add(this.names.jobsStream, consumerConfig);
     }
+    await this.pull();
+    // A pull request does not survive a server restart, and the client would only notice after two
+    // missed heartbeats (up to 30 s): pull afresh as soon as the connection comes back.
+    void (async () => {
+      for await (const status of this.nc.status()) {
+        if (status.type === 'reconnect' && !this.stopping) {
+          await this.pull().catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'could not pull after reconnect'));
+        }
+      }
+    })();
+  }
+
+  /** Starts (or restarts) pulling; in-flight messages of the previous pull are still acked normally. */
+  private async pull(): Promise<void> {
+    const previous = this.messages;
     const consumer = await this.nc.jetstream().consumers.get(this.names.jobsStream, this.names.workerConsumer);
     this.messages = await consumer.consume({ max_messages: this.config.concurrency });
     void this.loop(this.messages);
+    await previous?.close().catch(() => undefined);
   }
 
   private async acquire(): Promise<void> {
@@ -230,6 +247,7 @@ export class JobConsumer {
 
   /** Stops pulling, gives in-flight jobs graceMs to finish, then hands the rest back (nak). */
   async stop(graceMs = 10_000): Promise<void> {
+    this.stopping = true;
     await this.messages?.close().catch(() => undefined);
     const all = Promise.allSettled([...this.inflight]);
     const timer = setTimeout(() => this.abort.abort(), graceMs);
