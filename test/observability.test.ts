@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { SpanKind } from '@opentelemetry/api';
 import { node } from '@opentelemetry/sdk-node';
@@ -23,7 +24,7 @@ import { readJobConfig } from '../services/job/src/config.js';
 import { startJob } from '../services/job/src/app.js';
 import { readPolicyConfig } from '../services/policy/src/config.js';
 import { startPolicy } from '../services/policy/src/app.js';
-import { basic, Stack, type ApiResponse, type ClientCreds } from './support/stack.js';
+import { basic, ROOT, Stack, type ApiResponse, type ClientCreds } from './support/stack.js';
 import { PrivateNats } from './support/nats-server.js';
 import { readyz, scrape, type Scrape } from './support/metrics.js';
 
@@ -189,6 +190,19 @@ describe('/metrics', () => {
     expect(w.sum('partner_worker_consumer_pending')).toBe(0);
     expect(w.sum('partner_worker_consumer_redelivered')).toBe(0);
     expect(m.submission!.sum('partner_submissions_created_total')).toBe(2);
+  });
+
+  it('are what docs/operations.md, the alerts and the dashboard name, and all of them are documented', () => {
+    const exposed = new Set(Object.values(m).flatMap((s) => Object.keys(s.types)));
+    const named = (file: string) => new Set([...readFileSync(`${ROOT}${file}`, 'utf8').matchAll(/\bpartner_[a-z0-9_]+/g)].map((x) => x[0]));
+    const family = (n: string) => (exposed.has(n) ? n : n.replace(/_(bucket|count|sum)$/, ''));
+    const docs = named('docs/operations.md');
+    for (const file of ['docs/operations.md', 'charts/partner-submission/templates/prometheusrule.yaml', 'charts/partner-submission/files/dashboards/partner-overview.json']) {
+      for (const n of named(file)) expect(exposed.has(family(n)), `${file} names ${n}`).toBe(true);
+    }
+    const ours = [...exposed].filter((x) => x.startsWith('partner_'));
+    expect(ours.length).toBeGreaterThanOrEqual(33);
+    for (const n of ours) expect(docs.has(n), `docs/operations.md lacks ${n}`).toBe(true);
   });
 
   it('auth: tokens issued and refused by reason; pools everywhere; default process metrics', () => {
