@@ -58,12 +58,25 @@ export class JobConsumer {
       max_ack_pending: Math.max(1_000, this.config.concurrency * 4),
       filter_subject: this.names.jobSubjects,
     };
+    let existing: Awaited<ReturnType<typeof jsm.consumers.info>> | undefined;
     try {
-      await jsm.consumers.info(this.names.jobsStream, this.names.workerConsumer);
-      await jsm.consumers.update(this.names.jobsStream, this.names.workerConsumer, consumerConfig);
+      existing = await jsm.consumers.info(this.names.jobsStream, this.names.workerConsumer);
     } catch (err) {
       if (!/consumer not found/i.test((err as Error).message)) throw err;
-      await jsm.consumers.add(this.names.jobsStream, consumerConfig);
+    }
+    if (!existing) {
+      await jsm.consumers.add(this.names.jobsStream, consumerConfig).catch(async (err: unknown) => {
+        // Another worker created it meanwhile.
+        if (!/already (exists|in use)/i.test((err as Error).message)) throw err;
+      });
+    } else if (
+      existing.config.ack_wait !== consumerConfig.ack_wait ||
+      existing.config.max_ack_pending !== consumerConfig.max_ack_pending ||
+      existing.config.max_deliver !== consumerConfig.max_deliver ||
+      existing.config.filter_subject !== consumerConfig.filter_subject
+    ) {
+      // Only when the settings changed: a worker starting should not rewrite a shared consumer.
+      await jsm.consumers.update(this.names.jobsStream, this.names.workerConsumer, consumerConfig);
     }
     await this.pull();
     // A pull request does not survive a server restart, and the client would only notice after two
