@@ -1,0 +1,400 @@
+// A private copy of the system for the bench: its own PostgreSQL database (created and dropped), its
+// own NATS prefix (streams deleted at the end), every service as its own process on free loopback
+// ports (never the fixed ports of `npm start`), provisioned through the admin CLI. Everything it
+// starts is tracked so cleanup() can undo it, also after a failure.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { connect } from 'nats';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const PG_HOST = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
+const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** n distinct free loopback ports (all held open until every one is chosen). */
+export async function freePorts(n) {
+  const servers = [];
+  const ports = [];
+  for (let i = 0; i < n; i++) {
+    const srv = createServer();
+    await new Promise((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen(0, '127.0.0.1', resolve);
+    });
+    servers.push(srv);
+    ports.push(srv.address().port);
+  }
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+
+/** A spawned node process whose readiness is its ops port answering /readyz with 200. */
+export class Proc {
+  constructor(name, child) {
+    this.name = name;
+    this.child = child;
+    this.tail = [];
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+    const keep = (d) => {
+      for (const line of d.toString().split('\n')) if (line.trim()) this.tail.push(line);
+      if (this.tail.length > 40) this.tail.splice(0, this.tail.length - 40);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+  }
+
+  get pid() {
+    return this.child.pid;
+  }
+
+  get alive() {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** SIGTERM (the services drain and exit 0, writing any --cpu-prof profile), SIGKILL after graceMs. */
+  async stop(graceMs = 15_000) {
+    if (!this.alive) return;
+    const t = setTimeout(() => {
+      this.killed = true;
+      this.child.kill('SIGKILL');
+    }, graceMs);
+    this.child.kill('SIGTERM');
+    await this.exited;
+    clearTimeout(t);
+    return { killed: !!this.killed };
+  }
+}
+
+export function spawnNode(name, script, { env, args = [], nodeArgs = [], stdout = 'pipe' } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', stdout, 'pipe'],
+  });
+  return new Proc(name, child);
+}
+
+/** Waits until url answers 200 (or the process dies, or timeoutMs passes). */
+export async function waitReady(proc, url, timeoutMs = 60_000) {
+  const until = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < until) {
+    if (!proc.alive) throw new Error(`${proc.name} exited (${await proc.exited}) before it was ready:\n  ${proc.tail.join('\n  ')}`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      last = `${res.status} ${await res.text()}`;
+      if (res.ok) return;
+    } catch (err) {
+      last = err.message;
+    }
+    await sleep(100);
+  }
+  throw new Error(`${proc.name} not ready after ${timeoutMs} ms (${last}):\n  ${proc.tail.join('\n  ')}`);
+}
+
+/** A pg.Client, connected; retried for a while when the server is at its connection limit (53300). */
+export async function connectWithRetry(connectionString, attempts = 30) {
+  for (let i = 1; ; i++) {
+    const c = new pg.Client({ connectionString, application_name: 'bench' });
+    try {
+      await c.connect();
+      return c;
+    } catch (err) {
+      await c.end().catch(() => undefined);
+      if (err.code !== '53300' || i >= attempts) throw err;
+      await sleep(200 * Math.min(i, 5));
+    }
+  }
+}
+
+/** Reads VmRSS / VmHWM (bytes) of a process from /proc. */
+export function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU time (user + system, ms) a process has used so far; NaN once it is gone. */
+export function cpuTimeMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Measures the CPU time a set of processes spends while fn runs: our own processes by pid, plus the
+ * PostgreSQL backends serving the bench database whose application_name matches (sampled before
+ * and after; backends that appear meanwhile count from zero).
+ */
+export async function cpuDuring(stack, { procs, pgApps }, fn) {
+  const backends = async () =>
+    (await stack.sql('SELECT pid, application_name FROM pg_stat_activity WHERE datname = current_database() AND application_name = ANY($1)', [pgApps])).map(
+      (r) => ({ pid: r.pid, app: r.application_name }),
+    );
+  const before = new Map(Object.entries(procs).map(([k, p]) => [k, cpuTimeMs(p.pid)]));
+  const pgBefore = new Map((await backends()).map((b) => [b.pid, cpuTimeMs(b.pid)]));
+  const result = await fn();
+  const cpu = {};
+  for (const [k, p] of Object.entries(procs)) cpu[k] = cpuTimeMs(p.pid) - before.get(k);
+  let pgMs = 0;
+  for (const b of await backends()) {
+    const now = cpuTimeMs(b.pid);
+    if (Number.isFinite(now)) pgMs += now - (pgBefore.get(b.pid) ?? 0);
+  }
+  cpu.postgres = pgMs;
+  return { result, cpuMs: cpu };
+}
+
+const SERVICES = ['auth', 'policy', 'submission', 'job', 'worker', 'gateway'];
+
+export class BenchStack {
+  constructor() {
+    this.id = randomBytes(4).toString('hex');
+    this.dbName = `partner_bench_${this.id}`;
+    this.prefix = `bench_${this.id}`;
+    this.databaseUrl = `${PG_HOST}/${this.dbName}`;
+    this.natsUrl = NATS_URL;
+    this.procs = new Map();
+    this.extra = new Set();
+    this.tmp = mkdtempSync(join(tmpdir(), 'partner-bench-'));
+    this.dbCreated = false;
+    // The public {base_url} only names the environment's scope and statusUrl; where the gateway
+    // listens is a free port.
+    this.baseUrl = 'http://api.bench.test';
+    this.scope = 'api.bench.test/access';
+    this.issuer = '';
+    this.productId = randomUUID();
+    this.tenant = 'bench';
+    this.partnerId = 'bench-partner';
+    this.principalId = 'bench-broker';
+  }
+
+  async admin(...args) {
+    const r = spawnSync(process.execPath, [`${ROOT}scripts/admin.mjs`, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: this.databaseUrl, AUTH_KEY_ENCRYPTION_KEY: this.kek, LOG_LEVEL: 'warn' },
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`admin ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    return JSON.parse(r.stdout);
+  }
+
+  async pgAdmin(fn) {
+    const c = await connectWithRetry(`${PG_HOST}/postgres`);
+    try {
+      return await fn(c);
+    } finally {
+      await c.end();
+    }
+  }
+
+  /**
+   * A query on the bench database (schema-qualified names), on one connection kept for the bench's
+   * own queries: PostgreSQL's connection limit is shared with everything else on the machine.
+   */
+  async sql(text, params = []) {
+    if (!this.sqlClient) {
+      const c = await connectWithRetry(this.databaseUrl);
+      c.on('error', () => undefined);
+      this.sqlClient = c;
+    }
+    try {
+      return (await this.sqlClient.query(text, params)).rows;
+    } catch (err) {
+      if (err.code) throw err; // a server error: the connection is fine
+      this.sqlClient = undefined; // a broken connection: a fresh one next time
+      throw err;
+    }
+  }
+
+  async createDatabase() {
+    await this.pgAdmin((c) => c.query(`CREATE DATABASE ${this.dbName}`));
+    this.dbCreated = true;
+  }
+
+  /** Environment of every service; per-service ports are filled in by start(). */
+  async allocate() {
+    const [gw, authHttp, authGrpc, policyGrpc, submissionGrpc, jobGrpc, ...ops] = await freePorts(12);
+    this.ports = {
+      gateway: gw,
+      authHttp,
+      authGrpc,
+      policyGrpc,
+      submissionGrpc,
+      jobGrpc,
+      ops: Object.fromEntries(SERVICES.map((s, i) => [s, ops[i]])),
+    };
+    this.kek = randomBytes(32).toString('base64');
+    this.issuer = `http://127.0.0.1:${authHttp}`;
+    this.env = {
+      DATABASE_URL: this.databaseUrl,
+      NATS_URL: this.natsUrl,
+      NATS_PREFIX: this.prefix,
+      BASE_URL: this.baseUrl,
+      AUTH_ISSUER: this.issuer,
+      AUTH_SCOPES: this.scope,
+      AUTH_KEY_ENCRYPTION_KEY: this.kek,
+      ENVIRONMENT: 'uat',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+      PORT: String(gw),
+      AUTH_HTTP_PORT: String(authHttp),
+      AUTH_GRPC_PORT: String(authGrpc),
+      POLICY_GRPC_PORT: String(policyGrpc),
+      SUBMISSION_GRPC_PORT: String(submissionGrpc),
+      JOB_GRPC_PORT: String(jobGrpc),
+      AUTH_GRPC_ADDR: `127.0.0.1:${authGrpc}`,
+      POLICY_GRPC_ADDR: `127.0.0.1:${policyGrpc}`,
+      SUBMISSION_GRPC_ADDR: `127.0.0.1:${submissionGrpc}`,
+      JOB_GRPC_ADDR: `127.0.0.1:${jobGrpc}`,
+      // The bench client is one client sending thousands of requests a second: the per-client
+      // default limit (50/s) would turn the measurement into a measurement of the limiter.
+      RATE_LIMIT_RPS: '1000000',
+      RATE_LIMIT_BURST: '1000000',
+      MAX_WAITERS: '20000',
+      // Periodic attachment sweeps would add queries of their own to the quiet window.
+      ATTACHMENT_SWEEP_INTERVAL_MS: '0',
+    };
+  }
+
+  /** Starts one service (again) with optional extra env / node flags, waiting for /readyz. */
+  async startService(name, { env = {}, nodeArgs = [], key = name, opsPort, stdout } = {}) {
+    const proc = spawnNode(key, `${ROOT}services/${name}/dist/main.js`, {
+      env: { ...this.env, OPS_PORT: String(opsPort ?? this.ports.ops[name]), ...env },
+      nodeArgs,
+      stdout,
+    });
+    this.procs.set(key, proc);
+    await waitReady(proc, `http://127.0.0.1:${opsPort ?? this.ports.ops[name]}/readyz`);
+    return proc;
+  }
+
+  async stopService(key) {
+    const p = this.procs.get(key);
+    if (p) await p.stop();
+    this.procs.delete(key);
+  }
+
+  /** Database, every service (those without mutual dependencies in parallel), provisioning, token. */
+  async start({ nodeArgsOf = () => [], envOf = () => ({}), onStep = () => undefined, policies = 200 } = {}) {
+    await this.allocate();
+    await this.createDatabase();
+    onStep(`database ${this.dbName}, NATS prefix ${this.prefix}`);
+    const start = (s) => this.startService(s, { nodeArgs: nodeArgsOf(s), env: envOf(s) });
+    await Promise.all(['auth', 'policy', 'submission', 'job'].map(start));
+    await Promise.all(['worker', 'gateway'].map(start));
+    onStep('services ready');
+    this.client = await this.admin(
+      'client', 'create', '--tenant', this.tenant, '--partner', this.partnerId, '--name', 'bench',
+      '--permissions', 'health/read,policies/read,submissions/read,submissions/write,jobs/read',
+    );
+    await this.admin('principal', 'add', '--tenant', this.tenant, '--partner', this.partnerId, '--principal', this.principalId);
+    await this.admin('product', 'add', '--id', this.productId, '--name', 'Bench product');
+    if (policies > 0) {
+      const file = join(this.tmp, 'policies.jsonl');
+      const lines = [];
+      for (let i = 1; i <= policies; i++) {
+        lines.push(
+          JSON.stringify({
+            policyNumber: `BENCH-${String(i).padStart(5, '0')}`,
+            status: i % 10 === 0 ? 'cancelled' : 'active',
+            productId: this.productId,
+            insured: { legalName: `Insured ${i} Ltd` },
+            effectiveDate: '2026-01-01',
+            expirationDate: '2027-01-01',
+            premium: { amount: `${1000 + i}.50`, currency: 'EUR' },
+          }),
+        );
+      }
+      writeFileSync(file, `${lines.join('\n')}\n`);
+      this.policyImport = await this.admin('policy', 'import', '--tenant', this.tenant, '--partner', this.partnerId, file);
+    }
+    this.token = await this.fetchToken();
+    onStep('provisioned (client, principal, product, policies) and token issued');
+  }
+
+  /** DATABASE_URL of the bench database reached through a proxy on port. */
+  databaseUrlVia(port) {
+    return this.databaseUrl.replace(/@[^/]+\//, `@127.0.0.1:${port}/`);
+  }
+
+  get gatewayUrl() {
+    return `http://127.0.0.1:${this.ports.gateway}`;
+  }
+
+  async fetchToken() {
+    const res = await fetch(`${this.issuer}/oauth2/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${encodeURIComponent(this.client.clientId)}:${encodeURIComponent(this.client.clientSecret)}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: `grant_type=client_credentials&scope=${encodeURIComponent(this.scope)}`,
+    });
+    const body = await res.json();
+    if (!res.ok) throw new Error(`token endpoint answered ${res.status}: ${JSON.stringify(body)}`);
+    return body.access_token;
+  }
+
+  /** Registers a process the stack did not start itself (baselines) for cleanup. */
+  track(proc) {
+    this.extra.add(proc);
+    return proc;
+  }
+
+  /** Stops every process, deletes the NATS streams with the prefix, drops the database. */
+  async cleanup() {
+    const problems = [];
+    const all = [...this.extra, ...[...this.procs.values()].reverse()];
+    const started = Date.now();
+    await Promise.all(
+      all.map((p) =>
+        p.stop(10_000).then(
+          (r) => r?.killed && process.stderr.write(`note: ${p.name} did not exit within 10 s of SIGTERM and was killed\n`),
+          (err) => problems.push(`${p.name}: ${err.message}`),
+        ),
+      ),
+    );
+    this.stopMs = Date.now() - started;
+    this.procs.clear();
+    this.extra.clear();
+    try {
+      const nc = await connect({ servers: this.natsUrl, timeout: 3_000 });
+      try {
+        const jsm = await nc.jetstreamManager();
+        for await (const s of jsm.streams.list()) {
+          if (s.config.name.startsWith(this.prefix)) await jsm.streams.delete(s.config.name);
+        }
+      } finally {
+        await nc.close();
+      }
+    } catch (err) {
+      problems.push(`NATS streams: ${err.message}`);
+    }
+    await this.sqlClient?.end().catch(() => undefined);
+    this.sqlClient = undefined;
+    if (this.dbCreated) {
+      try {
+        await this.pgAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`));
+        this.dbCreated = false;
+      } catch (err) {
+        problems.push(`database ${this.dbName}: ${err.message}`);
+      }
+    }
+    rmSync(this.tmp, { recursive: true, force: true });
+    return problems;
+  }
+}
