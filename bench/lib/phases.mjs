@@ -1,0 +1,631 @@
+// The measurements of `npm run bench`, one function per section of the results.
+import { randomUUID, randomBytes } from 'node:crypto';
+import { connect, DiscardPolicy, RetentionPolicy, StorageType, nanos } from 'nats';
+import { ROOT, connectWithRetry, memoryOf, sleep } from './stack.mjs';
+import { cannon, round, summarize, wallNow, calibrateClock } from './load.mjs';
+import { agents, request } from './http.mjs';
+
+export const submissionBody = (productId, externalRef = 'bench-ref') =>
+  JSON.stringify({
+    externalRef,
+    submissionType: 'application',
+    effectiveDate: '2027-01-01',
+    productId,
+    applicant: { legalName: 'Bench Holdings LLC' },
+  });
+
+const parse = (body) => {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+};
+
+export const checks = {
+  submitted: (status, body) => {
+    const b = parse(body);
+    return status === 200 && typeof b?.submissionId === 'string' && b.status === 'submitted';
+  },
+  health: (status, body) => status === 200 && parse(body)?.status === 'ok',
+  jobSucceeded: (status, body) => status === 200 && parse(body)?.status === 'succeeded',
+  policies50: (status, body) => status === 200 && parse(body)?.items?.length === 50,
+};
+
+export function productHeaders(stack, { principal = true } = {}) {
+  return { authorization: `Bearer ${stack.token}`, ...(principal ? { 'x-principal-id': stack.principalId } : {}) };
+}
+
+/** POST /v1/submissions + Prefer: wait=15 with a fresh Idempotency-Key per request (README step 3). */
+export function productSubmit(stack) {
+  return {
+    method: 'POST',
+    path: '/v1/submissions',
+    headers: { ...productHeaders(stack), 'content-type': 'application/json', prefer: 'wait=15' },
+    body: submissionBody(stack.productId),
+    setup: (context) => {
+      context.key = randomUUID();
+      context.sentAt = wallNow();
+      return { headers: { 'idempotency-key': context.key } };
+    },
+  };
+}
+
+export function floorSubmit(stack) {
+  return { method: 'POST', path: '/v1/submissions', headers: { 'content-type': 'application/json' }, body: submissionBody(stack.productId) };
+}
+
+/**
+ * Sequential (one connection, one request at a time), floor and product interleaved in blocks so
+ * background noise on a shared machine falls on both alike. Returns both summaries and the product's
+ * per-request records (idempotency key, sent/ended wall-clock times) for the timeline.
+ */
+export async function sequential(stack, urls, { total, block }) {
+  calibrateClock();
+  const tap = await natsTap(stack);
+  const lat = { floor: [], product: [] };
+  const out = { floor: { ok: 0, errors: 0, badSamples: [] }, product: { ok: 0, errors: 0, badSamples: [] } };
+  const records = [];
+  for (let done = 0; done < total; done += block) {
+    const n = Math.min(block, total - done);
+    for (const which of ['floor', 'product']) {
+      const r = await cannon({
+        url: which === 'floor' ? urls.floor : stack.gatewayUrl,
+        request: which === 'floor' ? floorSubmit(stack) : productSubmit(stack),
+        check: checks.submitted,
+        connections: 1,
+        amount: n,
+        onRecord:
+          which === 'product'
+            ? (context, status, body) => records.push({ key: context.key, sentAt: context.sentAt, endedAt: wallNow(), status, ok: checks.submitted(status, body) })
+            : undefined,
+        keepLatencies: true,
+      });
+      lat[which].push(...r.rawLatencies);
+      out[which].ok += r.ok;
+      out[which].errors += r.errors;
+      out[which].badSamples.push(...r.badSamples.slice(0, 2));
+    }
+  }
+  for (const which of ['floor', 'product']) {
+    out[which].requests = lat[which].length;
+    out[which].latencyMs = summarize(lat[which]);
+    out[which].badSamples = out[which].badSamples.slice(0, 3);
+  }
+  await sleep(200);
+  await tap.close();
+  return { ...out, records, tap };
+}
+
+/**
+ * Listens on the shared NATS server to the bench stack's own traffic — job publications to the jobs
+ * stream, their deliveries to the worker's pull inbox, the worker's acks, the settlement events — and
+ * notes when each passes, by job id. Core NATS hands a copy of every message to every matching
+ * subscription, so this observes the product without touching it.
+ */
+export async function natsTap(stack) {
+  const nc = await connect({ servers: stack.natsUrl });
+  const seen = new Map();
+  const replyToJob = new Map();
+  const at = (id) => {
+    let e = seen.get(id);
+    if (!e) seen.set(id, (e = {}));
+    return e;
+  };
+  const dec = new TextDecoder();
+  const json = (m) => {
+    try {
+      return JSON.parse(dec.decode(m.data));
+    } catch {
+      return undefined;
+    }
+  };
+  nc.subscribe(`${stack.prefix}.jobs.>`, {
+    callback: (_e, m) => {
+      const id = json(m)?.jobId;
+      if (id) at(id).published ??= wallNow();
+    },
+  });
+  nc.subscribe('_INBOX.>', {
+    callback: (_e, m) => {
+      if (!m.reply?.startsWith(`$JS.ACK.${stack.prefix}_JOBS.`)) return;
+      const id = json(m)?.jobId;
+      if (!id) return;
+      at(id).delivered ??= wallNow();
+      replyToJob.set(m.reply, id);
+    },
+  });
+  nc.subscribe(`$JS.ACK.${stack.prefix}_JOBS.>`, {
+    callback: (_e, m) => {
+      const id = replyToJob.get(m.subject);
+      if (id) at(id).acked ??= wallNow();
+    },
+  });
+  nc.subscribe(`${stack.prefix}.events.job_settled`, {
+    callback: (_e, m) => {
+      const id = json(m)?.job?.id;
+      if (id) at(id).event ??= wallNow();
+    },
+  });
+  await nc.flush();
+  return { seen, close: () => nc.close() };
+}
+
+/**
+ * Where a sequential submit-with-wait spends its time, from timestamps the product records itself —
+ * job.idempotency_keys.created_at (now(): the SubmitJob transaction's start, µs), job.jobs.created_at
+ * and submission.submissions.created_at (clock_timestamp() truncated to ms: +0.5 ms corrects the mean
+ * bias of the truncation), job.jobs.settled_at (now() of the settling UPDATE, µs) — and from the NATS
+ * tap (publish, delivery to the worker, settlement event), against the bench's own send and receive
+ * times. One machine, one clock.
+ */
+export async function timeline(stack, records, tap) {
+  const good = records.filter((r) => r.ok);
+  if (good.length === 0) return { n: 0 };
+  const rows = await stack.sql(
+    `SELECT k.key, j.job_id,
+            extract(epoch FROM k.created_at) * 1000 AS begin_ms,
+            extract(epoch FROM j.created_at) * 1000 + 0.5 AS job_ms,
+            extract(epoch FROM s.created_at) * 1000 + 0.5 AS sub_ms,
+            extract(epoch FROM j.settled_at) * 1000 AS settled_ms
+       FROM job.idempotency_keys k
+       JOIN job.jobs j ON j.job_id = k.job_id
+       LEFT JOIN submission.submissions s ON s.job_id = j.job_id
+      WHERE k.key = ANY($1)`,
+    [good.map((r) => r.key)],
+  );
+  const byKey = new Map(rows.map((r) => [r.key, r]));
+  const stageNames = [
+    'request sent → SubmitJob transaction begins (gateway: auth, rate limit, guard, body, ajv, fingerprint; gRPC SubmitJob; pool checkout, BEGIN)',
+    'transaction begins → job row inserted (idempotency-key INSERT, jobs INSERT)',
+    'job row → job published to JetStream (outbox INSERT, COMMIT, fast-path publish)',
+    'published → delivered to the worker (JetStream, pull consumer)',
+    'delivered → submission row inserted (StartJob, GetProduct, CreateSubmission: 3 gRPC hops, 3 queries)',
+    'submission row → settling UPDATE starts (CreateSubmission reply, SettleJob hop)',
+    'settling UPDATE → settlement event on NATS (UPDATE, COMMIT, publish)',
+    'settlement event → response received (gateway wake-up, HTTP response)',
+  ];
+  const stages = Object.fromEntries([...stageNames, 'total'].map((k) => [k, []]));
+  for (const r of good) {
+    const t = byKey.get(r.key);
+    const n = tap?.seen.get(t?.job_id);
+    if (!t || t.sub_ms === null || t.settled_ms === null || !n?.published || !n.delivered || !n.event) continue;
+    const points = [r.sentAt, Number(t.begin_ms), Number(t.job_ms), n.published, n.delivered, Number(t.sub_ms), Number(t.settled_ms), n.event, r.endedAt];
+    for (let i = 0; i < stageNames.length; i++) stages[stageNames[i]].push(points[i + 1] - points[i]);
+    stages.total.push(r.endedAt - r.sentAt);
+  }
+  return {
+    n: stages.total.length,
+    note: 'ms per stage (mean, p50, p90); stages bounded by the ms-truncated created_at columns are exact only on average',
+    stages: Object.fromEntries(
+      Object.entries(stages).map(([k, v]) => {
+        const s = summarize(v);
+        return [k, { mean: s.mean, p50: s.p50, p90: s.p90 }];
+      }),
+    ),
+  };
+}
+
+/** A settled job id of the bench client (for GET /v1/jobs/{id}). */
+export async function settledJobId(stack) {
+  const [agent] = agents(1);
+  const res = await request(`${stack.gatewayUrl}/v1/submissions`, {
+    method: 'POST',
+    headers: productHeaders(stack),
+    body: submissionBody(stack.productId),
+    agent,
+  });
+  if (res.status !== 202) throw new Error(`POST /v1/submissions answered ${res.status} ${res.text}`);
+  const id = res.body.id;
+  for (let i = 0; i < 20; i++) {
+    const r = await request(`${stack.gatewayUrl}/v1/jobs/${id}`, { headers: { ...productHeaders(stack), prefer: 'wait=5' }, agent });
+    if (r.body?.status === 'succeeded') {
+      agent.destroy();
+      return id;
+    }
+  }
+  throw new Error(`job ${id} did not settle`);
+}
+
+/**
+ * Settlement → waiting-response wake-up. Jobs with `sandbox:delay=1` are submitted at a steady rate
+ * (below the worker's capacity, so wake-ups are not measured in a thundering herd); each is followed at
+ * once by GET /v1/jobs/{id} with Prefer: wait=10. For each answer:
+ *   fromSettle = response received − job.jobs.settled_at (the settling UPDATE's now(); same clock)
+ *   fromEvent  = response received − the settlement event's arrival at the bench's own subscriber
+ * fromSettle is the figure held to the target: it is what a partner sees after the job is settled in
+ * the database (commit, event publish, NATS, gateway wake-up, HTTP write). fromEvent isolates the
+ * gateway's part (the bench hears the event at the same moment the gateway does).
+ */
+export async function wakeup(stack, { count, ratePerS }) {
+  calibrateClock();
+  const names = { settled: `${stack.prefix}.events.job_settled` };
+  const nc = await connect({ servers: stack.natsUrl });
+  const eventAt = new Map();
+  nc.subscribe(names.settled, {
+    callback: (_e, msg) => {
+      const at = wallNow();
+      try {
+        eventAt.set(JSON.parse(new TextDecoder().decode(msg.data)).job.id, at);
+      } catch {
+        // not an event
+      }
+    },
+  });
+  await nc.flush();
+  const [agent] = agents(1);
+  const results = [];
+  const one = async () => {
+    const sub = await request(`${stack.gatewayUrl}/v1/submissions`, {
+      method: 'POST',
+      headers: { ...productHeaders(stack), 'idempotency-key': randomUUID() },
+      body: submissionBody(stack.productId, 'sandbox:delay=1'),
+      agent,
+    });
+    if (sub.status !== 202) return results.push({ ok: false, status: sub.status });
+    const id = sub.body.id;
+    const res = await request(`${stack.gatewayUrl}/v1/jobs/${id}`, { headers: { ...productHeaders(stack), prefer: 'wait=10' }, agent });
+    results.push({ id, ok: res.status === 200 && res.body?.status === 'succeeded', status: res.status, endedAt: res.endedAt, waitedMs: res.endedAt - res.sentAt });
+  };
+  const inflight = [];
+  const gap = 1000 / ratePerS;
+  const t0 = performance.now();
+  for (let i = 0; i < count; i++) {
+    const due = t0 + i * gap;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    inflight.push(one().catch((err) => results.push({ ok: false, error: err.message })));
+  }
+  await Promise.all(inflight);
+  await sleep(200);
+  await nc.close();
+  agent.destroy();
+  const okOnes = results.filter((r) => r.ok);
+  const rows = await stack.sql('SELECT job_id, extract(epoch FROM settled_at) * 1000 AS settled_ms FROM job.jobs WHERE job_id = ANY($1)', [
+    okOnes.map((r) => r.id),
+  ]);
+  const settledAt = new Map(rows.map((r) => [r.job_id, Number(r.settled_ms)]));
+  const fromSettle = [];
+  const fromEvent = [];
+  for (const r of okOnes) {
+    if (settledAt.has(r.id)) fromSettle.push(r.endedAt - settledAt.get(r.id));
+    if (eventAt.has(r.id)) fromEvent.push(r.endedAt - eventAt.get(r.id));
+  }
+  return {
+    waiters: count,
+    ratePerS,
+    ok: okOnes.length,
+    errors: results.length - okOnes.length,
+    fromSettleMs: summarize(fromSettle),
+    fromEventMs: summarize(fromEvent),
+    eventSeen: fromEvent.length,
+  };
+}
+
+const gauge = async (opsUrl, name) => {
+  const text = await (await fetch(`${opsUrl}/metrics`)).text();
+  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : NaN;
+};
+const waitingGauge = (opsUrl) => gauge(opsUrl, 'partner_gateway_waiting_requests');
+const heapOf = async (opsUrl) => ({
+  heapUsedMb: round((await gauge(opsUrl, 'nodejs_heap_size_used_bytes')) / 1048576, 1),
+  heapTotalMb: round((await gauge(opsUrl, 'nodejs_heap_size_total_bytes')) / 1048576, 1),
+  externalMb: round((await gauge(opsUrl, 'nodejs_external_memory_bytes')) / 1048576, 1),
+});
+
+/** One sample of the database's transaction counters, on a connection of its own (closed after). */
+async function pgSample(url) {
+  const c = await connectWithRetry(url);
+  try {
+    const r = await c.query(
+      `SELECT xact_commit + xact_rollback AS xacts, pg_backend_pid() AS pid FROM pg_stat_database WHERE datname = current_database()`,
+    );
+    return { xacts: Number(r.rows[0].xacts), pid: r.rows[0].pid };
+  } finally {
+    await c.end();
+  }
+}
+
+async function backendsActiveSince(url, sinceWallMs, excludePids) {
+  const c = await connectWithRetry(url);
+  try {
+    const r = await c.query(
+      `SELECT pid, application_name, state, query_start, left(query, 80) AS query FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND NOT (pid = ANY($2::int[])) AND application_name <> 'bench'
+          AND query_start >= to_timestamp($1::double precision / 1000)`,
+      [sinceWallMs, excludePids],
+    );
+    return r.rows;
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * N waiters held by one fresh gateway. The database services are restarted behind counting proxies
+ * (the job service with its relay and sweeps effectively off), the worker is stopped, K jobs are
+ * submitted (they stay queued), then N GET /v1/jobs/{id} with Prefer: wait=30 are opened (N/K per
+ * job). Once the gateway's waiting gauge shows all N: the gateway's extra RSS, then a quiet window in
+ * which every database query of every service is counted (proxies; cross-checked with
+ * pg_stat_activity and pg_stat_database), then the worker starts and settles the K jobs, and the time
+ * until every waiter has its answer is measured.
+ */
+export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
+  calibrateClock();
+  const log = [];
+  // 1. Quiet services behind counting proxies; no worker; a fresh gateway.
+  for (const s of ['gateway', 'worker']) await stack.stopService(s);
+  for (const s of ['auth', 'policy', 'submission', 'job']) await stack.stopService(s);
+  const quiet = { OUTBOX_RELAY_INTERVAL_MS: '60000', SWEEP_INTERVAL_MS: '3600000' };
+  await Promise.all(
+    ['auth', 'policy', 'submission', 'job'].map((s) =>
+      stack.startService(s, { env: { DATABASE_URL: stack.databaseUrlVia(proxies[s].port), ...(s === 'job' ? quiet : {}) } }),
+    ),
+  );
+  const gateway = await stack.startService('gateway', { env: { MAX_WAITERS: String(Math.max(20_000, waiters + 1_000)) } });
+  const opsUrl = `http://127.0.0.1:${stack.ports.ops.gateway}`;
+  log.push('services restarted behind counting proxies; worker stopped; fresh gateway');
+
+  const [agent0] = agents(1);
+  const headers = productHeaders(stack, { principal: false });
+  // 2. K jobs, queued but not worked.
+  const ids = [];
+  for (let i = 0; i < jobs; i++) {
+    const r = await request(`${stack.gatewayUrl}/v1/submissions`, { method: 'POST', headers, body: submissionBody(stack.productId), agent: agent0 });
+    if (r.status !== 202) throw new Error(`POST /v1/submissions answered ${r.status}: ${r.text}`);
+    ids.push(r.body.id);
+  }
+  // Warm the fresh gateway on the very route the waiters use (JIT, gRPC channel), then take its
+  // resting memory, so the figure is what the waiters themselves cost.
+  for (let i = 0; i < 400; i++) {
+    await request(`${stack.gatewayUrl}/v1/jobs/${ids[i % ids.length]}`, { headers, agent: agent0 });
+    await request(`${stack.gatewayUrl}/v1/health`, { headers, agent: agent0 });
+  }
+  agent0.destroy();
+  await sleep(1_000);
+  const before = memoryOf(gateway.pid);
+  const heapBefore = await heapOf(opsUrl);
+
+  // 3. N waiters, opened with at most 200 connections being set up at once.
+  const pool = agents(4);
+  const answers = [];
+  let connecting = 0;
+  let opened = 0;
+  const pending = [];
+  const regStart = Date.now();
+  const slot = () => new Promise((resolve) => (connecting < 200 ? resolve() : setTimeout(() => resolve(slot()), 2)));
+  for (let i = 0; i < waiters; i++) {
+    await slot();
+    connecting++;
+    const id = ids[i % ids.length];
+    pending.push(
+      request(`${stack.gatewayUrl}/v1/jobs/${id}`, {
+        headers: { ...headers, prefer: 'wait=30' },
+        agent: pool[i % pool.length],
+        onSocketConnected: () => {
+          connecting--;
+          opened++;
+        },
+      }).then(
+        (res) =>
+          answers.push({
+            id,
+            status: res.status,
+            ok: res.status === 200 && res.body?.status === 'succeeded',
+            endedAt: res.endedAt,
+            ...(res.status === 200 && res.body?.status === 'succeeded' ? {} : { text: res.text.slice(0, 200) }),
+          }),
+        (err) => answers.push({ id, ok: false, error: err.message }),
+      ),
+    );
+  }
+  let registered = 0;
+  for (let i = 0; i < 600; i++) {
+    registered = await waitingGauge(opsUrl);
+    if (registered + answers.length >= waiters) break;
+    await sleep(100);
+  }
+  const registeredAfterMs = Date.now() - regStart;
+  if (registered < waiters) log.push(`only ${registered} of ${waiters} waiters registered (${answers.length} answered early)`);
+  const held = memoryOf(gateway.pid);
+  const heapHeld = await heapOf(opsUrl);
+
+  // 4. Quiet window: nothing may reach the database while the waiters wait.
+  await sleep(2_000); // the last registrations' job reads finish
+  const latestEnd = regStart + 24_000; // waiters give up after 30 s; settle well before
+  const windowLen = Math.max(500, Math.min(windowMs, latestEnd - Date.now() - 1_500));
+  const proxyBefore = Object.fromEntries(Object.entries(proxies).map(([k, p]) => [k, p.snapshot()]));
+  const t0 = wallNow();
+  const a = await pgSample(stack.databaseUrl);
+  await sleep(windowLen);
+  const proxyAfter = Object.fromEntries(Object.entries(proxies).map(([k, p]) => [k, p.snapshot()]));
+  const t1 = wallNow();
+  const active = await backendsActiveSince(stack.databaseUrl, t0, [a.pid]);
+  const b = await pgSample(stack.databaseUrl);
+  const heldEnd = memoryOf(gateway.pid);
+  const waitingEnd = await waitingGauge(opsUrl);
+  const queriesByService = Object.fromEntries(
+    Object.keys(proxies).map((k) => [k, proxyAfter[k].statements - proxyBefore[k].statements]),
+  );
+  const queries = Object.values(queriesByService).reduce((x, y) => x + y, 0);
+
+  // 5. Settle: start the worker; every waiter must get its 200 with the settled job.
+  const workerStart = wallNow();
+  await stack.startService('worker');
+  const all = await Promise.race([Promise.all(pending), sleep(40_000).then(() => 'timeout')]);
+  const lastEnd = Math.max(...answers.map((r) => r.endedAt ?? 0));
+  for (const a2 of pool) a2.destroy();
+  const rows = await stack.sql('SELECT job_id, extract(epoch FROM settled_at) * 1000 AS settled_ms FROM job.jobs WHERE job_id = ANY($1)', [ids]);
+  const settledAt = new Map(rows.map((r) => [r.job_id, Number(r.settled_ms)]));
+  const settledTimes = [...settledAt.values()].filter(Number.isFinite);
+  const firstSettled = Math.min(...settledTimes);
+  const lastSettled = Math.max(...settledTimes);
+  const ok = answers.filter((r) => r.ok);
+  const perWaiter = ok.filter((r) => settledAt.has(r.id)).map((r) => r.endedAt - settledAt.get(r.id));
+  const mb = (x) => round(x / 1024 / 1024, 1);
+  return {
+    waiters,
+    jobs,
+    opened,
+    registered,
+    registeredAfterMs,
+    waitingAtWindowEnd: waitingEnd,
+    gatewayRssMb: { before: mb(before.rss), held: mb(held.rss), heldAtWindowEnd: mb(heldEnd.rss), peak: mb(heldEnd.hwm) },
+    extraRssMb: mb(Math.max(held.rss, heldEnd.rss) - before.rss),
+    extraRssKbPerWaiter: round((Math.max(held.rss, heldEnd.rss) - before.rss) / 1024 / waiters, 1),
+    gatewayHeap: { before: heapBefore, held: heapHeld },
+    quietWindowMs: round(t1 - t0, 0),
+    queriesWhileWaiting: queries,
+    queriesByService,
+    pgStatActivityBackendsActiveInWindow: active.length,
+    pgStatActivityActive: active.slice(0, 5),
+    pgStatDatabaseXactDelta: b.xacts - a.xacts - 1,
+    pgStatDatabaseNote:
+      'xact delta minus the sampler’s own; PostgreSQL 15 flushes other backends’ counters up to 10 s late, so this can include registration-time reads — the proxies’ count is exact',
+    settle: {
+      timedOut: all === 'timeout',
+      answered: answers.length,
+      ok: ok.length,
+      errors: answers.length - ok.length,
+      errorSamples: answers.filter((x) => !x.ok).slice(0, 3),
+      workerStartToFirstSettleMs: round(firstSettled - workerStart, 1),
+      settleSpreadMs: round(lastSettled - firstSettled, 1),
+      allAnsweredAfterFirstSettleMs: round(lastEnd - firstSettled, 1),
+      allAnsweredAfterLastSettleMs: round(lastEnd - lastSettled, 1),
+      perWaiterFromSettleMs: summarize(perWaiter),
+    },
+    log,
+  };
+}
+
+/** Costs of single hops on this machine, sequentially: the building blocks of the hot path. */
+export async function hops(stack, { n }) {
+  const out = {};
+  const time = async (name, fn) => {
+    for (let i = 0; i < Math.min(20, n); i++) await fn(i); // warm
+    const lat = [];
+    for (let i = 0; i < n; i++) {
+      const t = performance.now();
+      await fn(i);
+      lat.push(performance.now() - t);
+    }
+    out[name] = summarize(lat);
+  };
+  const db = await connectWithRetry(stack.databaseUrl);
+  const jobId = await settledJobId(stack);
+  await time('pg SELECT 1 (one round trip)', () => db.query('SELECT 1'));
+  await time('pg SELECT job by primary key (GetJob’s query)', () =>
+    db.query('SELECT job_id, kind, status, result, error, created_at, updated_at FROM job.jobs WHERE job_id = $1', [jobId]),
+  );
+
+  // What a commit costs here (WAL flush): the same one-row INSERT, durable and with
+  // synchronous_commit off (session only).
+  await db.query('CREATE TABLE IF NOT EXISTS public.bench_commit (id bigserial PRIMARY KEY, v text)');
+  await time('pg INSERT one row, autocommit (includes the WAL flush)', () => db.query('INSERT INTO public.bench_commit (v) VALUES ($1)', ['x']));
+  await db.query('SET synchronous_commit = off');
+  await time('same INSERT with synchronous_commit = off (no flush wait)', () => db.query('INSERT INTO public.bench_commit (v) VALUES ($1)', ['x']));
+  await db.query('SET synchronous_commit = on');
+  await db.query('DROP TABLE public.bench_commit');
+
+  const { createClient, serviceDefs } = await import(`${ROOT}services/shared/dist/grpc.js`);
+  const defs = serviceDefs();
+  const job = createClient(defs.job, stack.env.JOB_GRPC_ADDR, 5_000);
+  const policy = createClient(defs.policy, stack.env.POLICY_GRPC_ADDR, 5_000);
+  await time('gRPC JobService.GetJob (hop + that query)', () => job.GetJob({ jobId, tenantId: stack.tenant, partnerId: stack.partnerId }));
+  await time('gRPC PolicyService.GetProduct (hop + one query)', () => policy.GetProduct({ productId: stack.productId }));
+  const newJob = () => `job_${randomBytes(16).toString('hex')}`;
+  await time('gRPC JobService.SubmitJob with Idempotency-Key (hop + transaction)', () =>
+    job.SubmitJob({
+      jobId: newJob(),
+      kind: 'submission.create',
+      caller: { tenantId: 'bench-hops', partnerId: 'bench-hops', clientId: 'bench-hops', principalId: '' },
+      payloadJson: submissionBody(stack.productId),
+      idempotency: { key: randomUUID(), scope: 'POST /v1/submissions', fingerprint: 'x' },
+    }),
+  );
+  job.close();
+  policy.close();
+
+  // The SubmitJob transaction as the job service runs it (BEGIN, key INSERT, job INSERT, outbox
+  // INSERT, COMMIT: five round trips) against the same writes as one statement, on copies of the
+  // job tables in a scratch schema.
+  await db.query(`CREATE SCHEMA hops;
+    CREATE TABLE hops.jobs (LIKE job.jobs INCLUDING ALL);
+    CREATE TABLE hops.idempotency_keys (LIKE job.idempotency_keys INCLUDING ALL);
+    CREATE TABLE hops.outbox (LIKE job.outbox INCLUDING ALL);
+    CREATE SEQUENCE hops.outbox_id_seq; ALTER TABLE hops.outbox ALTER COLUMN id SET DEFAULT nextval('hops.outbox_id_seq');`);
+  const args = () => {
+    const id = newJob();
+    return { id, key: randomUUID(), payload: submissionBody(stack.productId) };
+  };
+  const KEY_SQL = `INSERT INTO hops.idempotency_keys (tenant_id, partner_id, client_id, scope, key, fingerprint, job_id, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(hours => $8))
+         ON CONFLICT (tenant_id, partner_id, client_id, scope, key) DO UPDATE
+            SET fingerprint = EXCLUDED.fingerprint, job_id = EXCLUDED.job_id, created_at = now(), expires_at = EXCLUDED.expires_at
+          WHERE hops.idempotency_keys.expires_at <= now()
+         RETURNING job_id`;
+  const JOB_SQL = `INSERT INTO hops.jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 'accepted')
+       RETURNING job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status, result, error, deliveries, created_at, updated_at`;
+  await time('SubmitJob transaction as written (5 round trips, committed)', async () => {
+    const a = args();
+    await db.query('BEGIN');
+    await db.query(KEY_SQL, ['t', 'p', 'c', 'POST /v1/submissions', a.key, 'f', a.id, 24]);
+    await db.query(JOB_SQL, [a.id, 'submission.create', 't', 'p', 'c', null, a.payload]);
+    await db.query('INSERT INTO hops.outbox (job_id, subject) VALUES ($1, $2) RETURNING id', [a.id, 'x.jobs.submission_create']);
+    await db.query('COMMIT');
+  });
+  await time('same writes as one statement (data-modifying CTE, 1 round trip)', async () => {
+    const a = args();
+    await db.query(
+      `WITH k AS (${KEY_SQL.replace(/\$8/g, '$10')}),
+            j AS (INSERT INTO hops.jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
+                  SELECT $7, $8, $1, $2, $3, NULL, $9::jsonb, 'accepted' FROM k
+                  RETURNING job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status, result, error, deliveries, created_at, updated_at),
+            o AS (INSERT INTO hops.outbox (job_id, subject) SELECT job_id, 'x.jobs.submission_create' FROM j RETURNING id)
+       SELECT j.*, o.id AS outbox_id FROM j, o`,
+      ['t', 'p', 'c', 'POST /v1/submissions', a.key, 'f', a.id, 'submission.create', a.payload, 24],
+    );
+  });
+  // Plans of the transaction's statements (rolled back).
+  const explain = {};
+  await db.query('BEGIN');
+  for (const [name, sql, params] of [
+    ['idempotency key INSERT', KEY_SQL, ['t', 'p', 'c', 'POST /v1/submissions', randomUUID(), 'f', 'job_explain', 24]],
+    ['jobs INSERT', JOB_SQL, ['job_explain', 'submission.create', 't', 'p', 'c', null, submissionBody(stack.productId)]],
+    ['outbox INSERT', 'INSERT INTO hops.outbox (job_id, subject) VALUES ($1, $2) RETURNING id', ['job_explain', 's']],
+  ]) {
+    const r = await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
+    const plan = r.rows[0]['QUERY PLAN'][0];
+    explain[name] = { planningMs: plan['Planning Time'], executionMs: plan['Execution Time'], node: plan.Plan['Node Type'] };
+  }
+  await db.query('ROLLBACK');
+  out.explainSubmitJobStatements = explain;
+  await db.query('DROP SCHEMA hops CASCADE');
+
+  // NATS: a JetStream publish awaiting its ack (file storage, as the jobs stream), and a core NATS
+  // request/reply between two connections (≈ one settlement event's trip plus the way back).
+  const nc = await connect({ servers: stack.natsUrl });
+  const nc2 = await connect({ servers: stack.natsUrl });
+  const jsm = await nc.jetstreamManager();
+  const stream = `${stack.prefix}_HOPS`;
+  await jsm.streams.add({
+    name: stream,
+    subjects: [`${stack.prefix}.hops.>`],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(60_000),
+  });
+  const js = nc.jetstream();
+  await time('JetStream publish + ack (file storage, Nats-Msg-Id)', (i) => js.publish(`${stack.prefix}.hops.x`, new TextEncoder().encode(`{"jobId":"${i}"}`), { msgID: `${Date.now()}-${i}` }));
+  nc2.subscribe(`${stack.prefix}.hops.echo`, { callback: (_e, m) => m.respond(m.data) });
+  await nc2.flush();
+  await time('core NATS request/reply between two connections', () => nc.request(`${stack.prefix}.hops.echo`, new Uint8Array(64), { timeout: 2_000 }));
+  await jsm.streams.delete(stream);
+  await nc.close();
+  await nc2.close();
+  await db.end();
+  return out;
+}

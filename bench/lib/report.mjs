@@ -1,0 +1,70 @@
+// The results table: every product figure beside its baseline, the ratio, and the issue's target.
+import { round } from './load.mjs';
+
+const fmt = (x, unit) => (x === null || x === undefined || Number.isNaN(x) ? '—' : `${typeof x === 'number' ? (Math.abs(x) >= 100 ? Math.round(x) : round(x, 2)) : x}${unit ? ` ${unit}` : ''}`);
+
+/**
+ * rows: {metric, product, unit, baseline?, baselineName?, ratio (product/baseline), target?, pass?}.
+ * Targets are checked only in the full run (smoke runs are too short to mean anything).
+ */
+export function buildTable(r, { judge }) {
+  const rows = [];
+  const add = (metric, product, unit, baseline, baselineName, target) => {
+    const ratio = Number.isFinite(product) && Number.isFinite(baseline) && baseline !== 0 ? round(product / baseline, 2) : null;
+    let pass = null;
+    if (judge && target) pass = target.check(ratio, product);
+    rows.push({ metric, product: round(product, 3), unit, baseline: round(baseline, 3), baselineName, ratio, target: target?.text ?? null, pass });
+  };
+  const s = r.submit;
+  const f = r.baselines.floor;
+  add('submit+wait sequential p50', s.sequential.product.latencyMs.p50, 'ms', f.sequential.latencyMs.p50, 'floor pipeline', { text: '≤ 2.0× floor', check: (x) => x !== null && x <= 2.0 });
+  add('submit+wait sequential p99', s.sequential.product.latencyMs.p99, 'ms', f.sequential.latencyMs.p99, 'floor pipeline', { text: '≤ 3× floor', check: (x) => x !== null && x <= 3.0 });
+  for (const c of ['c16', 'c64']) {
+    const n = c.slice(1);
+    add(`submit+wait ${n} conns throughput`, s[c].rps, 'req/s', f[c].rps, 'floor pipeline',
+      c === 'c64' ? { text: '≥ 50 % of floor', check: (x) => x !== null && x >= 0.5 } : undefined);
+    add(`submit+wait ${n} conns p50`, s[c].latencyMs.p50, 'ms', f[c].latencyMs.p50, 'floor pipeline');
+    add(`submit+wait ${n} conns p99`, s[c].latencyMs.p99, 'ms', f[c].latencyMs.p99, 'floor pipeline');
+  }
+  const b = r.baselines;
+  add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaBare.rps, 'bare Koa', { text: '≥ 60 % of bare Koa', check: (x) => x !== null && x >= 0.6 });
+  add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaJose.rps, 'Koa + jose ES256');
+  add('GET /v1/health 50 conns p50', r.health.product.latencyMs.p50, 'ms', b.koaBare.latencyMs.p50, 'bare Koa');
+  add('GET /v1/health 50 conns p99', r.health.product.latencyMs.p99, 'ms', b.koaBare.latencyMs.p99, 'bare Koa');
+  if (r.health.productInfoLogs) {
+    add('GET /v1/health, LOG_LEVEL=info', r.health.productInfoLogs.rps, 'req/s', r.health.productInfoLogs.koaBareSameSlices, 'bare Koa, same slices');
+  }
+  add('GET /v1/jobs/{id} settled 16 conns', r.jobsRead.rps, 'req/s', b.koaJose.rps, 'Koa + jose ES256');
+  add('GET /v1/jobs/{id} settled p50 / p99', r.jobsRead.latencyMs.p50, 'ms', null, null);
+  rows.at(-1).product = `${fmt(r.jobsRead.latencyMs.p50)} / ${fmt(r.jobsRead.latencyMs.p99)}`;
+  add('GET /v1/policies?limit=50 16 conns', r.policiesList.rps, 'req/s', b.koaJose.rps, 'Koa + jose ES256');
+  add('GET /v1/policies?limit=50 p50 / p99', r.policiesList.latencyMs.p50, 'ms', null, null);
+  rows.at(-1).product = `${fmt(r.policiesList.latencyMs.p50)} / ${fmt(r.policiesList.latencyMs.p99)}`;
+  add('wake-up p50 (settled_at → response)', r.wakeup.fromSettleMs.p50, 'ms', null, null);
+  add('wake-up p99 (settled_at → response)', r.wakeup.fromSettleMs.p99, 'ms', null, null, { text: '≤ 5 ms', check: (_x, v) => v !== null && v <= 5 });
+  add('wake-up p99 (event → response)', r.wakeup.fromEventMs.p99, 'ms', null, null);
+  const w = r.waiters;
+  add(`${w.waiters} waiters: extra gateway RSS`, w.extraRssMb, 'MB', null, null, { text: '< 200 MB', check: (_x, v) => v !== null && v < 200 });
+  add(`${w.waiters} waiters: DB queries while waiting`, w.queriesWhileWaiting, '', null, null, {
+    text: '0',
+    check: (_x, v) => v === 0 && w.pgStatActivityBackendsActiveInWindow === 0,
+  });
+  add(`${w.waiters} waiters: all answered after first settle`, w.settle.allAnsweredAfterFirstSettleMs, 'ms', null, null);
+  rows.at(-1).product = `${fmt(w.settle.allAnsweredAfterFirstSettleMs)} (${w.settle.ok}/${w.waiters} ok)`;
+  return rows;
+}
+
+export function renderTable(rows) {
+  const head = ['metric', 'product', 'baseline', 'ratio', 'target', 'result'];
+  const body = rows.map((r) => [
+    r.metric,
+    typeof r.product === 'string' ? `${r.product} ${r.unit}` : fmt(r.product, r.unit),
+    r.baselineName ? `${fmt(r.baseline, r.unit)} (${r.baselineName})` : '',
+    r.ratio === null ? '' : `${r.ratio}×`,
+    r.target ?? '',
+    r.pass === null ? '' : r.pass ? 'PASS' : 'FAIL',
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => String(row[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
+}

@@ -1,0 +1,287 @@
+#!/usr/bin/env node
+// `npm run bench`: measures the product against baselines run side by side on the same machine in the
+// same run (issue 10), prints a table of figures, ratios and targets, and writes the results as JSON
+// to bench/results/<timestamp>.json and bench/results/latest.json.
+//
+//   npm run bench                   the full run (a few minutes on 2 cores)
+//   npm run bench -- --smoke        seconds, tiny counts, no thresholds (CI; or BENCH_SMOKE=1)
+//   npm run bench -- --profile      CPU profiles of every service and database round trips per request
+//   options: --no-build (use the existing dist/), --out FILE (write the JSON there instead)
+//
+// It never touches a running `npm start`: its own database (partner_bench_<id>, dropped at the end),
+// its own NATS prefix (bench_<id>; streams deleted at the end) and free ports. See docs/performance.md.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname } from 'node:path';
+import { BenchStack, ROOT, cpuDuring, freePorts, sleep } from '../bench/lib/stack.mjs';
+import { startBaselines } from '../bench/lib/baselines.mjs';
+import { cannon, interleave, round } from '../bench/lib/load.mjs';
+import { CountingPgProxy } from '../bench/lib/pgproxy.mjs';
+import { checks, floorSubmit, hops, manyWaiters, productHeaders, productSubmit, sequential, settledJobId, timeline, wakeup } from '../bench/lib/phases.mjs';
+import { buildTable, renderTable } from '../bench/lib/report.mjs';
+import { runProfile } from '../bench/lib/profile.mjs';
+
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(name);
+const option = (name) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const smoke = flag('--smoke') || process.env.BENCH_SMOKE === '1';
+const profile = flag('--profile');
+const out = option('--out');
+const started = Date.now();
+const say = (msg) => process.stdout.write(`[bench ${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${msg}\n`);
+
+// Counts of each phase: the full run, and the smoke run (seconds; proves only that nothing rotted).
+const P = smoke
+  ? { rounds: 1, warmS: 0.5, seq: 20, block: 10, concS: 1.5, healthS: 1, readS: 1, wake: 5, wakeRate: 5, waiters: 200, waiterJobs: 4, windowMs: 1_000, hopN: 20, policies: 60, heapWaiters: 200 }
+  : { rounds: 2, warmS: 3, seq: 300, block: 50, concS: 10, healthS: 8, readS: 6, wake: 200, wakeRate: 12, waiters: 10_000, waiterJobs: 100, windowMs: 5_000, hopN: 300, policies: 200, heapWaiters: 2_000 };
+
+// 10,000 sockets on each side need file descriptors: raise the soft limit to the hard one, or run
+// again under a shell that does (the services inherit it).
+function openFilesLimit() {
+  const m = /^Max open files\s+(\d+|unlimited)\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+  const n = (v) => (v === 'unlimited' ? Infinity : Number(v));
+  return m ? { soft: n(m[1]), hard: n(m[2]) } : { soft: Infinity, hard: Infinity };
+}
+const needFds = P.waiters + 2_000;
+const fds = openFilesLimit();
+if (fds.soft < needFds && !process.env.BENCH_ULIMIT_RAISED) {
+  if (fds.hard >= needFds) {
+    const r = spawnSync('sh', ['-c', `ulimit -n ${fds.hard} && exec "$0" "$@"`, process.execPath, ...process.argv.slice(1)], {
+      stdio: 'inherit',
+      env: { ...process.env, BENCH_ULIMIT_RAISED: '1' },
+    });
+    process.exit(r.status ?? 1);
+  }
+  say(`open-files limit ${fds.soft} (hard ${fds.hard}) is below ${needFds}: the waiters phase holds ${Math.max(100, fds.hard - 2_000)} instead`);
+  P.waiters = Math.max(100, fds.hard - 2_000);
+}
+
+if (!flag('--no-build')) {
+  say('building (npm run build)');
+  const r = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) {
+    process.stderr.write('✖ npm run build failed\n');
+    process.exit(1);
+  }
+}
+for (const s of ['auth', 'policy', 'submission', 'job', 'worker', 'gateway']) {
+  if (!existsSync(`${ROOT}services/${s}/dist/main.js`)) {
+    process.stderr.write(`✖ services/${s}/dist/main.js is missing: run npm run build (or drop --no-build)\n`);
+    process.exit(1);
+  }
+}
+
+const stack = new BenchStack();
+const proxies = {};
+let cleaning;
+const cleanup = async () => {
+  cleaning ??= (async () => {
+    const problems = await stack.cleanup();
+    for (const p of Object.values(proxies)) await p.close().catch(() => undefined);
+    if (problems.length) process.stderr.write(`cleanup problems:\n  ${problems.join('\n  ')}\n`);
+    return problems;
+  })();
+  return cleaning;
+};
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    say(`${sig}: cleaning up`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+const meta = () => ({
+  mode: smoke ? 'smoke' : profile ? 'profile' : 'full',
+  startedAt: new Date(started).toISOString(),
+  finishedAt: new Date().toISOString(),
+  durationS: Math.round((Date.now() - started) / 100) / 10,
+  node: process.version,
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model,
+  loadavg: loadavg(),
+  commit: spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(),
+  dirty: spawnSync('git', ['status', '--porcelain', '--', 'services', 'proto'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() !== '',
+  params: P,
+  note: 'Absolute figures depend on the machine and on whatever else runs on it; compare ratios from one run.',
+});
+
+function writeResults(results, name) {
+  const stamp = new Date(started).toISOString().replace(/[:.]/g, '-');
+  const json = `${JSON.stringify(results, null, 2)}\n`;
+  if (out) {
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, json);
+    return [out];
+  }
+  const dir = `${ROOT}bench/results`;
+  mkdirSync(dir, { recursive: true });
+  // The full run: <timestamp>.json + latest.json; smoke and profile runs keep their own names.
+  const files = name === 'bench' ? [`${dir}/${stamp}.json`, `${dir}/latest.json`] : [`${dir}/${name}-${stamp}.json`, `${dir}/${name}-latest.json`];
+  for (const f of files) writeFileSync(f, json);
+  return files;
+}
+
+async function main() {
+  const loadBefore = loadavg();
+  say(`starting a private stack (${smoke ? 'smoke' : profile ? 'profile' : 'full'} run)`);
+  if (profile) {
+    const results = await runProfile(stack, { P, say, proxies });
+    results.meta = meta();
+    const files = writeResults(results, 'profile');
+    say(`profile written to ${files.join(', ')}`);
+    return;
+  }
+  await stack.start({ onStep: say, policies: P.policies });
+  const baselines = await startBaselines(stack);
+  say('baselines ready (bare Koa, Koa + jose, floor pipeline)');
+  const gw = stack.gatewayUrl;
+  const health = { method: 'GET', path: '/v1/health', headers: productHeaders(stack) };
+  const r = { baselines: {}, submit: {}, health: {} };
+
+  // Warm-up: JIT, pools, gRPC channels, JetStream consumers — of every target.
+  for (const [url, request, check] of [
+    [baselines.urls.koaBare, { path: '/v1/health' }, checks.health],
+    [baselines.urls.koaJose, health, checks.health],
+    [gw, health, checks.health],
+    [baselines.urls.floor, floorSubmit(stack), checks.submitted],
+    [gw, productSubmit(stack), checks.submitted],
+  ]) {
+    await cannon({ url, request, check, connections: 8, duration: P.warmS });
+  }
+  say('warmed up');
+
+  // Submit + wait: sequential (interleaved with the floor), then 16 and 64 connections.
+  const seq = await sequential(stack, baselines.urls, { total: P.seq, block: P.block });
+  r.submit.sequential = { product: seq.product };
+  r.baselines.floor = { sequential: seq.floor };
+  say(`sequential: product p50 ${seq.product.latencyMs.p50} ms, floor p50 ${seq.floor.latencyMs.p50} ms`);
+  r.timeline = await timeline(stack, seq.records, seq.tap);
+  // Submit + wait at 16 and 64 connections, floor and product in alternating slices. CPU time per
+  // request (user + system, from /proc) of every process involved, PostgreSQL backends included: on a
+  // 2-core machine this, more than latency, bounds throughput.
+  const productProcs = Object.fromEntries(['gateway', 'auth', 'policy', 'submission', 'job', 'worker'].map((s) => [s, stack.procs.get(s)]));
+  const floorProcs = { 'floor-http': baselines.procs.floorHttp, 'floor-worker': baselines.procs.floorWorker };
+  const productCpu = (fn) => cpuDuring(stack, { procs: productProcs, pgApps: ['auth', 'policy', 'submission', 'job'] }, fn);
+  const floorCpu = (fn) => cpuDuring(stack, { procs: floorProcs, pgApps: ['floor-http', 'floor-worker'] }, fn);
+  for (const c of [16, 64]) {
+    await cannon({ url: baselines.urls.floor, request: floorSubmit(stack), check: checks.submitted, connections: c, duration: P.warmS });
+    await cannon({ url: gw, request: productSubmit(stack), check: checks.submitted, connections: c, duration: P.warmS });
+    const res = await interleave(
+      [
+        { name: 'floor', url: baselines.urls.floor, request: floorSubmit(stack), check: checks.submitted, measure: floorCpu },
+        { name: 'product', url: gw, request: productSubmit(stack), check: checks.submitted, measure: productCpu },
+      ],
+      { rounds: P.rounds, seconds: P.concS / P.rounds, connections: c },
+    );
+    r.baselines.floor[`c${c}`] = res.floor;
+    r.submit[`c${c}`] = res.product;
+    say(
+      `${c} connections: product ${res.product.rps} req/s (${res.product.cpuMsPerRequest.total} ms CPU/req), ` +
+        `floor ${res.floor.rps} req/s (${res.floor.cpuMsPerRequest.total} ms CPU/req)`,
+    );
+  }
+
+  // Health at 50 connections: bare Koa, Koa + jose, the product, in alternating slices.
+  const hres = await interleave(
+    [
+      { name: 'koaBare', url: baselines.urls.koaBare, request: { path: '/v1/health' }, check: checks.health },
+      { name: 'koaJose', url: baselines.urls.koaJose, request: health, check: checks.health },
+      { name: 'product', url: gw, request: health, check: checks.health, measure: (fn) => cpuDuring(stack, { procs: { gateway: productProcs.gateway }, pgApps: [] }, fn) },
+    ],
+    { rounds: P.rounds * 2, seconds: P.healthS / (P.rounds * 2), connections: 50 },
+  );
+  r.baselines.koaBare = hres.koaBare;
+  r.baselines.koaJose = hres.koaJose;
+  r.health.product = hres.product;
+  say(`health: product ${r.health.product.rps} req/s, bare Koa ${r.baselines.koaBare.rps}, Koa + jose ${r.baselines.koaJose.rps}`);
+  // The same gateway binary at the default LOG_LEVEL=info (one JSON line per request, to /dev/null).
+  const [infoPort, infoOps] = await freePorts(2);
+  await stack.startService('gateway', { key: 'gateway-info', env: { PORT: String(infoPort), LOG_LEVEL: 'info' }, opsPort: infoOps, stdout: 'ignore' });
+  const infoUrl = `http://127.0.0.1:${infoPort}`;
+  await cannon({ url: infoUrl, request: health, check: checks.health, connections: 50, duration: P.warmS });
+  const ires = await interleave(
+    [
+      { name: 'koaBare', url: baselines.urls.koaBare, request: { path: '/v1/health' }, check: checks.health },
+      { name: 'info', url: infoUrl, request: health, check: checks.health },
+    ],
+    { rounds: P.rounds, seconds: P.healthS / (P.rounds * 2), connections: 50 },
+  );
+  r.health.productInfoLogs = { ...ires.info, koaBareSameSlices: ires.koaBare.rps };
+  await stack.stopService('gateway-info');
+  say(`health at LOG_LEVEL=info: ${ires.info.rps} req/s (bare Koa in the same slices ${ires.koaBare.rps})`);
+
+  // Reads: a settled job, a page of 50 policies.
+  const jobId = await settledJobId(stack);
+  const jobReq = { path: `/v1/jobs/${jobId}`, headers: productHeaders(stack) };
+  await cannon({ url: gw, request: jobReq, check: checks.jobSucceeded, connections: 16, duration: P.warmS });
+  const perRequest = ({ result, cpuMs }) => {
+    const each = Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, round(v / result.ok, 3)]));
+    each.total = round(Object.values(cpuMs).reduce((a, b) => a + b, 0) / result.ok, 3);
+    return { ...result, cpuMsPerRequest: each };
+  };
+  const readCpu = (fn) => productCpu(fn).then(perRequest);
+  r.jobsRead = await readCpu(() => cannon({ url: gw, request: jobReq, check: checks.jobSucceeded, connections: 16, duration: P.readS }));
+  const polReq = { path: '/v1/policies?limit=50', headers: productHeaders(stack) };
+  await cannon({ url: gw, request: polReq, check: checks.policies50, connections: 16, duration: P.warmS });
+  r.policiesList = await readCpu(() => cannon({ url: gw, request: polReq, check: checks.policies50, connections: 16, duration: P.readS }));
+  say(`reads: GET job ${r.jobsRead.rps} req/s, GET policies ${r.policiesList.rps} req/s`);
+
+  // Single hops, then wake-up latency, then many waiters (restarts services, so last).
+  r.hops = await hops(stack, { n: P.hopN });
+  say('hop costs measured');
+  r.wakeup = await wakeup(stack, { count: P.wake, ratePerS: P.wakeRate });
+  say(`wake-up: p50 ${r.wakeup.fromSettleMs.p50} ms, p99 ${r.wakeup.fromSettleMs.p99} ms (settled_at → response)`);
+  for (const s of ['auth', 'policy', 'submission', 'job']) {
+    proxies[s] = new CountingPgProxy(s);
+    await proxies[s].listen();
+  }
+  r.waiters = await manyWaiters(stack, { waiters: P.waiters, jobs: P.waiterJobs, windowMs: P.windowMs, proxies });
+  say(
+    `${P.waiters} waiters: +${r.waiters.extraRssMb} MB RSS, ${r.waiters.queriesWhileWaiting} queries while waiting, ` +
+      `all answered ${r.waiters.settle.allAnsweredAfterFirstSettleMs} ms after the first settlement (${r.waiters.settle.ok} ok)`,
+  );
+
+  const table = buildTable(r, { judge: !smoke });
+  const results = { meta: { ...meta(), loadavgBefore: loadBefore }, table, ...r };
+  process.stdout.write(`\n${renderTable(table)}\n\n`);
+  if (r.timeline.n) {
+    process.stdout.write('Where a sequential submit-with-wait spends its time (mean ms):\n');
+    for (const [k, v] of Object.entries(r.timeline.stages)) process.stdout.write(`  ${String(v.mean).padStart(7)}  ${k}\n`);
+    process.stdout.write('\n');
+  }
+  const failures = table.filter((row) => row.pass === false).map((row) => row.metric);
+  const errors = [
+    ['submit sequential', r.submit.sequential.product.errors],
+    ['submit 16', r.submit.c16.errors],
+    ['submit 64', r.submit.c64.errors],
+    ['health', r.health.product.errors],
+    ['jobs read', r.jobsRead.errors],
+    ['policies', r.policiesList.errors],
+    ['wake-up', r.wakeup.errors],
+    ['waiters', r.waiters.settle.errors + (r.waiters.waiters - r.waiters.settle.answered)],
+  ].filter(([, n]) => n > 0);
+  results.errors = Object.fromEntries(errors);
+  const files = writeResults(results, smoke ? 'smoke' : 'bench');
+  say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
+  if (errors.length) say(`responses that failed their check: ${errors.map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  if (!smoke) say(failures.length ? `targets missed: ${failures.join('; ')}` : 'all targets met');
+}
+
+let code = 0;
+try {
+  await main();
+} catch (err) {
+  process.stderr.write(`✖ bench failed: ${err.stack ?? err}\n`);
+  code = 1;
+} finally {
+  say('cleaning up (processes, database, NATS streams)');
+  const problems = await cleanup();
+  if (problems.length) code = code || 1;
+  await sleep(0);
+}
+say(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+process.exit(code);
