@@ -1,0 +1,60 @@
+// Keeps `npm run bench` from rotting: its smoke mode (seconds, tiny counts, no thresholds) must run
+// the whole thing — private stack, baselines, every phase, cleanup — exit 0, and write a results
+// file with every section. The figures themselves are not judged here.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from './support/stack.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function runBench(args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    // --no-build: `npm test` has just built; building again would race the other test files.
+    const child = spawn(process.execPath, [`${ROOT}scripts/bench.mjs`, '--smoke', '--no-build', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, BENCH_SMOKE: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+describe('npm run bench -- --smoke', () => {
+  it('runs every phase against a private stack, exits 0 and writes a result with every section', { timeout: 120_000 }, async () => {
+    const out = join(dir, 'smoke.json');
+    const { code, output } = await runBench(['--out', out]);
+    expect(code, output.slice(-3000)).toBe(0);
+    const r = JSON.parse(readFileSync(out, 'utf8'));
+
+    expect(r.meta.mode).toBe('smoke');
+    for (const section of ['baselines', 'submit', 'health', 'jobsRead', 'policiesList', 'timeline', 'hops', 'wakeup', 'waiters', 'table']) {
+      expect(r, `section ${section}`).toHaveProperty(section);
+    }
+    for (const b of ['koaBare', 'koaJose']) expect(r.baselines[b].ok).toBeGreaterThan(0);
+    for (const level of ['sequential', 'c16', 'c64']) {
+      expect(r.baselines.floor[level].ok, `floor ${level}`).toBeGreaterThan(0);
+      expect(r.submit[level === 'sequential' ? 'sequential' : level], `submit ${level}`).toBeDefined();
+    }
+    expect(r.submit.sequential.product.ok).toBeGreaterThan(0);
+    expect(r.submit.c16.ok).toBeGreaterThan(0);
+    expect(r.submit.c64.ok).toBeGreaterThan(0);
+    expect(r.health.product.ok).toBeGreaterThan(0);
+    expect(r.jobsRead.ok).toBeGreaterThan(0);
+    expect(r.policiesList.ok).toBeGreaterThan(0);
+    expect(r.wakeup.ok).toBeGreaterThan(0);
+    expect(r.waiters.settle.answered).toBe(r.waiters.waiters);
+    expect(typeof r.waiters.extraRssMb).toBe('number');
+    expect(typeof r.waiters.queriesWhileWaiting).toBe('number');
+    // Every row of the table has a figure; smoke runs judge no target.
+    expect(r.table.length).toBeGreaterThan(10);
+    expect(r.table.every((row: { pass: unknown }) => row.pass === null)).toBe(true);
+  });
+});
