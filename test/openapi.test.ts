@@ -70,6 +70,12 @@ describe('GET /v1/openapi.json', () => {
     expect(r.headers.get('allow')).toBe('GET, HEAD');
   });
 
+  it('is the same document with a trailing slash, as every path', async () => {
+    const r = await stack.api('GET', '/v1/openapi.json/');
+    expect(r.status).toBe(200);
+    expect(r.body.openapi).toBe('3.1.0');
+  });
+
   it('lints clean with Redocly as served', async () => {
     const r = await fetch(`${stack.gatewayUrl}/v1/openapi.json`);
     const dir = mkdtempSync(join(tmpdir(), 'openapi-'));

@@ -21,7 +21,8 @@ export function openapiRoute(config: Pick<GatewayConfig, 'baseUrl' | 'issuer' | 
   const body = Buffer.from(JSON.stringify(document));
 
   return async (ctx, next) => {
-    if (ctx.path !== OPENAPI_PATH) return next();
+    // With or without one trailing slash, as every other path.
+    if (ctx.path !== OPENAPI_PATH && ctx.path !== `${OPENAPI_PATH}/`) return next();
     ctx.state.route = OPENAPI_PATH;
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.set('Allow', ALLOW);
