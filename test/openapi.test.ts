@@ -76,6 +76,15 @@ describe('GET /v1/openapi.json', () => {
     expect(r.body.openapi).toBe('3.1.0');
   });
 
+  it('describes HEAD and OPTIONS on listed paths as the gateway answers them', async () => {
+    const token = await stack.token(await stack.createClient());
+    const head = await stack.api('HEAD', '/v1/health', { token });
+    expect(head.status).toBe(200);
+    const options = await stack.api('OPTIONS', '/v1/policies', { token });
+    expect(options.status).toBe(200);
+    expect(options.headers.get('allow')).toContain('GET');
+  });
+
   it('lints clean with Redocly as served', async () => {
     const r = await fetch(`${stack.gatewayUrl}/v1/openapi.json`);
     const dir = mkdtempSync(join(tmpdir(), 'openapi-'));

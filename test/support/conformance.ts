@@ -121,9 +121,17 @@ class Conformance {
     const path = new URL(rawPath, 'http://conformance.invalid').pathname.replace(/(.)\/$/, '$1');
     const m = method.toLowerCase();
     const route = this.routes.find((r) => r.pattern.test(path));
-    const op = route?.item[m] as Obj | undefined;
+    // The document's description: every GET also answers HEAD (no body); OPTIONS answers 200 with Allow.
+    const op = (route?.item[m] ?? (m === 'head' ? route?.item.get : undefined)) as Obj | undefined;
     let responses: Obj;
     let where: string;
+    if (route && m === 'options' && res.status === 200) {
+      const problems: string[] = [];
+      if (!res.headers.get('allow')) problems.push('required header Allow is missing');
+      if (!res.headers.get('x-request-id')) problems.push('required header X-Request-Id is missing');
+      if (res.text !== '') problems.push('OPTIONS answered with a body');
+      return problems.map((p) => `OPTIONS ${route.template} → 200: ${p}`);
+    }
     if (!route) {
       where = `unlisted path ${path}`;
       responses = this.generic(UNKNOWN_PATH);

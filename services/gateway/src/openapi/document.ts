@@ -518,8 +518,9 @@ original request with the same key: it returns the same job and never creates a 
 Every error is \`{"error": {"code", "message", "retryable", "details"?}}\`; a mutation whose job failed within the wait adds
 \`jobId\`. Retry only when \`retryable\` is true, with backoff, and after \`Retry-After\` when it is given (429, 503). Any path not
 listed here answers 404 \`not_found\` (after authentication: 401 without a token); a method a listed path does not allow answers
-405 \`method_not_allowed\` with \`Allow\`. A path may end with one \`/\` (\`/v1/health/\` is \`/v1/health\`). Requests whose
-headers or body arrive too slowly are cut off with 408 and no body.
+405 \`method_not_allowed\` with \`Allow\`, except OPTIONS, which answers 200 with \`Allow\` and no body. Every GET operation
+also answers HEAD (the same status and headers, no body). A path may end with one \`/\` (\`/v1/health/\` is \`/v1/health\`).
+Requests whose headers or body arrive too slowly are cut off with 408 and no body.
 
 ## Everything else
 Every response carries \`X-Request-Id\`. Responses to authenticated requests carry the \`RateLimit-Policy\` and \`RateLimit\`
