@@ -93,6 +93,9 @@ export class Stack {
       POLICY_GRPC_PORT: '0',
       SUBMISSION_GRPC_PORT: '0',
       JOB_GRPC_PORT: '0',
+      // Small pools: two test files run at once, each with several services, under PostgreSQL's
+      // default max_connections of 100.
+      DB_POOL_MAX: '4',
       // Tests that are not about rate limits must not hit them (test/limits.test.ts sets its own).
       RATE_LIMIT_RPS: '100000',
       RATE_LIMIT_BURST: '100000',
