@@ -214,7 +214,7 @@ describe('/metrics', () => {
       expect(s.has('partner_db_pool_connections', { state: 'idle' }), name).toBe(true);
       expect(s.sum('partner_db_pool_connections'), name).toBeGreaterThan(0);
       expect(s.has('partner_db_pool_waiting_requests'), name).toBe(true);
-      expect(s.sum('partner_db_pool_max_connections'), name).toBe(10);
+      expect(s.sum('partner_db_pool_max_connections'), name).toBe(Number(stack.env.DB_POOL_MAX ?? 10));
     }
     for (const [name, s] of Object.entries(m)) {
       expect(s.has('process_resident_memory_bytes', { service: name }), name).toBe(true);
