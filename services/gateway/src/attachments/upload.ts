@@ -116,7 +116,8 @@ export function receiveUpload(req: IncomingMessage, target: UploadTarget): Promi
         }
       }
       if (size === 0) {
-        upload.cancel();
+        // The service refuses it too, having removed its record before it answers.
+        await upload.finish().catch(() => undefined);
         throw invalid('the file is empty', 'file');
       }
       const res = await upload.finish();

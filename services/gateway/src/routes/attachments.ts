@@ -20,6 +20,8 @@ import type { RouteDeps } from './deps.js';
 import { runMutation } from './mutations.js';
 
 const MAX_LIMIT = 200;
+/** How long the rest of an upload answered early is read (and dropped) before the connection is cut. */
+export const LINGER_MS = 5_000;
 const MAX_CURSOR_LENGTH = 512;
 
 /** The API's attachment record. */
@@ -73,6 +75,22 @@ export function etagMatches(ifNoneMatch: string, etag: string): boolean {
 }
 
 /**
+ * An upload refused before its body was read to the end (404, 413, 415, 400) is answered at once;
+ * the rest of the body is then read and dropped, so the client gets to read the answer (closing
+ * at once would reset the connection under a client still sending, and many then report a broken
+ * pipe instead of the 413). A client that neither finishes nor stops within LINGER_MS is cut off.
+ */
+function drainAfterEarlyAnswer(ctx: GatewayContext): void {
+  const { req } = ctx;
+  req.resume();
+  const cut = setTimeout(() => req.socket.destroy(), LINGER_MS);
+  cut.unref();
+  const done = () => clearTimeout(cut);
+  req.once('end', done);
+  req.once('close', done);
+}
+
+/**
  * deps with a job client that reports what SubmitJob answered, so the upload route learns
  * whether its request was a replay (whose job refers to an earlier upload, not this one).
  */
@@ -109,17 +127,13 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps, 
     return attachment;
   };
 
-  router.post('/submissions/:id/attachments', deps.guard('submissions/write'), async (ctx) => {
+  const createAttachment = async (ctx: GatewayContext) => {
     const { submissionId } = idsOf(ctx);
     if (!ctx.is('multipart/form-data')) {
       throw new DomainError('unsupported_media_type', 'send the upload as multipart/form-data with a "file" part');
     }
     const declared = Number(ctx.get('content-length') || NaN);
-    if (declared > config.limitBytes + MULTIPART_OVERHEAD_BYTES) {
-      // Refused without reading a byte; the connection closes rather than drain a body this large.
-      ctx.set('Connection', 'close');
-      throw tooLarge(config.limitBytes);
-    }
+    if (declared > config.limitBytes + MULTIPART_OVERHEAD_BYTES) throw tooLarge(config.limitBytes);
     parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
     const owner = ownerOf(ctx);
     // The submission must be the caller's before a byte is accepted (the service checks again).
@@ -160,6 +174,15 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps, 
     }
     // A replay answers with the earlier job, which promotes the earlier upload: this copy goes.
     if (replayed) await discard();
+  };
+
+  router.post('/submissions/:id/attachments', deps.guard('submissions/write'), async (ctx) => {
+    try {
+      await createAttachment(ctx);
+    } catch (err) {
+      if (!ctx.req.complete) drainAfterEarlyAnswer(ctx);
+      throw err;
+    }
   });
 
   router.get('/submissions/:id/attachments', deps.guard('submissions/read'), async (ctx) => {
@@ -196,22 +219,26 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps, 
     const chunks = stream[Symbol.asyncIterator]();
     // The first chunk before the status line: a failure here (deleted meanwhile) is still a 404.
     const first = await chunks.next();
+    const size = Number(a.sizeBytes);
     async function* body(): AsyncGenerator<Buffer> {
+      let sent = 0;
       try {
-        if (!first.done) yield first.value.chunk;
-        for (;;) {
-          const next = await chunks.next();
-          if (next.done) return;
+        for (let next = first; !next.done; next = await chunks.next()) {
+          sent += next.value.chunk.length;
           yield next.value.chunk;
+          // Done once Content-Length bytes are out: the client may close at once, so end here
+          // rather than after the call's closing status.
+          if (sent >= size) return;
         }
+        // Fewer bytes than announced: fail the response (a reset, not a body that looks whole).
+        throw new DomainError('internal', 'the attachment content ended early');
       } finally {
-        // The client went away (or the stream failed): stop the call.
         await chunks.return?.();
       }
     }
     ctx.status = 200;
     ctx.body = Readable.from(body(), { objectMode: false });
-    ctx.length = Number(a.sizeBytes);
+    ctx.length = size;
   });
 
   router.delete('/submissions/:id/attachments/:attachmentId', deps.guard('submissions/write'), async (ctx) => {
