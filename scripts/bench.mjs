@@ -37,7 +37,7 @@ const say = (msg) => process.stdout.write(`[bench ${((Date.now() - started) / 10
 // Counts of each phase: the full run, and the smoke run (seconds; proves only that nothing rotted).
 const P = smoke
   ? { rounds: 1, warmS: 0.5, seq: 20, block: 10, concS: 1.5, healthS: 1, readS: 1, wake: 5, wakeRate: 5, waiters: 200, waiterJobs: 4, windowMs: 1_000, hopN: 20, policies: 60, heapWaiters: 200 }
-  : { rounds: 2, warmS: 3, seq: 300, block: 50, concS: 10, healthS: 8, readS: 6, wake: 200, wakeRate: 12, waiters: 10_000, waiterJobs: 100, windowMs: 5_000, hopN: 300, policies: 200, heapWaiters: 2_000 };
+  : { rounds: 2, warmS: 3, seq: 300, block: 50, concS: 10, healthS: 8, readS: 6, wake: 200, wakeRate: 12, waiters: 10_000, waiterJobs: 20, windowMs: 5_000, hopN: 300, policies: 200, heapWaiters: 2_000 };
 
 // 10,000 sockets on each side need file descriptors: raise the soft limit to the hard one, or run
 // again under a shell that does (the services inherit it).
@@ -184,6 +184,31 @@ async function main() {
         `floor ${res.floor.rps} req/s (${res.floor.cpuMsPerRequest.total} ms CPU/req)`,
     );
   }
+
+  // Experiment: at 64 connections, is the product bound by the worker's default concurrency (16
+  // jobs at once) rather than by CPU? The same run with WORKER_CONCURRENCY=64, then back.
+  await stack.stopService('worker');
+  await stack.startService('worker', { env: { WORKER_CONCURRENCY: '64' } });
+  const procsNow = () => Object.fromEntries(['gateway', 'auth', 'policy', 'submission', 'job', 'worker'].map((s) => [s, stack.procs.get(s)]));
+  await cannon({ url: gw, request: productSubmit(stack), check: checks.submitted, connections: 64, duration: P.warmS });
+  const exp = await interleave(
+    [
+      { name: 'floor', url: baselines.urls.floor, request: floorSubmit(stack), check: checks.submitted, measure: floorCpu },
+      {
+        name: 'product',
+        url: gw,
+        request: productSubmit(stack),
+        check: checks.submitted,
+        measure: (fn) => cpuDuring(stack, { procs: procsNow(), pgApps: ['auth', 'policy', 'submission', 'job'] }, fn),
+      },
+    ],
+    { rounds: 1, seconds: P.concS / P.rounds, connections: 64 },
+  );
+  r.experiments = { workerConcurrency64: { product: exp.product, floor: exp.floor } };
+  await stack.stopService('worker');
+  await stack.startService('worker');
+  productProcs.worker = stack.procs.get('worker');
+  say(`64 connections with WORKER_CONCURRENCY=64: product ${exp.product.rps} req/s, floor ${exp.floor.rps} req/s`);
 
   // Health at 50 connections: bare Koa, Koa + jose, the product, in alternating slices.
   const hres = await interleave(

@@ -47,6 +47,7 @@ describe('npm run bench -- --smoke', () => {
     expect(r.submit.c16.ok).toBeGreaterThan(0);
     expect(r.submit.c64.ok).toBeGreaterThan(0);
     expect(r.health.product.ok).toBeGreaterThan(0);
+    expect(r.experiments.workerConcurrency64.product.ok).toBeGreaterThan(0);
     expect(r.jobsRead.ok).toBeGreaterThan(0);
     expect(r.policiesList.ok).toBeGreaterThan(0);
     expect(r.wakeup.ok).toBeGreaterThan(0);

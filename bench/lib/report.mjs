@@ -26,6 +26,10 @@ export function buildTable(r, { judge }) {
     add(`submit+wait ${n} conns p50`, s[c].latencyMs.p50, 'ms', f[c].latencyMs.p50, 'floor pipeline');
     add(`submit+wait ${n} conns p99`, s[c].latencyMs.p99, 'ms', f[c].latencyMs.p99, 'floor pipeline');
   }
+  if (r.experiments?.workerConcurrency64) {
+    const e = r.experiments.workerConcurrency64;
+    add('submit+wait 64 conns, WORKER_CONCURRENCY=64', e.product.rps, 'req/s', e.floor.rps, 'floor pipeline, same slices');
+  }
   const b = r.baselines;
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaBare.rps, 'bare Koa', { text: '≥ 60 % of bare Koa', check: (x) => x !== null && x >= 0.6 });
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaJose.rps, 'Koa + jose ES256');
