@@ -313,6 +313,17 @@ function streamContext(call: grpc.ServerReadableStream<unknown, unknown> | grpc.
 }
 
 /**
+ * The request messages of a client-streaming call; throws if grpc-js has marked the call cancelled
+ * by the time the stream ends. That is best effort: a cancel (RST_STREAM) can also reach the
+ * handler as a plain end of stream before grpc-js reports it, so a protocol that must tell a
+ * complete stream from a cut-off one marks its own end (as UploadAttachment's `end` message does).
+ */
+async function* requestsOf(call: grpc.ServerReadableStream<unknown, unknown>): AsyncGenerator<unknown> {
+  for await (const message of call) yield message;
+  if (call.cancelled) throw new DomainError('unavailable', 'the call was cancelled');
+}
+
+/**
  * implement() for a service with streaming methods: unary methods go through implement() itself;
  * client- and server-streaming methods take clientStreaming()/serverStreaming() handlers. A handler
  * of the wrong kind for its method is refused at start.
@@ -342,7 +353,7 @@ export function implementWithStreaming<D extends ServiceDefinition>(
     } else if (handler.streaming === 'client') {
       impl[name] = (call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
         const observed = observeServerCall(method.path, grpcTypeOf(method), call.metadata, opts.registry);
-        context.with(observed.context, () => handler.handle(call, streamContext(call))).then(
+        context.with(observed.context, () => handler.handle(requestsOf(call), streamContext(call))).then(
           (res) => {
             observed.done(grpc.status.OK);
             callback(null, res);

@@ -135,12 +135,18 @@ export function attachmentService(deps: {
 
     const hash = createHash('sha256');
     let size = 0;
+    let end: { sizeBytes: string; sha256: string } | undefined;
     async function* bytes(): AsyncIterable<Buffer> {
       for (;;) {
         const next = await messages.next();
         if (next.done) return;
+        if (end) throw invalid('nothing may follow the end of an upload');
+        if (next.value.part === 'end' && next.value.end) {
+          end = next.value.end;
+          continue;
+        }
         const chunk = next.value.chunk;
-        if (next.value.part !== 'chunk' || !chunk) throw invalid('every message after the metadata must carry a chunk');
+        if (next.value.part !== 'chunk' || !chunk) throw invalid('every message between the metadata and the end must carry a chunk');
         if (chunk.length > MAX_CHUNK_BYTES) throw invalid(`chunks may be at most ${MAX_CHUNK_BYTES} bytes`);
         size += chunk.length;
         if (size > maxBytes) throw new DomainError('payload_too_large', `the file may be at most ${maxBytes} bytes`);
@@ -150,8 +156,13 @@ export function attachmentService(deps: {
     }
     try {
       await store.put(attachmentId, bytes());
+      // The stream stopped without its end: the sender gave up (a cancel may look like this).
+      if (!end) throw new DomainError('unavailable', 'the upload ended before it was complete');
       if (size === 0) throw invalid('the file is empty', 'file');
       const sha256 = hash.digest('hex');
+      if (Number(end.sizeBytes) !== size || end.sha256 !== sha256) {
+        throw new DomainError('unavailable', 'the upload arrived damaged (size or sha256 differ); upload it again');
+      }
       if (!(await repo.markStaged(pool, attachmentId, size, sha256))) {
         throw new DomainError('unavailable', 'the upload was interrupted; upload the file again');
       }

@@ -115,13 +115,14 @@ export function receiveUpload(req: IncomingMessage, target: UploadTarget): Promi
           throw tooLarge(target.limitBytes);
         }
       }
+      const sha256 = hash.digest('hex');
+      await upload.write({ end: { sizeBytes: size, sha256 } });
       if (size === 0) {
         // The service refuses it too, having removed its record before it answers.
         await upload.finish().catch(() => undefined);
         throw invalid('the file is empty', 'file');
       }
       const res = await upload.finish();
-      const sha256 = hash.digest('hex');
       if (res.sha256 !== sha256 || Number(res.sizeBytes) !== size) {
         void discard(res.uploadId);
         throw new DomainError('internal', 'the stored file does not match the upload; retry');
