@@ -97,6 +97,14 @@ describe('upload and download', () => {
         `download ${downloadMs.toFixed(0)} ms (${(sent.size / MiB / (downloadMs / 1000)).toFixed(1)} MiB/s)`,
     );
 
+    // HEAD: the download's headers, no bytes (and no stream opened behind it).
+    const head = await fetch(`${stack.gatewayUrl}${base()}/${id}/content`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(sent.size));
+    expect(head.headers.get('etag')).toBe(`"${sent.sha256}"`);
+    expect(head.headers.get('content-disposition')).toBe(d.headers.get('content-disposition'));
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+
     // If-None-Match with the ETag: 304 without a body; a stale one: the content again.
     const cached = await download(stack, token, `${base()}/${id}/content`, { 'if-none-match': `W/"x", "${sent.sha256}"` });
     expect(cached.status).toBe(304);
