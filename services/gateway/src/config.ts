@@ -70,7 +70,7 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     },
     rateLimitReplicas: env.int('RATE_LIMIT_REPLICAS', { default: 1, min: 1, max: 1_000 }),
     headersTimeoutMs: env.int('HEADERS_TIMEOUT_MS', { default: 15_000, min: 500, max: 120_000 }),
-    receiveTimeoutMs: env.int('REQUEST_RECEIVE_TIMEOUT_MS', { default: 60_000, min: 1_000, max: 600_000 }),
+    receiveTimeoutMs: env.int('REQUEST_RECEIVE_TIMEOUT_MS', { default: 300_000, min: 1_000, max: 3_600_000 }),
     trustTraceparent: env.bool('TRUST_TRACEPARENT', { default: false }),
   });
 }
