@@ -54,6 +54,7 @@ export function createTokenApp(opts: { config: AuthConfig; pool: Pool; logger: L
   const { config, pool, logger } = opts;
   // Behind an ingress the client's address is the last X-Forwarded-For hop; never trust it otherwise.
   const app = new Koa({ proxy: config.trustProxy, maxIpsCount: 1 });
+  app.on('error', (err: Error & { code?: string }) => logger.debug({ err: err.message, code: err.code }, 'connection error'));
   const attempts = new AttemptGuard(config.attempts);
   let signing: SigningKey | undefined;
   let loading: Promise<SigningKey> | undefined;

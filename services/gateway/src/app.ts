@@ -43,6 +43,9 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   const { config, logger, clients } = deps;
   const metrics = deps.metrics;
   const app = new Koa<GatewayState>({ proxy: true });
+  // What reaches Koa's own error event is past our error handler: a client that went away mid-body
+  // or mid-download. Log it quietly instead of Koa's default print to stderr.
+  app.on('error', (err: Error & { code?: string }) => logger.debug({ err: err.message, code: err.code }, 'connection error'));
 
   const resolvePrincipal: PrincipalResolver = cachedResolver(
     async (tenantId, partnerId, principalId, timeoutMs) =>
