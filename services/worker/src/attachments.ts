@@ -6,7 +6,7 @@
 import { DomainError } from '@partner/shared/errors';
 import { JOB_KINDS } from '@partner/shared/jobs';
 import type { Attachment__Output } from '@partner/shared/generated/partner/submission/v1/Attachment';
-import { JobFailed, type Handler } from './handlers.js';
+import { JobFailed, type Handler } from './handler.js';
 
 /** Payload of attachment.create, as the gateway queues it. */
 export interface AttachmentCreatePayload {

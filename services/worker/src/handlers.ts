@@ -3,27 +3,10 @@
 // propagate, which makes the message be delivered again later. Effects are idempotent by job id.
 import { DomainError } from '@partner/shared/errors';
 import { JOB_KINDS } from '@partner/shared/jobs';
-import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
-import type { Job__Output } from '@partner/shared/proto-types';
 import { attachmentHandlers } from './attachments.js';
+import { JobFailed, type Handler } from './handler.js';
 
-type Defs = ReturnType<typeof serviceDefs>;
-
-export class JobFailed extends Error {
-  constructor(readonly error: { code: string; message: string; retryable: boolean }) {
-    super(error.message);
-  }
-}
-
-export interface HandlerContext {
-  clients: { submission: PromiseClient<Defs['submission']>; policy: PromiseClient<Defs['policy']> };
-  /** Sandbox directives in externalRef are honoured (UAT only). */
-  sandbox: boolean;
-  /** Resolves after ms, or rejects when the worker is stopping. */
-  sleep(ms: number): Promise<void>;
-}
-
-export type Handler = (job: Job__Output, payload: unknown, ctx: HandlerContext) => Promise<unknown>;
+export { JobFailed, type Handler, type HandlerContext } from './handler.js';
 
 interface SubmissionPayload {
   externalRef: string;

@@ -1,0 +1,23 @@
+// The contract between the consumer and the job handlers: a handler returns the job's result,
+// throws JobFailed for an outcome the job must settle with, and lets anything else propagate (the
+// message is then delivered again later).
+import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
+import type { Job__Output } from '@partner/shared/proto-types';
+
+type Defs = ReturnType<typeof serviceDefs>;
+
+export class JobFailed extends Error {
+  constructor(readonly error: { code: string; message: string; retryable: boolean }) {
+    super(error.message);
+  }
+}
+
+export interface HandlerContext {
+  clients: { submission: PromiseClient<Defs['submission']>; policy: PromiseClient<Defs['policy']> };
+  /** Sandbox directives in externalRef are honoured (UAT only). */
+  sandbox: boolean;
+  /** Resolves after ms, or rejects when the worker is stopping. */
+  sleep(ms: number): Promise<void>;
+}
+
+export type Handler = (job: Job__Output, payload: unknown, ctx: HandlerContext) => Promise<unknown>;
