@@ -25,6 +25,7 @@ export function buildTable(r, { judge }) {
       c === 'c64' ? { text: '≥ 50 % of floor', check: (x) => x !== null && x >= 0.5 } : undefined);
     add(`submit+wait ${n} conns p50`, s[c].latencyMs.p50, 'ms', f[c].latencyMs.p50, 'floor pipeline');
     add(`submit+wait ${n} conns p99`, s[c].latencyMs.p99, 'ms', f[c].latencyMs.p99, 'floor pipeline');
+    add(`submit+wait ${n} conns CPU/request (all processes + PG)`, s[c].cpuMsPerRequest?.total, 'ms', f[c].cpuMsPerRequest?.total, 'floor pipeline');
   }
   if (r.experiments?.workerConcurrency64) {
     const e = r.experiments.workerConcurrency64;
@@ -33,6 +34,8 @@ export function buildTable(r, { judge }) {
   const b = r.baselines;
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaBare.rps, 'bare Koa', { text: '≥ 60 % of bare Koa', check: (x) => x !== null && x >= 0.6 });
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaJose.rps, 'Koa + jose ES256');
+  add('GET /v1/health server CPU/request', r.health.product.cpuMsPerRequest?.total, 'ms', b.koaBare.cpuMsPerRequest?.total, 'bare Koa');
+  add('GET /v1/health server CPU/request', r.health.product.cpuMsPerRequest?.total, 'ms', b.koaJose.cpuMsPerRequest?.total, 'Koa + jose ES256');
   add('GET /v1/health 50 conns p50', r.health.product.latencyMs.p50, 'ms', b.koaBare.latencyMs.p50, 'bare Koa');
   add('GET /v1/health 50 conns p99', r.health.product.latencyMs.p99, 'ms', b.koaBare.latencyMs.p99, 'bare Koa');
   if (r.health.productInfoLogs) {
