@@ -119,8 +119,8 @@ interface RequestSpec extends CallOptions {
   query?: Record<string, string | number | undefined> | undefined;
   headers?: Record<string, string>;
   json?: unknown;
-  /** A body made afresh for every attempt (streams cannot be sent twice). */
-  body?: () => { body: BodyInit; contentType: string; length?: number };
+  /** A body made afresh for every attempt (streams cannot be sent twice); `stop` ends it early. */
+  body?: (stop: AbortSignal) => { body: BodyInit; contentType: string; length?: number };
   /** Extra time the server may hold the request (Prefer: wait). */
   holdSeconds?: number;
   /** Keep the response body unread and return it as a stream. */
@@ -388,7 +388,7 @@ export class PartnerClient {
     return {
       method: 'POST',
       path: `/v1/submissions/${seg(submissionId)}/attachments`,
-      body: () => ({ body: form.stream(opts.onProgress), contentType: form.contentType, length: form.length }),
+      body: (stop) => ({ body: form.stream(opts.onProgress, stop), contentType: form.contentType, length: form.length }),
     };
   }
 
@@ -421,11 +421,14 @@ export class PartnerClient {
       };
       if (principalId !== undefined) headers['x-principal-id'] = principalId;
       const init: RequestInit & { duplex?: 'half' } = { method: spec.method, headers };
+      // Ends an upload the server refused before reading all of it (413, 415, 404): without this
+      // the connection would stay open, still offering the rest of the body.
+      const stopSending = new AbortController();
       if (spec.json !== undefined) {
         headers['content-type'] = 'application/json';
         init.body = JSON.stringify(spec.json);
       } else if (spec.body) {
-        const b = spec.body();
+        const b = spec.body(stopSending.signal);
         headers['content-type'] = b.contentType;
         if (b.length !== undefined) headers['content-length'] = String(b.length);
         init.body = b.body;
@@ -433,7 +436,7 @@ export class PartnerClient {
       }
       const budget = spec.stream || spec.body ? this.transferTimeoutMs : this.requestTimeoutMs;
       const timeout = AbortSignal.timeout(budget + (spec.holdSeconds ?? 0) * 1000);
-      init.signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
+      init.signal = AbortSignal.any([...(spec.signal ? [spec.signal] : []), timeout]);
 
       let res: Response;
       let body: unknown;
@@ -444,6 +447,7 @@ export class PartnerClient {
           throw new BodyReadError('the response body could not be read', { cause: err });
         });
         body = text === '' ? undefined : parseJson(text);
+        if (!res.ok && init.duplex) stopSending.abort();
       } catch (err) {
         if (spec.signal?.aborted) throw abortReason(spec.signal);
         // No answer (refused, reset, dropped mid-body, timed out): send the same request again. Every

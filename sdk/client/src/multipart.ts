@@ -12,8 +12,11 @@ export interface MultipartBody {
   contentType: string;
   /** Exact size of the encoded body. */
   length: number;
-  /** A fresh stream of the body (call once per attempt). */
-  stream(onProgress?: (p: UploadProgress) => void): ReadableStream<Uint8Array>;
+  /**
+   * A fresh stream of the body (call once per attempt). When `stop` aborts, the stream fails, so
+   * the connection carrying it is closed rather than left offering the rest of the file.
+   */
+  stream(onProgress?: (p: UploadProgress) => void, stop?: AbortSignal): ReadableStream<Uint8Array>;
 }
 
 const encoder = new TextEncoder();
@@ -43,11 +46,23 @@ export function multipartBody(
   return {
     contentType: `multipart/form-data; boundary=${boundary}`,
     length: headBytes.length + file.size + tailBytes.length,
-    stream(onProgress) {
+    stream(onProgress, stop) {
       let stage: 'head' | 'file' | 'tail' = 'head';
       let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
       let sent = 0;
       return new ReadableStream<Uint8Array>({
+        start(controller) {
+          stop?.addEventListener(
+            'abort',
+            () => {
+              if (stage === 'tail') return;
+              stage = 'tail';
+              void reader?.cancel(stop.reason).catch(() => undefined);
+              controller.error(stop.reason);
+            },
+            { once: true },
+          );
+        },
         async pull(controller) {
           if (stage === 'head') {
             controller.enqueue(headBytes);
