@@ -293,6 +293,9 @@ async function main() {
     ['waiters', r.waiters.settle.errors + (r.waiters.waiters - r.waiters.settle.answered)],
   ].filter(([, n]) => n > 0);
   results.errors = Object.fromEntries(errors);
+  results.serviceErrors = stack.serviceErrors();
+  for (const proc of Object.values(baselines.procs)) results.serviceErrors.push(...proc.errors.map((e) => `${proc.name}: ${e}`));
+  if (results.serviceErrors.length) say(`the services logged ${results.serviceErrors.length} error line(s); see serviceErrors in the JSON`);
   const files = writeResults(results, smoke ? 'smoke' : 'bench');
   say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
   if (errors.length) say(`responses that failed their check: ${errors.map(([k, n]) => `${k} ${n}`).join(', ')}`);

@@ -552,7 +552,6 @@ export async function hops(stack, { n }) {
   );
   job.close();
   policy.close();
-  await stack.startService('worker'); // works off the jobs just submitted
 
   // The SubmitJob transaction as the job service runs it (BEGIN, key INSERT, job INSERT, outbox
   // INSERT, COMMIT: five round trips) against the same writes as one statement, on copies of the
@@ -634,5 +633,6 @@ export async function hops(stack, { n }) {
   await nc.close();
   await nc2.close();
   await db.end();
+  await stack.startService('worker'); // now it works off the jobs SubmitJob queued above
   return out;
 }

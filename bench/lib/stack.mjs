@@ -42,8 +42,15 @@ export class Proc {
     this.child = child;
     this.tail = [];
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+    // Error lines are kept apart (the first 20): a bench run that provokes an internal error has
+    // found a bug, and the results should say which.
+    this.errors = [];
     const keep = (d) => {
-      for (const line of d.toString().split('\n')) if (line.trim()) this.tail.push(line);
+      for (const line of d.toString().split('\n')) {
+        if (!line.trim()) continue;
+        this.tail.push(line);
+        if (this.errors.length < 20 && /"level":"(error|fatal)"|^\s*(Error|TypeError|RangeError)\b/.test(line)) this.errors.push(line.slice(0, 2000));
+      }
       if (this.tail.length > 40) this.tail.splice(0, this.tail.length - 40);
     };
     child.stdout?.on('data', keep);
@@ -169,6 +176,7 @@ export class BenchStack {
     this.natsUrl = NATS_URL;
     this.procs = new Map();
     this.extra = new Set();
+    this.stoppedErrors = [];
     this.tmp = mkdtempSync(join(tmpdir(), 'partner-bench-'));
     this.dbCreated = false;
     // The public {base_url} only names the environment's scope and statusUrl; where the gateway
@@ -286,6 +294,13 @@ export class BenchStack {
     const p = this.procs.get(key);
     if (p) await p.stop();
     this.procs.delete(key);
+    if (p?.errors.length) this.stoppedErrors.push(...p.errors.map((e) => `${key}: ${e}`));
+  }
+
+  /** Error lines the services have logged so far (LOG_LEVEL=warn keeps the rest quiet). */
+  serviceErrors() {
+    const live = [...this.procs.entries()].flatMap(([k, p]) => p.errors.map((e) => `${k}: ${e}`));
+    return [...this.stoppedErrors, ...live].slice(0, 40);
   }
 
   /** Database, every service (those without mutual dependencies in parallel), provisioning, token. */
