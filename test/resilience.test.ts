@@ -205,6 +205,35 @@ describe('a gateway killed while partners wait', () => {
   });
 });
 
+describe('a gateway stopped (SIGTERM) while partners wait', () => {
+  let stack: Stack;
+  let token: string;
+  beforeAll(async () => {
+    stack = await Stack.create();
+    await stack.startAll();
+    token = await provision(stack);
+  });
+  afterAll(() => stack?.stop());
+
+  it('answers them with the job handle at once instead of dropping them', async () => {
+    const gateway = await stack.spawnService('gateway', { PORT: '0', OPS_PORT: '0' });
+    const base = `http://127.0.0.1:${gateway.ports.http}`;
+    const waiting = stack.api('POST', '/v1/submissions', { token, json: submissionBody('sandbox:delay=3'), headers: { prefer: 'wait=25' }, base });
+    for (let i = 0; i < 200; i++) {
+      const metrics = await (await fetch(`http://127.0.0.1:${gateway.ports.ops}/metrics`)).text();
+      if (/^partner_gateway_waiting_requests(\{[^}]*\})? 1$/m.test(metrics)) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const stoppedAt = Date.now();
+    gateway.kill('SIGTERM');
+    const r = await waiting;
+    expect(r.status).toBe(202);
+    expect(r.body.status).toBe('accepted');
+    expect(Date.now() - stoppedAt).toBeLessThan(3000);
+    expect(await gateway.exited).toBe(0);
+  });
+});
+
 describe('NATS restarted under load', () => {
   let stack: Stack;
   let nats: PrivateNats;

@@ -167,10 +167,17 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
     stop: async () => {
       stopped = true;
       ops.setDraining();
-      await new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeIdleConnections();
-      });
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      // Waiting requests answer now (202 / processing after one re-read) instead of holding shutdown.
+      waiters.cancelAll();
+      // Close connections as they go idle; a client that keeps one open regardless (e.g. after a
+      // refused upload) is cut off after 5 s.
+      http.closeIdleConnections();
+      const idle = setInterval(() => http.closeIdleConnections(), 250);
+      const force = setTimeout(() => http.closeAllConnections(), 5_000);
+      await closed;
+      clearInterval(idle);
+      clearTimeout(force);
       waiters.stop();
       await nc?.drain().catch(() => undefined);
       for (const c of Object.values(clients)) c.close();

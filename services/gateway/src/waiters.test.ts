@@ -54,3 +54,14 @@ describe('SettlementWaiters', () => {
     expect(w.register('job_3', 1000)).toBeUndefined();
   });
 });
+
+describe('shutdown', () => {
+  it('ends every wait at once', async () => {
+    const w = new SettlementWaiters(10, logger);
+    const a = w.register('job_a', 60_000)!;
+    const b = w.register('job_b', 60_000)!;
+    w.cancelAll();
+    await expect(Promise.all([a.settled, b.settled])).resolves.toEqual([undefined, undefined]);
+    expect(w.size).toBe(0);
+  });
+});

@@ -23,6 +23,7 @@ export interface WaiterMetrics {
 
 export class SettlementWaiters {
   private readonly waiters = new Map<string, Set<(job: JobView) => void>>();
+  private readonly cancels = new Set<() => void>();
   private count = 0;
   private sub: Subscription | undefined;
 
@@ -92,6 +93,7 @@ export class SettlementWaiters {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      this.cancels.delete(cancel);
       bucket.delete(wake);
       if (bucket.size === 0 && this.waiters.get(jobId) === bucket) this.waiters.delete(jobId);
       this.count--;
@@ -108,8 +110,15 @@ export class SettlementWaiters {
       requestSpan?.addEvent('wait timed out', { 'partner.job.id': jobId });
       finish(undefined);
     }, timeoutMs);
+    const cancel = () => finish(undefined);
+    this.cancels.add(cancel);
     bucket.add(wake);
-    return { settled, cancel: () => finish(undefined) };
+    return { settled, cancel };
+  }
+
+  /** Ends every wait now, as if its deadline had passed (graceful shutdown). */
+  cancelAll(): void {
+    for (const cancel of [...this.cancels]) cancel();
   }
 
   stop(): void {

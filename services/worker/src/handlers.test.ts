@@ -11,7 +11,7 @@ describe('UAT sandbox directives', () => {
     expect(sandboxDirective(ref)).toEqual(expected);
   });
 
-  it.each(['sandbox:delay=0', 'sandbox:delay=61', 'sandbox:delay=5s', 'sandbox:fail=', 'sandbox:fail=Bad-Code', 'PO-123', ' sandbox:delay=5'])(
+  it.each(['sandbox:delay=0', 'sandbox:delay=61', 'sandbox:delay=5s', 'sandbox:fail=', 'sandbox:fail=Bad-Code', 'sandbox:fail=unauthenticated', 'PO-123', ' sandbox:delay=5'])(
     'treats %j as an ordinary reference',
     (ref) => {
       expect(sandboxDirective(ref)).toBeUndefined();

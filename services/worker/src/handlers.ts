@@ -28,7 +28,9 @@ export function sandboxDirective(externalRef: string): { delayS: number } | { fa
     return s >= 1 && s <= 60 ? { delayS: s } : undefined;
   }
   const fail = /^sandbox:fail=([a-z][a-z0-9_]{0,63})$/.exec(externalRef);
-  return fail ? { failCode: fail[1]! } : undefined;
+  // Authentication codes answer with a challenge a job cannot give: not something a job fails with.
+  if (!fail || ['unauthenticated', 'invalid_token', 'insufficient_scope'].includes(fail[1]!)) return undefined;
+  return { failCode: fail[1]! };
 }
 
 const createSubmission: Handler = async (job, payload, ctx) => {

@@ -29,6 +29,8 @@ export function jobRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
       job = await readJob(ctx, deps, id);
     } catch (err) {
       waiter?.cancel();
+      // Nothing was waited for: the preference does not apply to an error.
+      ctx.remove('Preference-Applied');
       throw err;
     }
     if (isSettled(job)) {
