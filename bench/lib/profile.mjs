@@ -4,7 +4,7 @@
 // per request, per service), then submit-with-wait at 16 connections. The services are then stopped
 // (SIGTERM: they exit and write their profiles), and each profile is cut to the measured window and
 // summarised: CPU ms per request, self and inclusive time by package, the hottest functions.
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sleep } from './stack.mjs';
@@ -99,9 +99,13 @@ async function heapSnapshot(proc, dir, livezUrl) {
   throw new Error('heap snapshot not written');
 }
 
-/** Live objects of a heap snapshot by kind (object constructor, closure name, string, …): count, bytes. */
+/**
+ * Live objects of a heap snapshot by kind (object constructor, closure name, string, …): count, bytes.
+ * The snapshot file (tens of MB) is deleted once counted.
+ */
 function heapCensus(file) {
   const snap = JSON.parse(readFileSync(file, 'utf8'));
+  rmSync(file, { force: true });
   const f = snap.snapshot.meta.node_fields;
   const types = snap.snapshot.meta.node_types[0];
   const [iType, iName, iSize] = ['type', 'name', 'self_size'].map((k) => f.indexOf(k));
@@ -294,6 +298,6 @@ export async function runProfile(stack, { P, say, proxies }) {
     waiterHeap: heap,
     timeline: tl,
     processes,
-    profileDir: dir,
+    profileDir: dir, // the .cpuprofile files stay here: open them in Chrome DevTools (Performance tab)
   };
 }
