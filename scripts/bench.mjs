@@ -29,6 +29,7 @@ const option = (name) => {
   return i >= 0 ? argv[i + 1] : undefined;
 };
 const smoke = flag('--smoke') || process.env.BENCH_SMOKE === '1';
+if (smoke) process.env.BENCH_DB_POOL_MAX ??= '4';
 const profile = flag('--profile');
 const out = option('--out');
 const started = Date.now();

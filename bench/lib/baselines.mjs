@@ -63,7 +63,7 @@ export async function startBaselines(stack) {
     await nc.close();
   }
 
-  const common = { LOG_LEVEL: 'warn' };
+  const common = { LOG_LEVEL: 'warn', DB_POOL_MAX: stack.env.DB_POOL_MAX ?? '10' };
   const procs = {
     koaBare: stack.track(spawnNode('koa-bare', koa, { env: { ...common, BASELINE_MODE: 'bare', PORT: String(bare) } })),
     koaJose: stack.track(

@@ -275,6 +275,8 @@ export class BenchStack {
       MAX_WAITERS: '20000',
       // Periodic attachment sweeps would add queries of their own to the quiet window.
       ATTACHMENT_SWEEP_INTERVAL_MS: '0',
+      // Smoke runs share PostgreSQL's 100 connections with the other test files: smaller pools.
+      ...(process.env.BENCH_DB_POOL_MAX ? { DB_POOL_MAX: process.env.BENCH_DB_POOL_MAX } : {}),
     };
   }
 
