@@ -30,9 +30,10 @@ describe('error table', () => {
     expect(wire.details).toBe('internal error');
   });
 
-  it('maps transport failures without error metadata to retryable unavailable', () => {
+  it('maps failures without our error metadata (transport failures) to retryable unavailable', () => {
     expect(fromGrpcError({ code: status.UNAVAILABLE, details: 'No connection established' })).toMatchObject({ code: 'unavailable', retryable: true });
     expect(fromGrpcError({ code: status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' }).code).toBe('unavailable');
-    expect(fromGrpcError({ code: status.UNKNOWN, details: 'boom' }).code).toBe('internal');
+    expect(fromGrpcError({ code: status.INTERNAL, details: 'Received RST_STREAM with code 2' }).code).toBe('unavailable');
+    expect(fromGrpcError({ code: status.UNIMPLEMENTED, details: 'no such method' }).code).toBe('internal');
   });
 });

@@ -115,11 +115,15 @@ export function fromGrpcError(err: unknown): DomainError {
     }
     return new DomainError(code, se.details ?? code, { retryable, details, cause: err });
   }
+  // Our handlers always send their error code in metadata; a failure without it comes from the
+  // transport (a connection reset, a stream refused under load): retryable, not a bug of ours.
   switch (se.code) {
     case GrpcStatus.UNAVAILABLE:
     case GrpcStatus.DEADLINE_EXCEEDED:
     case GrpcStatus.RESOURCE_EXHAUSTED:
     case GrpcStatus.CANCELLED:
+    case GrpcStatus.INTERNAL:
+    case GrpcStatus.UNKNOWN:
       return unavailable(undefined, err);
     case GrpcStatus.NOT_FOUND:
       return notFound();
