@@ -11,6 +11,7 @@ import { inSpan, SpanKind, SpanStatusCode, traceFields } from '@partner/shared/t
 import type { Logger } from '@partner/shared/logger';
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
 import { HANDLERS, JobFailed, type HandlerContext } from './handlers.js';
+import { cachedProducts, type ProductLookup } from './products.js';
 import type { WorkerConfig } from './config.js';
 
 type Defs = ReturnType<typeof serviceDefs>;
@@ -27,6 +28,7 @@ export class JobConsumer {
   private readonly inflight = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private stopping = false;
+  private readonly products: ProductLookup;
   private slots: number;
   private waiting: (() => void)[] = [];
 
@@ -38,6 +40,7 @@ export class JobConsumer {
     private readonly metrics?: WorkerMetrics,
   ) {
     this.slots = config.concurrency;
+    this.products = cachedProducts(clients.policy, config.productCacheMs);
   }
 
   private get names() {
@@ -226,6 +229,7 @@ export class JobConsumer {
         if (!handler) throw new JobFailed({ code: 'internal', message: `no handler for job kind ${job.kind}`, retryable: false });
         const result = await handler(job, JSON.parse(job.payloadJson), {
           clients: this.clients,
+          product: this.products,
           sandbox: this.config.environment === 'uat',
           sleep: this.sleep,
         });

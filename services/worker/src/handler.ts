@@ -3,6 +3,7 @@
 // message is then delivered again later).
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
 import type { Job__Output } from '@partner/shared/proto-types';
+import type { ProductLookup } from './products.js';
 
 type Defs = ReturnType<typeof serviceDefs>;
 
@@ -14,6 +15,8 @@ export class JobFailed extends Error {
 
 export interface HandlerContext {
   clients: { submission: PromiseClient<Defs['submission']>; policy: PromiseClient<Defs['policy']> };
+  /** The product catalogue, cached (see products.ts). */
+  product: ProductLookup;
   /** Sandbox directives in externalRef are honoured (UAT only). */
   sandbox: boolean;
   /** Resolves after ms, or rejects when the worker is stopping. */

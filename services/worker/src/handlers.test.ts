@@ -41,15 +41,16 @@ describe('the submission handler', () => {
     },
   } as never;
   const sleep = async () => undefined;
+  const product = async () => ({ active: true });
 
   it('honours sandbox directives in UAT', async () => {
     const { HANDLERS, JobFailed } = await import('./handlers.js');
-    await expect(HANDLERS['submission.create']!(job, payload('sandbox:fail=conflict'), { clients, sandbox: true, sleep })).rejects.toBeInstanceOf(JobFailed);
+    await expect(HANDLERS['submission.create']!(job, payload('sandbox:fail=conflict'), { clients, product, sandbox: true, sleep })).rejects.toBeInstanceOf(JobFailed);
   });
 
   it('treats them as ordinary references in production', async () => {
     const { HANDLERS } = await import('./handlers.js');
-    const result = await HANDLERS['submission.create']!(job, payload('sandbox:fail=conflict'), { clients, sandbox: false, sleep });
+    const result = await HANDLERS['submission.create']!(job, payload('sandbox:fail=conflict'), { clients, product, sandbox: false, sleep });
     expect(result).toEqual({ submissionId: 's1', submissionName: 'Acme', status: 'submitted' });
   });
 });

@@ -1,7 +1,6 @@
 // What each job kind does. A handler returns the job's result, throws JobFailed for an outcome the
 // job must settle with (a business rule said no), and lets anything else (a dependency down)
 // propagate, which makes the message be delivered again later. Effects are idempotent by job id.
-import { DomainError } from '@partner/shared/errors';
 import { JOB_KINDS } from '@partner/shared/jobs';
 import { attachmentHandlers } from './attachments.js';
 import { JobFailed, type Handler } from './handler.js';
@@ -45,11 +44,8 @@ const createSubmission: Handler = async (job, payload, ctx) => {
   }
   if (directive) await ctx.sleep(directive.delayS * 1000);
 
-  const product = await ctx.clients.policy.GetProduct({ productId: p.productId }).catch((err: unknown) => {
-    if (err instanceof DomainError && err.code === 'not_found') return undefined;
-    throw err;
-  });
-  if (!product?.product?.active) {
+  const product = await ctx.product(p.productId);
+  if (!product?.active) {
     throw new JobFailed({ code: 'unknown_product', message: `product ${p.productId} does not exist or is not offered`, retryable: false });
   }
   const caller = job.caller!;
