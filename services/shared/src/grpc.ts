@@ -148,6 +148,10 @@ export const SERVER_OPTIONS: grpc.ServerOptions = {
   'grpc.max_send_message_length': 4 * 1024 * 1024,
   'grpc.keepalive_time_ms': 60_000,
   'grpc.keepalive_permit_without_calls': 1,
+  // Clients re-resolve DNS only when a connection ends: recycling connections every 5 minutes lets
+  // round_robin find pods added by a scale-out. The grace covers the longest stream (an upload).
+  'grpc.max_connection_age_ms': 5 * 60_000,
+  'grpc.max_connection_age_grace_ms': 5 * 60_000,
 };
 
 export async function startGrpcServer(opts: {
