@@ -5,7 +5,7 @@
 // anything retryable propagates, so the job is delivered again.
 import { DomainError } from '@partner/shared/errors';
 import { JOB_KINDS } from '@partner/shared/jobs';
-import type { Attachment__Output } from '@partner/shared/generated/partner/submission/v1/Attachment';
+import { attachmentRecord } from '@partner/shared/attachments';
 import { JobFailed, type Handler } from './handler.js';
 
 /** Payload of attachment.create, as the gateway queues it. */
@@ -19,20 +19,6 @@ export interface AttachmentCreatePayload {
 export interface AttachmentDeletePayload {
   submissionId: string;
   attachmentId: string;
-}
-
-/** The API's attachment record (the result of attachment.create, and GET .../attachments/{id}). */
-export function attachmentRecord(a: Attachment__Output): Record<string, unknown> {
-  return {
-    attachmentId: a.attachmentId,
-    submissionId: a.submissionId,
-    fileName: a.fileName,
-    contentType: a.contentType,
-    sizeBytes: Number(a.sizeBytes),
-    sha256: a.sha256,
-    documentType: a.documentType,
-    createdAt: a.createdAt,
-  };
 }
 
 /** Settles the job as failed for refusals that retrying cannot change. */

@@ -9,8 +9,8 @@ import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors'
 import { openServerStream } from '@partner/shared/grpc';
 import { isUuid } from '@partner/shared/ids';
 import { JOB_KINDS } from '@partner/shared/jobs';
-import type { Attachment__Output } from '@partner/shared/generated/partner/submission/v1/Attachment';
 import { serviceDefs } from '@partner/shared/grpc';
+import { attachmentRecord } from '@partner/shared/attachments';
 import { callerOf, remainingMs, type GatewayContext, type GatewayState } from '../context.js';
 import { parseIdempotencyKey } from '../http/idempotency.js';
 import { readAttachmentConfig, type AttachmentConfig } from '../attachments/config.js';
@@ -23,20 +23,6 @@ const MAX_LIMIT = 200;
 /** How long the rest of an upload answered early is read (and dropped) before the connection is cut. */
 export const LINGER_MS = 5_000;
 const MAX_CURSOR_LENGTH = 512;
-
-/** The API's attachment record. */
-export function attachmentRecord(a: Attachment__Output): Record<string, unknown> {
-  return {
-    attachmentId: a.attachmentId,
-    submissionId: a.submissionId,
-    fileName: a.fileName,
-    contentType: a.contentType,
-    sizeBytes: Number(a.sizeBytes),
-    sha256: a.sha256,
-    documentType: a.documentType,
-    createdAt: a.createdAt,
-  };
-}
 
 /** The list's query: limit 1..200 and an opaque cursor, each at most once; nothing else. */
 export function parseListQuery(querystring: string): { pageSize: number; pageToken: string } {
