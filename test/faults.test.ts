@@ -11,11 +11,7 @@ describe('a worker killed after the effect, before the ack', () => {
   let token: string;
   beforeAll(async () => {
     stack = await Stack.create();
-    await stack.startAuth();
-    await stack.startPolicy();
-    await stack.startSubmission();
-    await stack.startJob();
-    await stack.startGateway();
+    await stack.startAll({}, { worker: false });
     token = await provision(stack);
   });
   afterAll(() => stack?.stop());
@@ -85,11 +81,7 @@ describe('a dependency down for good', () => {
   let token: string;
   beforeAll(async () => {
     stack = await Stack.create();
-    await stack.startAuth();
-    await stack.startPolicy();
-    await stack.startSubmission();
-    await stack.startJob();
-    await stack.startGateway();
+    await stack.startAll({}, { worker: false });
     token = await provision(stack);
     // The worker's policy service address points at nothing: every attempt fails as unavailable.
     await stack.startWorker({ POLICY_GRPC_ADDR: '127.0.0.1:9', WORKER_MAX_DELIVERIES: '3', WORKER_BACKOFF_MS: '50', GRPC_TIMEOUT_MS: '200' });

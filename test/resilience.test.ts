@@ -268,11 +268,7 @@ describe('a worker killed mid-job', () => {
   let token: string;
   beforeAll(async () => {
     stack = await Stack.create();
-    await stack.startAuth();
-    await stack.startPolicy();
-    await stack.startSubmission();
-    await stack.startJob();
-    await stack.startGateway();
+    await stack.startAll({}, { worker: false });
     token = await provision(stack);
   });
   afterAll(() => stack?.stop());

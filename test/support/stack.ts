@@ -161,13 +161,13 @@ export class Stack {
     return svc;
   }
 
-  /** Every service in-process, in dependency order. */
-  async startAll(overrides: Record<string, string> = {}): Promise<void> {
+  /** Every service in-process, in dependency order (without a worker when a test runs its own). */
+  async startAll(overrides: Record<string, string> = {}, opts: { worker?: boolean } = {}): Promise<void> {
     await this.startAuth(overrides);
     await this.startPolicy(overrides);
     await this.startSubmission(overrides);
     await this.startJob(overrides);
-    await this.startWorker(overrides);
+    if (opts.worker ?? true) await this.startWorker(overrides);
     await this.startGateway(overrides);
   }
 
