@@ -70,51 +70,73 @@ export interface SubmitInput {
  * Concurrent requests with one key serialize on the key's primary key: exactly one job results.
  */
 export async function submitJob(pool: Pool, input: SubmitInput): Promise<{ row: JobRow; replayed: boolean; outboxId?: string }> {
-  return withTx(pool, async (c) => {
-    if (input.idempotency) {
-      const { key, scope, fingerprint } = input.idempotency;
-      const claimed = await c.query<{ job_id: string }>(
-        `INSERT INTO idempotency_keys (tenant_id, partner_id, client_id, scope, key, fingerprint, job_id, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(hours => $8))
-         ON CONFLICT (tenant_id, partner_id, client_id, scope, key) DO UPDATE
-            SET fingerprint = EXCLUDED.fingerprint, job_id = EXCLUDED.job_id,
-                created_at = now(), expires_at = EXCLUDED.expires_at
-          WHERE idempotency_keys.expires_at <= now()
-         RETURNING job_id`,
-        [input.tenantId, input.partnerId, input.clientId, scope, key, fingerprint, input.jobId, input.retentionHours],
-      );
-      if (claimed.rowCount === 0) {
-        const existing = await c.query<{ fingerprint: string; job_id: string }>(
-          `SELECT fingerprint, job_id FROM idempotency_keys
-            WHERE tenant_id = $1 AND partner_id = $2 AND client_id = $3 AND scope = $4 AND key = $5`,
-          [input.tenantId, input.partnerId, input.clientId, scope, key],
-        );
-        const hit = existing.rows[0];
-        if (!hit) throw new DomainError('unavailable', 'idempotency key changed concurrently; retry', { retryable: true });
-        if (hit.fingerprint !== fingerprint) {
-          throw new DomainError(
-            'idempotency_key_reused',
-            'this Idempotency-Key was already used with a different request; use a new key for a new request',
-          );
-        }
-        const job = await c.query<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE job_id = $1`, [hit.job_id]);
-        if (!job.rows[0]) throw new DomainError('internal', 'idempotency key points to a missing job');
-        return { row: job.rows[0], replayed: true };
-      }
-    }
-    const inserted = await c.query<JobRow>(
-      `INSERT INTO jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'accepted')
-       RETURNING ${COLUMNS}`,
-      [input.jobId, input.kind, input.tenantId, input.partnerId, input.clientId, input.principalId, JSON.stringify(input.payload)],
+  // One statement, so one round trip and one commit: claim the key (or reclaim an expired one),
+  // insert the job and its outbox row. A live key claims nothing, so nothing is inserted and the
+  // statement returns no row. Concurrent requests with one key serialize on the key's primary key:
+  // the loser's INSERT waits for the winner's commit, then finds the key taken.
+  const trace = input.traceContext && Object.keys(input.traceContext).length > 0 ? JSON.stringify(input.traceContext) : null;
+  const common = [input.tenantId, input.partnerId, input.clientId, input.jobId, input.kind, input.principalId, JSON.stringify(input.payload), input.subject, trace];
+  const inserted = input.idempotency
+    ? await pool
+        .query<JobRow & { outbox_id: string }>(
+          `WITH claimed AS (
+             INSERT INTO idempotency_keys (tenant_id, partner_id, client_id, scope, key, fingerprint, job_id, expires_at)
+             VALUES ($1, $2, $3, $10, $11, $12, $4, now() + make_interval(hours => $13))
+             ON CONFLICT (tenant_id, partner_id, client_id, scope, key) DO UPDATE
+                SET fingerprint = EXCLUDED.fingerprint, job_id = EXCLUDED.job_id,
+                    created_at = now(), expires_at = EXCLUDED.expires_at
+              WHERE idempotency_keys.expires_at <= now()
+             RETURNING job_id
+           ), job AS (
+             INSERT INTO jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
+             SELECT $4::text, $5::text, $1::text, $2::text, $3::text, $6::text, $7::jsonb, 'accepted' FROM claimed
+             RETURNING ${COLUMNS}
+           ), queued AS (
+             INSERT INTO outbox (job_id, subject, trace_context) SELECT job_id, $8::text, $9::jsonb FROM job RETURNING id
+           )
+           SELECT job.*, (SELECT id FROM queued) AS outbox_id FROM job`,
+          [...common, input.idempotency.scope, input.idempotency.key, input.idempotency.fingerprint, input.retentionHours],
+        )
+        .catch(dbError)
+    : await pool
+        .query<JobRow & { outbox_id: string }>(
+          `WITH job AS (
+             INSERT INTO jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
+             VALUES ($4, $5, $1, $2, $3, $6, $7, 'accepted')
+             RETURNING ${COLUMNS}
+           ), queued AS (
+             INSERT INTO outbox (job_id, subject, trace_context) SELECT job_id, $8::text, $9::jsonb FROM job RETURNING id
+           )
+           SELECT job.*, (SELECT id FROM queued) AS outbox_id FROM job`,
+          common,
+        )
+        .catch(dbError);
+  const created = inserted.rows[0];
+  if (created) {
+    const { outbox_id: outboxId, ...row } = created;
+    return { row, replayed: false, outboxId };
+  }
+
+  // The key is live: the same request gets its job back, a different one is refused.
+  const { key, scope, fingerprint } = input.idempotency!;
+  const existing = await pool
+    .query<JobRow & { fingerprint: string }>(
+      `SELECT k.fingerprint, ${COLUMNS.split(',').map((c) => `j.${c.trim()}`).join(', ')}
+         FROM idempotency_keys k JOIN jobs j ON j.job_id = k.job_id
+        WHERE k.tenant_id = $1 AND k.partner_id = $2 AND k.client_id = $3 AND k.scope = $4 AND k.key = $5`,
+      [input.tenantId, input.partnerId, input.clientId, scope, key],
+    )
+    .catch(dbError);
+  const hit = existing.rows[0];
+  if (!hit) throw new DomainError('unavailable', 'idempotency key changed concurrently; retry', { retryable: true });
+  if (hit.fingerprint !== fingerprint) {
+    throw new DomainError(
+      'idempotency_key_reused',
+      'this Idempotency-Key was already used with a different request; use a new key for a new request',
     );
-    const outbox = await c.query<{ id: string }>('INSERT INTO outbox (job_id, subject, trace_context) VALUES ($1, $2, $3) RETURNING id', [
-      input.jobId,
-      input.subject,
-      input.traceContext && Object.keys(input.traceContext).length > 0 ? JSON.stringify(input.traceContext) : null,
-    ]);
-    return { row: inserted.rows[0]!, replayed: false, outboxId: outbox.rows[0]!.id };
-  });
+  }
+  const { fingerprint: _ignored, ...row } = hit;
+  return { row, replayed: true };
 }
 
 export async function getJob(pool: Pool, jobId: string, scope?: { tenantId: string; partnerId: string }): Promise<JobRow | undefined> {
