@@ -23,9 +23,7 @@ const KINDS = new Set<string>(Object.values(JOB_KINDS));
 export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningService> {
   const names = natsNames(config.natsPrefix);
   return startGrpcService({
-    base: config,
-    db: config,
-    grpcPort: config.grpcPort,
+    config,
     schema: SCHEMA,
     migrationsDir: MIGRATIONS_DIR,
     ...opts,

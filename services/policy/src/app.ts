@@ -16,9 +16,7 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.met
 
 export function startPolicy(config: PolicyConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningService> {
   return startGrpcService({
-    base: config,
-    db: config,
-    grpcPort: config.grpcPort,
+    config,
     schema: SCHEMA,
     migrationsDir: MIGRATIONS_DIR,
     ...opts,

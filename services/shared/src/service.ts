@@ -23,9 +23,8 @@ export interface RunningService {
 }
 
 export interface GrpcServiceOptions {
-  base: BaseConfig;
-  db: DbConfig;
-  grpcPort: number;
+  /** The service's configuration: base settings, database and its gRPC port. */
+  config: BaseConfig & DbConfig & { grpcPort: number };
   schema: string;
   migrationsDir: string;
   migrate?: boolean;
@@ -44,17 +43,17 @@ export async function migrateSchema(db: DbConfig, schema: string, migrationsDir:
 }
 
 export async function startGrpcService(opts: GrpcServiceOptions): Promise<RunningService> {
-  const name = opts.base.serviceName;
-  const logger = opts.logger ?? createLogger(name, opts.base.logLevel);
-  const pool = createPool({ url: opts.db.databaseUrl, schema: opts.schema, max: opts.db.poolMax, applicationName: name, logger });
+  const name = opts.config.serviceName;
+  const logger = opts.logger ?? createLogger(name, opts.config.logLevel);
+  const pool = createPool({ url: opts.config.databaseUrl, schema: opts.schema, max: opts.config.poolMax, applicationName: name, logger });
   if (opts.migrate ?? true) await migrate(pool, opts.schema, opts.migrationsDir, logger);
   const registry = createRegistry(name);
-  registerPoolMetrics(pool, registry, opts.db.poolMax);
+  registerPoolMetrics(pool, registry, opts.config.poolMax);
   const parts = await opts.build({ pool, registry, logger });
-  const grpc = await startGrpcServer({ host: opts.base.host, port: opts.grpcPort, services: parts.bindings });
+  const grpc = await startGrpcServer({ host: opts.config.host, port: opts.config.grpcPort, services: parts.bindings });
   const ops = await startOpsServer({
-    host: opts.base.host,
-    port: opts.base.opsPort,
+    host: opts.config.host,
+    port: opts.config.opsPort,
     registry,
     checks: { postgres: async () => void (await pool.query('SELECT 1')), ...(parts.checks ?? {}) },
   });

@@ -18,9 +18,7 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.met
 
 export function startSubmission(config: SubmissionConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningService> {
   return startGrpcService({
-    base: config,
-    db: config,
-    grpcPort: config.grpcPort,
+    config,
     schema: SCHEMA,
     migrationsDir: MIGRATIONS_DIR,
     ...opts,
