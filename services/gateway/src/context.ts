@@ -40,4 +40,15 @@ export function remainingMs(ctx: GatewayContext): number {
   return Math.max(1, ctx.state.deadline - Date.now());
 }
 
+/** The owner every read and write is scoped to: the caller's tenant and partner. */
+export function ownerOf(ctx: GatewayContext): { tenantId: string; partnerId: string } {
+  const caller = callerOf(ctx);
+  return { tenantId: caller.tenant, partnerId: caller.partnerId };
+}
+
+/** Options of a gRPC call made for this request: the default deadline, capped by the request's budget. */
+export function grpcOptions(ctx: GatewayContext, defaultTimeoutMs: number): { timeoutMs: number } {
+  return { timeoutMs: Math.min(remainingMs(ctx), defaultTimeoutMs) };
+}
+
 export type { Permission };

@@ -11,6 +11,9 @@ export interface RequestObserver {
 
 /** Renders an error onto ctx (status, envelope, extra top-level fields such as jobId). */
 export function renderError(ctx: GatewayContext, err: DomainError, extra: Record<string, unknown> = {}): void {
+  // A route may have set a representation's headers (a download) before failing: they do not
+  // describe the error.
+  for (const h of ['ETag', 'Content-Disposition', 'Last-Modified']) ctx.remove(h);
   ctx.status = err.httpStatus;
   ctx.body = { error: err.toEnvelope(), ...extra };
   ctx.state.errorCode = err.code;

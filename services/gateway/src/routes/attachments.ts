@@ -11,7 +11,7 @@ import { isUuid } from '@partner/shared/ids';
 import { JOB_KINDS } from '@partner/shared/jobs';
 import { serviceDefs } from '@partner/shared/grpc';
 import { attachmentRecord } from '@partner/shared/attachments';
-import { callerOf, remainingMs, type GatewayContext, type GatewayState } from '../context.js';
+import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import { parseIdempotencyKey } from '../http/idempotency.js';
 import { readAttachmentConfig, type AttachmentConfig } from '../attachments/config.js';
 import { contentDisposition } from '../attachments/file-names.js';
@@ -76,29 +76,10 @@ function drainAfterEarlyAnswer(ctx: GatewayContext): void {
   req.once('close', done);
 }
 
-/**
- * deps with a job client that reports what SubmitJob answered, so the upload route learns
- * whether its request was a replay (whose job refers to an earlier upload, not this one).
- */
-function observingSubmit(deps: RouteDeps, seen: (res: { replayed: boolean }) => void): RouteDeps {
-  const job = deps.clients.job;
-  const SubmitJob: typeof job.SubmitJob = async (req, opts) => {
-    const res = await job.SubmitJob(req, opts);
-    seen(res);
-    return res;
-  };
-  const observed = new Proxy(job, { get: (target, prop, receiver) => (prop === 'SubmitJob' ? SubmitJob : Reflect.get(target, prop, receiver)) });
-  return { ...deps, clients: { ...deps.clients, job: observed } };
-}
-
 export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps, config: AttachmentConfig = readAttachmentConfig()): void {
   const def = serviceDefs().submission;
   const submissions = deps.clients.submission;
-  const callOptions = (ctx: GatewayContext) => ({ timeoutMs: Math.min(remainingMs(ctx), deps.config.grpcTimeoutMs) });
-  const ownerOf = (ctx: GatewayContext) => {
-    const caller = callerOf(ctx);
-    return { tenantId: caller.tenant, partnerId: caller.partnerId };
-  };
+  const callOptions = (ctx: GatewayContext) => grpcOptions(ctx, deps.config.grpcTimeoutMs);
   /** The path's ids, lowercased; malformed ones name nothing (404). */
   const idsOf = (ctx: GatewayContext) => {
     const submissionId = ctx.params.id ?? '';
@@ -136,11 +117,11 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps, 
     // The transfer took its own time; queueing (and any Prefer: wait) gets a fresh budget.
     ctx.state.deadline = Math.max(ctx.state.deadline, Date.now() + deps.config.requestTimeoutMs);
 
-    let replayed = false;
     const discard = () =>
       submissions.DiscardUpload({ owner, uploadId: upload.uploadId }, callOptions(ctx)).catch(() => undefined /* the sweep will */);
+    let replayed: boolean;
     try {
-      await runMutation(ctx, observingSubmit(deps, (res) => (replayed = res.replayed)), {
+      ({ replayed } = await runMutation(ctx, deps, {
         kind: JOB_KINDS.attachmentCreate,
         payload: { submissionId, uploadId: upload.uploadId, documentType: upload.documentType },
         scope: `POST /v1/submissions/${submissionId}/attachments`,
@@ -151,7 +132,7 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps, 
           contentType: upload.contentType,
           documentType: upload.documentType,
         },
-      });
+      }));
     } catch (err) {
       // Refused before any job was made: nothing will promote this upload. (After an ambiguous
       // failure, such as the job service timing out, a job may exist; the sweep decides later.)

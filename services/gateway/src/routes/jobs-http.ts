@@ -3,7 +3,7 @@
 // `processing` body, and waiting for settlement under Prefer: wait.
 import { DomainError } from '@partner/shared/errors';
 import { isSettled, jobView, type JobView } from '@partner/shared/jobs';
-import { callerOf, remainingMs, type GatewayContext } from '../context.js';
+import { grpcOptions, ownerOf, type GatewayContext } from '../context.js';
 import { renderError } from '../middleware/errors.js';
 import { parsePreferWait } from '../http/prefer.js';
 import type { RouteDeps } from './deps.js';
@@ -46,10 +46,9 @@ export function respondProcessing(ctx: GatewayContext, jobId: string): void {
 }
 
 export async function readJob(ctx: GatewayContext, deps: RouteDeps, jobId: string): Promise<JobView> {
-  const caller = callerOf(ctx);
   const { job } = await deps.clients.job.GetJob(
-    { jobId, tenantId: caller.tenant, partnerId: caller.partnerId },
-    { timeoutMs: Math.min(remainingMs(ctx), deps.config.grpcTimeoutMs) },
+    { jobId, ...ownerOf(ctx) },
+    grpcOptions(ctx, deps.config.grpcTimeoutMs),
   );
   return jobView(job!);
 }

@@ -4,8 +4,8 @@ import type Router from '@koa/router';
 import { isJobId } from '@partner/shared/ids';
 import { isSettled, type JobView } from '@partner/shared/jobs';
 import type { GatewayContext, GatewayState } from '../context.js';
+import { notFound } from '@partner/shared/errors';
 import type { RouteDeps } from './deps.js';
-import { assertId } from './mutations.js';
 import { awaitSettlement, preferredWait, readJob, respondProcessing } from './jobs-http.js';
 
 function respondJob(ctx: GatewayContext, job: JobView): void {
@@ -19,7 +19,7 @@ function respondJob(ctx: GatewayContext, job: JobView): void {
 export function jobRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
   router.get('/jobs/:id', deps.guard('jobs/read'), async (ctx) => {
     const id = ctx.params.id ?? '';
-    assertId(isJobId(id), 'job');
+    if (!isJobId(id)) throw notFound('job');
     const wait = preferredWait(ctx);
     // Register before reading, so a settlement between the read and the wait is not missed.
     const waiter = wait ? deps.waiters.register(id, wait * 1000) : undefined;

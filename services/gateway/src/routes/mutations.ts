@@ -1,9 +1,8 @@
 // Runs a mutation as a job (seed §4 "Mutation behaviour"): Idempotency-Key handling, submission to
 // the job service, and the answer — 202 with the handle, or under Prefer: wait the settled outcome.
-import { DomainError } from '@partner/shared/errors';
 import { newJobId } from '@partner/shared/ids';
 import { isSettled, jobView, type JobKind, type JobView } from '@partner/shared/jobs';
-import { callerOf, remainingMs, type GatewayContext } from '../context.js';
+import { callerOf, grpcOptions, ownerOf, type GatewayContext } from '../context.js';
 import { fingerprint, parseIdempotencyKey } from '../http/idempotency.js';
 import type { RouteDeps } from './deps.js';
 import { awaitSettlement, preferredWait, readJob, respondAccepted, respondSettledMutation } from './jobs-http.js';
@@ -18,7 +17,8 @@ export interface Mutation {
   fingerprintOf: unknown;
 }
 
-export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutation): Promise<void> {
+/** Answers the request; returns the job and whether the request was a replay of an earlier one. */
+export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutation): Promise<{ jobId: string; replayed: boolean }> {
   const caller = callerOf(ctx);
   const key = parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
   const wait = preferredWait(ctx);
@@ -38,11 +38,11 @@ export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutat
       {
         jobId: proposedId,
         kind: m.kind,
-        caller: { tenantId: caller.tenant, partnerId: caller.partnerId, clientId: caller.clientId, principalId: caller.principalId ?? '' },
+        caller: { ...ownerOf(ctx), clientId: caller.clientId, principalId: caller.principalId ?? '' },
         payloadJson: JSON.stringify(m.payload),
         ...(key ? { idempotency: { key, scope: m.scope, fingerprint: fingerprint(m.fingerprintOf) } } : {}),
       },
-      { timeoutMs: Math.min(remainingMs(ctx), deps.config.grpcTimeoutMs) },
+      grpcOptions(ctx, deps.config.grpcTimeoutMs),
     );
     job = jobView(res.job!);
     replayed = res.replayed;
@@ -60,8 +60,15 @@ export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutat
     const left = waitUntil - Date.now();
     if (!isSettled(job) && left > 0) {
       waiter = deps.waiters.register(job.id, left);
-      if (waiter) {
-        const now = await readJob(ctx, deps, job.id);
+      if (!waiter) ctx.remove('Preference-Applied');
+      else {
+        let now: JobView;
+        try {
+          now = await readJob(ctx, deps, job.id);
+        } catch (err) {
+          waiter.cancel();
+          throw err;
+        }
         if (isSettled(now)) {
           waiter.cancel();
           waiter = undefined;
@@ -71,18 +78,14 @@ export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutat
     }
   }
 
+  const result = { jobId: job.id, replayed };
   if (isSettled(job)) {
     waiter?.cancel();
-    return respondSettledMutation(ctx, job);
+    respondSettledMutation(ctx, job);
+    return result;
   }
-  if (waiter) {
-    const settled = await awaitSettlement(ctx, deps, job.id, waiter);
-    if (settled) return respondSettledMutation(ctx, settled);
-  }
-  respondAccepted(ctx, deps, job.id);
-}
-
-/** Refuses malformed ids with 404, as the API answers for any unknown id. */
-export function assertId(ok: boolean, what: string): void {
-  if (!ok) throw new DomainError('not_found', `${what} not found`);
+  const settled = waiter ? await awaitSettlement(ctx, deps, job.id, waiter) : undefined;
+  if (settled) respondSettledMutation(ctx, settled);
+  else respondAccepted(ctx, deps, job.id);
+  return result;
 }

@@ -9,7 +9,7 @@ import { isUuid } from '@partner/shared/ids';
 import type { Policy__Output } from '@partner/shared/generated/partner/policy/v1/Policy';
 import type { PolicyStatus } from '@partner/shared/generated/partner/policy/v1/PolicyStatus';
 import type { ListPoliciesRequest } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
-import { callerOf, remainingMs, type GatewayContext, type GatewayState } from '../context.js';
+import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import type { RouteDeps } from './deps.js';
 
 const STATUSES = ['active', 'cancelled', 'expired', 'pending'] as const;
@@ -125,20 +125,18 @@ export function policyRecord(p: Policy__Output): Record<string, unknown> {
 }
 
 export function policyRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
-  const callOptions = (ctx: GatewayContext) => ({ timeoutMs: Math.min(remainingMs(ctx), deps.config.grpcTimeoutMs) });
+  const callOptions = (ctx: GatewayContext) => grpcOptions(ctx, deps.config.grpcTimeoutMs);
 
   router.get('/policies', deps.guard('policies/read'), async (ctx) => {
-    const caller = callerOf(ctx);
     const query = parseListQuery(ctx);
     const res = await deps.clients.policy.ListPolicies(
-      { owner: { tenantId: caller.tenant, partnerId: caller.partnerId }, ...query },
+      { owner: ownerOf(ctx), ...query },
       callOptions(ctx),
     );
     ctx.body = { items: res.policies.map(policyRecord), nextCursor: res.nextPageToken || null };
   });
 
   router.get('/policies/:id', deps.guard('policies/read'), async (ctx) => {
-    const caller = callerOf(ctx);
     const details: ErrorDetail[] = [];
     singleParams(ctx, new Set(), details);
     if (details.length > 0) throw validationError(details);
@@ -146,7 +144,7 @@ export function policyRoutes(router: Router<GatewayState>, deps: RouteDeps): voi
     // A malformed id names no policy: 404 like an unknown one, without asking the policy service.
     if (!isUuid(id)) throw notFound('policy');
     const res = await deps.clients.policy.GetPolicy(
-      { owner: { tenantId: caller.tenant, partnerId: caller.partnerId }, policyId: id.toLowerCase() },
+      { owner: ownerOf(ctx), policyId: id.toLowerCase() },
       callOptions(ctx),
     );
     if (!res.policy) throw new DomainError('internal', 'internal error');

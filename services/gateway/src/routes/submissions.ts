@@ -2,11 +2,12 @@
 import type Router from '@koa/router';
 import { isUuid } from '@partner/shared/ids';
 import { JOB_KINDS } from '@partner/shared/jobs';
-import { callerOf, remainingMs, type GatewayState } from '../context.js';
+import { grpcOptions, ownerOf, type GatewayState } from '../context.js';
+import { notFound } from '@partner/shared/errors';
 import { readJson } from '../http/body.js';
 import { validator } from '../http/validate.js';
 import type { RouteDeps } from './deps.js';
-import { assertId, runMutation } from './mutations.js';
+import { runMutation } from './mutations.js';
 
 export interface SubmissionCreate {
   externalRef: string;
@@ -50,11 +51,10 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
 
   router.get('/submissions/:id', deps.guard('submissions/read'), async (ctx) => {
     const id = ctx.params.id ?? '';
-    assertId(isUuid(id), 'submission');
-    const caller = callerOf(ctx);
+    if (!isUuid(id)) throw notFound('submission');
     const { submission: s } = await deps.clients.submission.GetSubmission(
-      { owner: { tenantId: caller.tenant, partnerId: caller.partnerId }, submissionId: id.toLowerCase() },
-      { timeoutMs: Math.min(remainingMs(ctx), deps.config.grpcTimeoutMs) },
+      { owner: ownerOf(ctx), submissionId: id.toLowerCase() },
+      grpcOptions(ctx, deps.config.grpcTimeoutMs),
     );
     ctx.body = {
       submissionId: s!.submissionId,
