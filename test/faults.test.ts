@@ -1,6 +1,7 @@
 // Faults the job path must survive without losing or duplicating anything: a worker process killed
 // after a job's effect but before its ack, and NATS down while a job is accepted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type NatsConnection } from 'nats';
 import { provision, submissionBody } from './support/fixtures.js';
 import { Stack } from './support/stack.js';
 import { PrivateNats } from './support/nats-server.js';
@@ -98,3 +99,58 @@ describe('a dependency down for good', () => {
     expect(await stack.sql('SELECT 1 FROM submission.submissions')).toHaveLength(0);
   });
 });
+
+describe('jobs whose message is lost or has no job', () => {
+  let stack: Stack;
+  let token: string;
+  let nc: NatsConnection;
+  beforeAll(async () => {
+    stack = await Stack.create();
+    await stack.startAll({ JOBS_DUPLICATE_WINDOW_MS: '1000', STALE_JOB_AFTER_MS: '1500', SWEEP_INTERVAL_MS: '200' }, { worker: false });
+    token = await provision(stack);
+    nc = await connect({ servers: stack.env.NATS_URL });
+  });
+  afterAll(async () => {
+    await nc?.close();
+    await stack?.stop();
+  });
+
+  const streamMessages = async () => (await (await nc.jetstreamManager()).streams.info(`${stack.prefix}_JOBS`)).state.messages;
+
+  it('does not queue a waiting job again while its message is still queued', async () => {
+    const accepted = await stack.api('POST', '/v1/submissions', { token, json: submissionBody() });
+    expect(accepted.status).toBe(202);
+    await until(async () => (await streamMessages()) === 1 && (await stack.sql('SELECT 1 FROM job.outbox')).length === 0);
+    // Make it look forgotten: no worker has touched it for longer than STALE_JOB_AFTER_MS.
+    await stack.sql("UPDATE job.jobs SET updated_at = now() - interval '1 hour'");
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // five sweeps: an observation window
+    expect(await streamMessages()).toBe(1);
+    const [job] = await stack.sql<{ updated_at: Date }>('SELECT updated_at FROM job.jobs');
+    expect(Date.now() - job!.updated_at.getTime()).toBeGreaterThan(30 * 60_000);
+  });
+
+  it('queues a job again when its message was lost, and it settles once', async () => {
+    await (await nc.jetstreamManager()).streams.purge(`${stack.prefix}_JOBS`);
+    const [job] = await stack.sql<{ job_id: string }>('SELECT job_id FROM job.jobs');
+    await until(async () => (await streamMessages()) === 1);
+    await stack.startWorker();
+    const settled = await stack.api('GET', `/v1/jobs/${job!.job_id}`, { token, headers: { prefer: 'wait=20' } });
+    expect(settled.body.status).toBe('succeeded');
+    expect(await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [job!.job_id])).toHaveLength(1);
+  });
+
+  it('drops a message whose job the job service does not know, instead of redelivering it forever', async () => {
+    const ghost = `job_${'0'.repeat(31)}1`;
+    await nc.jetstream().publish(`${stack.prefix}.jobs.submission_create`, JSON.stringify({ jobId: ghost }), { msgID: ghost });
+    await until(async () => (await streamMessages()) === 0);
+    expect(stack.logs.some((l) => l.includes(ghost) && l.includes('no such job'))).toBe(true);
+  });
+});
+
+async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

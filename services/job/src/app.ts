@@ -60,6 +60,7 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
 
       const relay = new OutboxRelay(pool, names, {
         replicas: config.streamReplicas,
+        duplicateWindowMs: config.duplicateWindowMs,
         intervalMs: config.relayIntervalMs,
         logger,
         metrics: { published: (n) => published.inc(n), failed: () => publishFailures.inc() },
@@ -106,13 +107,21 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
         }
       };
 
+      const queueIsEmpty = async (): Promise<boolean> => {
+        if (!nc || nc.isClosed()) return false;
+        const info = await (await nc.jetstreamManager({ timeout: 1_500 })).streams.info(names.jobsStream);
+        return info.state.messages === 0;
+      };
+
       const sweep = setInterval(() => {
         void repo
           .sweepIdempotencyKeys(pool)
           .then((n) => n && logger.info({ removed: n }, 'expired idempotency keys removed'))
           .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'idempotency sweep failed'));
-        void repo
-          .requeueStaleJobs(pool, config.staleJobAfterMs, names.jobSubject)
+        // A stale job's message may simply be waiting (workers down, a backlog): only when the work
+        // queue is empty is a stale job's message known to be lost, and only then is it queued again.
+        void queueIsEmpty()
+          .then((empty) => (empty ? repo.requeueStaleJobs(pool, config.staleJobAfterMs, names.jobSubject) : 0))
           .then((n) => {
             if (n) {
               logger.warn({ requeued: n }, 'stale unsettled jobs queued again');

@@ -1,5 +1,6 @@
 // Job service configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/config';
+import { DEFAULT_DUPLICATE_WINDOW_MS } from '@partner/shared/nats';
 
 export interface JobConfig extends BaseConfig, DbConfig, NatsConfig {
   grpcPort: number;
@@ -8,12 +9,22 @@ export interface JobConfig extends BaseConfig, DbConfig, NatsConfig {
   streamReplicas: number;
   /** How often the relay looks for outbox rows the fast path did not publish. */
   relayIntervalMs: number;
-  /** Unsettled jobs untouched for this long are queued again (their message may have been lost). */
+  /** JetStream's duplicate window: a job published twice within it is stored once. */
+  duplicateWindowMs: number;
+  /**
+   * Unsettled jobs untouched for this long, while the work queue is empty, are queued again (their
+   * message was lost). Longer than the duplicate window, or JetStream would drop the new message.
+   */
   staleJobAfterMs: number;
   sweepIntervalMs: number;
 }
 
 export function readJobConfig(env = new EnvReader()): Readonly<JobConfig> {
+  const duplicateWindowMs = env.int('JOBS_DUPLICATE_WINDOW_MS', { default: DEFAULT_DUPLICATE_WINDOW_MS, min: 1_000, max: 24 * 3_600_000 });
+  const staleJobAfterMs = env.int('STALE_JOB_AFTER_MS', { default: 30 * 60_000, min: 1_000, max: 24 * 3_600_000 });
+  if (staleJobAfterMs <= duplicateWindowMs) {
+    env.problem('STALE_JOB_AFTER_MS', `must be longer than JOBS_DUPLICATE_WINDOW_MS (${duplicateWindowMs}), or a job queued again would be dropped as a duplicate`);
+  }
   return env.done({
     ...readBase(env, 'job', 9484),
     ...readDb(env),
@@ -22,7 +33,8 @@ export function readJobConfig(env = new EnvReader()): Readonly<JobConfig> {
     idempotencyRetentionHours: env.int('IDEMPOTENCY_RETENTION_HOURS', { default: 24, min: 1, max: 24 * 30 }),
     streamReplicas: env.int('JOBS_STREAM_REPLICAS', { default: 1, min: 1, max: 5 }),
     relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000 }),
-    staleJobAfterMs: env.int('STALE_JOB_AFTER_MS', { default: 10 * 60_000, min: 1_000, max: 24 * 3_600_000 }),
+    duplicateWindowMs,
+    staleJobAfterMs,
     sweepIntervalMs: env.int('SWEEP_INTERVAL_MS', { default: 60_000, min: 100, max: 3_600_000 }),
   });
 }

@@ -33,7 +33,7 @@ export class OutboxRelay {
   constructor(
     private readonly pool: Pool,
     private readonly names: ReturnType<typeof natsNames>,
-    private readonly opts: { replicas: number; intervalMs: number; logger: Logger; metrics?: RelayMetrics },
+    private readonly opts: { replicas: number; duplicateWindowMs: number; intervalMs: number; logger: Logger; metrics?: RelayMetrics },
   ) {}
 
   /** Called once NATS is connected (possibly long after start). */
@@ -69,7 +69,11 @@ export class OutboxRelay {
   private ensureStream(): Promise<void> {
     this.streamReady ??= (async () => {
       if (!this.nc) throw new Error('NATS not connected yet');
-      await ensureJobsStream(await this.nc.jetstreamManager({ timeout: 1_500 }), this.names, this.opts.replicas);
+      await ensureJobsStream(await this.nc.jetstreamManager({ timeout: 1_500 }), this.names, {
+        replicas: this.opts.replicas,
+        duplicateWindowMs: this.opts.duplicateWindowMs,
+        owner: true,
+      });
     })().catch((err: unknown) => {
       this.streamReady = undefined;
       throw err;
@@ -110,14 +114,20 @@ export class OutboxRelay {
   /** Fast path after a commit: publish this job now; the loop retries if this fails. */
   publishNow(outboxId: string, jobId: string, subject: string): void {
     this.publish([{ job_id: jobId, subject, parent: context.active() }])
-      .then(async () => {
-        this.opts.metrics?.published(1);
-        await deleteOutbox(this.pool, [outboxId]);
-      })
-      .catch((err: unknown) => {
-        this.opts.metrics?.failed();
-        this.opts.logger.warn({ jobId, err: (err as Error).message }, 'job not published yet; the outbox relay will retry');
-      });
+      .then(
+        async () => {
+          this.opts.metrics?.published(1);
+          // Published: a row left behind (the delete failed) is published again by the loop, and
+          // JetStream drops the duplicate by its message id.
+          await deleteOutbox(this.pool, [outboxId]).catch((err: unknown) =>
+            this.opts.logger.warn({ jobId, err: (err as Error).message }, 'published job still in the outbox'),
+          );
+        },
+        (err: unknown) => {
+          this.opts.metrics?.failed();
+          this.opts.logger.warn({ jobId, err: (err as Error).message }, 'job not published yet; the outbox relay will retry');
+        },
+      );
   }
 
   /** Wakes the loop now (NATS came back). */

@@ -45,24 +45,32 @@ export async function connectNats(opts: { url: string; name: string; logger: Log
   return nc;
 }
 
+/** JetStream's duplicate window for the jobs stream, unless the job service configures another. */
+export const DEFAULT_DUPLICATE_WINDOW_MS = 10 * 60_000;
+
 /**
- * Creates the jobs work-queue stream, or brings its settings up to date. Both the job service
- * (publisher) and the workers (consumers) call it at start, whichever comes first.
+ * Creates the jobs work-queue stream if it is missing. The job service (the publisher, `owner`)
+ * also brings an existing stream's settings up to date; workers only create it when they start
+ * first, so the two never overwrite each other's settings.
  */
-export async function ensureJobsStream(jsm: JetStreamManager, names: ReturnType<typeof natsNames>, replicas: number): Promise<void> {
+export async function ensureJobsStream(
+  jsm: JetStreamManager,
+  names: ReturnType<typeof natsNames>,
+  opts: { replicas: number; duplicateWindowMs: number; owner: boolean },
+): Promise<void> {
   const config = {
     name: names.jobsStream,
     subjects: [names.jobSubjects],
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
     discard: DiscardPolicy.New,
-    num_replicas: replicas,
+    num_replicas: opts.replicas,
     // Publishes carry Nats-Msg-Id = job id: a job published twice in this window is stored once.
-    duplicate_window: nanos(10 * 60_000),
+    duplicate_window: nanos(opts.duplicateWindowMs),
   };
   try {
     await jsm.streams.info(config.name);
-    await jsm.streams.update(config.name, config);
+    if (opts.owner) await jsm.streams.update(config.name, config);
   } catch (err) {
     if (!/stream not found/i.test((err as Error).message)) throw err;
     await jsm.streams.add(config).catch(async (e: unknown) => {

@@ -3,10 +3,9 @@
 // attachment.delete deletes one. Both are idempotent by job id in the submission service. A
 // non-retryable refusal (the upload expired, the attachment is gone) settles the job as failed;
 // anything retryable propagates, so the job is delivered again.
-import { DomainError } from '@partner/shared/errors';
 import { JOB_KINDS } from '@partner/shared/jobs';
 import { attachmentRecord } from '@partner/shared/attachments';
-import { JobFailed, type Handler } from './handler.js';
+import { failOnRefusal, ownerOf, type Handler } from './handler.js';
 
 /** Payload of attachment.create, as the gateway queues it. */
 export interface AttachmentCreatePayload {
@@ -21,22 +20,13 @@ export interface AttachmentDeletePayload {
   attachmentId: string;
 }
 
-/** Settles the job as failed for refusals that retrying cannot change. */
-function failOnRefusal(err: unknown): never {
-  if (err instanceof DomainError && !err.retryable) {
-    throw new JobFailed({ code: err.code, message: err.message, retryable: false });
-  }
-  throw err;
-}
-
 const createAttachment: Handler = async (job, payload, ctx) => {
   const p = payload as AttachmentCreatePayload;
-  const caller = job.caller!;
   const { attachment } = await ctx.clients.submission
     .CreateAttachment({
       jobId: job.id,
-      owner: { tenantId: caller.tenantId, partnerId: caller.partnerId },
-      principalId: caller.principalId,
+      owner: ownerOf(job),
+      principalId: job.caller!.principalId,
       submissionId: p.submissionId,
       uploadId: p.uploadId,
       documentType: p.documentType,
@@ -47,11 +37,10 @@ const createAttachment: Handler = async (job, payload, ctx) => {
 
 const deleteAttachment: Handler = async (job, payload, ctx) => {
   const p = payload as AttachmentDeletePayload;
-  const caller = job.caller!;
   const { attachmentId } = await ctx.clients.submission
     .DeleteAttachment({
       jobId: job.id,
-      owner: { tenantId: caller.tenantId, partnerId: caller.partnerId },
+      owner: ownerOf(job),
       submissionId: p.submissionId,
       attachmentId: p.attachmentId,
     })

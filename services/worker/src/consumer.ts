@@ -6,7 +6,7 @@
 import { AckPolicy, DeliverPolicy, nanos, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats';
 import { DomainError } from '@partner/shared/errors';
 import { isJobId } from '@partner/shared/ids';
-import { contextFromHeaders, ensureJobsStream, natsNames } from '@partner/shared/nats';
+import { contextFromHeaders, DEFAULT_DUPLICATE_WINDOW_MS, ensureJobsStream, natsNames } from '@partner/shared/nats';
 import { inSpan, SpanKind, SpanStatusCode, traceFields } from '@partner/shared/tracing';
 import type { Logger } from '@partner/shared/logger';
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
@@ -40,16 +40,19 @@ export class JobConsumer {
     private readonly metrics?: WorkerMetrics,
   ) {
     this.slots = config.concurrency;
+    this.names = natsNames(config.natsPrefix);
     this.products = cachedProducts(clients.policy, config.productCacheMs);
   }
 
-  private get names() {
-    return natsNames(this.config.natsPrefix);
-  }
+  private readonly names: ReturnType<typeof natsNames>;
 
   async start(): Promise<void> {
     const jsm = await this.nc.jetstreamManager();
-    await ensureJobsStream(jsm, this.names, this.config.streamReplicas);
+    await ensureJobsStream(jsm, this.names, {
+      replicas: this.config.streamReplicas,
+      duplicateWindowMs: DEFAULT_DUPLICATE_WINDOW_MS,
+      owner: false,
+    });
     const consumerConfig = {
       durable_name: this.names.workerConsumer,
       ack_policy: AckPolicy.Explicit,
@@ -141,11 +144,15 @@ export class JobConsumer {
   private sleep = (ms: number): Promise<void> =>
     new Promise((resolve, reject) => {
       if (this.abort.signal.aborted) return reject(new Error('worker stopping'));
-      const t = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener('abort', () => {
+      const onAbort = () => {
         clearTimeout(t);
         reject(new Error('worker stopping'));
-      });
+      };
+      const t = setTimeout(() => {
+        this.abort.signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      this.abort.signal.addEventListener('abort', onAbort, { once: true });
     });
 
   private async settleFailed(jobId: string, error: { code: string; message: string; retryable: boolean }): Promise<void> {
@@ -248,6 +255,13 @@ export class JobConsumer {
       m.ack();
       return { jobId, kind, outcome: settled, ...('error' in outcome ? { error: outcome.error.code } : {}) };
     } catch (err) {
+      // The job service has no such job (a database restored to before the message, a stream shared
+      // by mistake): redelivering cannot help, so the message is dropped, loudly.
+      if (err instanceof DomainError && err.code === 'not_found') {
+        log.error('no such job in the job service; message terminated');
+        m.term();
+        return { jobId, kind, outcome: 'malformed', error: 'no such job' };
+      }
       // A dependency failed (or the worker is stopping): deliver again later, or now to another worker.
       if (this.abort.signal.aborted) {
         m.nak();

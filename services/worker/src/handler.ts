@@ -4,6 +4,7 @@
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
 import type { Job__Output } from '@partner/shared/proto-types';
 import type { ProductLookup } from './products.js';
+import { DomainError } from '@partner/shared/errors';
 
 type Defs = ReturnType<typeof serviceDefs>;
 
@@ -24,3 +25,19 @@ export interface HandlerContext {
 }
 
 export type Handler = (job: Job__Output, payload: unknown, ctx: HandlerContext) => Promise<unknown>;
+
+/**
+ * For a call to another service: a refusal that retrying cannot change (not retryable) settles the
+ * job as failed with it; anything retryable propagates, so the job is delivered again.
+ */
+export function failOnRefusal(err: unknown): never {
+  if (err instanceof DomainError && !err.retryable) {
+    throw new JobFailed({ code: err.code, message: err.message, retryable: false });
+  }
+  throw err;
+}
+
+/** The owner a job acts for, as the services' requests name it. */
+export function ownerOf(job: Job__Output): { tenantId: string; partnerId: string } {
+  return { tenantId: job.caller!.tenantId, partnerId: job.caller!.partnerId };
+}

@@ -3,7 +3,7 @@
 // propagate, which makes the message be delivered again later. Effects are idempotent by job id.
 import { JOB_KINDS } from '@partner/shared/jobs';
 import { attachmentHandlers } from './attachments.js';
-import { JobFailed, type Handler } from './handler.js';
+import { failOnRefusal, JobFailed, ownerOf, type Handler } from './handler.js';
 
 export { JobFailed, type Handler, type HandlerContext } from './handler.js';
 
@@ -48,17 +48,16 @@ const createSubmission: Handler = async (job, payload, ctx) => {
   if (!product?.active) {
     throw new JobFailed({ code: 'unknown_product', message: `product ${p.productId} does not exist or is not offered`, retryable: false });
   }
-  const caller = job.caller!;
   const { submission } = await ctx.clients.submission.CreateSubmission({
     jobId: job.id,
-    owner: { tenantId: caller.tenantId, partnerId: caller.partnerId },
-    principalId: caller.principalId,
+    owner: ownerOf(job),
+    principalId: job.caller!.principalId,
     externalRef: p.externalRef,
     submissionType: p.submissionType,
     effectiveDate: p.effectiveDate,
     productId: p.productId,
     applicant: { legalName: p.applicant.legalName },
-  });
+  }).catch(failOnRefusal);
   return { submissionId: submission!.submissionId, submissionName: submission!.submissionName, status: submission!.status };
 };
 
