@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from 'nats';
 import { provision, submissionBody } from './support/fixtures.js';
+import { until } from './support/poll.js';
 import { Stack } from './support/stack.js';
 import { PrivateNats } from './support/nats-server.js';
 
@@ -120,7 +121,7 @@ describe('jobs whose message is lost or has no job', () => {
   it('does not queue a waiting job again while its message is still queued', async () => {
     const accepted = await stack.api('POST', '/v1/submissions', { token, json: submissionBody() });
     expect(accepted.status).toBe(202);
-    await until(async () => (await streamMessages()) === 1 && (await stack.sql('SELECT 1 FROM job.outbox')).length === 0);
+    await until('the job is queued', async () => (await streamMessages()) === 1 && (await stack.sql('SELECT 1 FROM job.outbox')).length === 0);
     // Make it look forgotten: no worker has touched it for longer than STALE_JOB_AFTER_MS.
     await stack.sql("UPDATE job.jobs SET updated_at = now() - interval '1 hour'");
     await new Promise((resolve) => setTimeout(resolve, 1000)); // five sweeps: an observation window
@@ -132,7 +133,7 @@ describe('jobs whose message is lost or has no job', () => {
   it('queues a job again when its message was lost, and it settles once', async () => {
     await (await nc.jetstreamManager()).streams.purge(`${stack.prefix}_JOBS`);
     const [job] = await stack.sql<{ job_id: string }>('SELECT job_id FROM job.jobs');
-    await until(async () => (await streamMessages()) === 1);
+    await until('the lost job is queued again', async () => (await streamMessages()) === 1);
     await stack.startWorker();
     const settled = await stack.api('GET', `/v1/jobs/${job!.job_id}`, { token, headers: { prefer: 'wait=20' } });
     expect(settled.body.status).toBe('succeeded');
@@ -142,15 +143,7 @@ describe('jobs whose message is lost or has no job', () => {
   it('drops a message whose job the job service does not know, instead of redelivering it forever', async () => {
     const ghost = `job_${'0'.repeat(31)}1`;
     await nc.jetstream().publish(`${stack.prefix}.jobs.submission_create`, JSON.stringify({ jobId: ghost }), { msgID: ghost });
-    await until(async () => (await streamMessages()) === 0);
+    await until('the message is dropped', async () => (await streamMessages()) === 0);
     expect(stack.logs.some((l) => l.includes(ghost) && l.includes('no such job'))).toBe(true);
   });
 });
-
-async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}

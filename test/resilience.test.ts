@@ -5,21 +5,13 @@
 // requests fail with 503 `unavailable`, `retryable: true`, and the system recovers without a restart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { provision, submissionBody } from './support/fixtures.js';
 import { Stack, type ApiResponse } from './support/stack.js';
 import { PrivateNats } from './support/nats-server.js';
 import { TcpProxy } from './support/tcp-proxy.js';
+import { freePort, until } from './support/poll.js';
+import { scrape } from './support/metrics.js';
 
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 interface Outcome {
   final: ApiResponse;
@@ -193,9 +185,7 @@ describe('a gateway killed while partners wait', () => {
         () => 'dropped',
       );
     // Kill it once the job exists, while the partner is waiting on it.
-    for (let i = 0; i < 100 && (await stack.sql('SELECT 1 FROM job.idempotency_keys WHERE key = $1', [key])).length === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await until('the job exists', async () => (await stack.sql('SELECT 1 FROM job.idempotency_keys WHERE key = $1', [key])).length === 1);
     doomed.kill('SIGKILL');
     expect(await waiting).toBe('dropped');
     const resent = await stack.api('POST', '/v1/submissions', { token, json: body, headers: { 'idempotency-key': key, prefer: 'wait=20' } });
@@ -219,11 +209,7 @@ describe('a gateway stopped (SIGTERM) while partners wait', () => {
     const gateway = await stack.spawnService('gateway', { PORT: '0', OPS_PORT: '0' });
     const base = `http://127.0.0.1:${gateway.ports.http}`;
     const waiting = stack.api('POST', '/v1/submissions', { token, json: submissionBody('sandbox:delay=3'), headers: { prefer: 'wait=25' }, base });
-    for (let i = 0; i < 200; i++) {
-      const metrics = await (await fetch(`http://127.0.0.1:${gateway.ports.ops}/metrics`)).text();
-      if (/^partner_gateway_waiting_requests(\{[^}]*\})? 1$/m.test(metrics)) break;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await until('the partner is waiting', async () => (await scrape(`http://127.0.0.1:${gateway.ports.ops}`)).sum('partner_gateway_waiting_requests') === 1);
     const stoppedAt = Date.now();
     gateway.kill('SIGTERM');
     const r = await waiting;
@@ -276,15 +262,14 @@ describe('a worker killed mid-job', () => {
   const fast = { WORKER_ACK_WAIT_MS: '1000', WORKER_BACKOFF_MS: '100' };
 
   it('hands its jobs to the workers still running, each settled once', async () => {
+    // The victim takes all six jobs before the survivor starts, so each must be handed over.
     const victim = await stack.spawnService('worker', fast);
-    await stack.spawnService('worker', fast);
     const keys = Array.from({ length: 6 }, () => randomUUID());
     const accepted = await Promise.all(
       keys.map((k) => stack.api('POST', '/v1/submissions', { token, json: submissionBody('sandbox:delay=2', 'Resilient Mutual'), headers: { 'idempotency-key': k } })),
     );
-    for (let i = 0; i < 100 && (await stack.sql("SELECT 1 FROM job.jobs WHERE status = 'running'")).length < 6; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await until('the victim runs all six', async () => (await stack.sql("SELECT 1 FROM job.jobs WHERE status = 'running'")).length === 6);
+    await stack.spawnService('worker', fast);
     victim.kill('SIGKILL');
     await victim.exited;
     for (const a of accepted) {

@@ -160,12 +160,13 @@ export async function storedRows(db: Pool): Promise<{ states: Record<string, num
   };
 }
 
-/** Polls until check passes (or the time is up, then returns its last value). */
+/** Polls until check passes and returns the value; fails, showing the last value, when time is up. */
 export async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 3_000): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const v = await read();
-    if (check(v) || Date.now() > until) return v;
+    if (check(v)) return v;
+    if (Date.now() > until) throw new Error(`condition not met within ${ms} ms; last value: ${JSON.stringify(v)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

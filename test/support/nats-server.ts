@@ -1,23 +1,17 @@
 // A private nats-server (JetStream on, own port and storage) for tests that stop and restart the
 // broker: the machine's shared NATS must never be disturbed by a test.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, createConnection } from 'node:net';
+import { createConnection } from 'node:net';
+import { freePort } from './poll.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+/** The nats-server binary: NATS_SERVER_BIN, else the first of PATH, /usr/sbin and /usr/local/bin that runs. */
+const BIN =
+  process.env.NATS_SERVER_BIN ??
+  ['nats-server', '/usr/sbin/nats-server', '/usr/local/bin/nats-server'].find((b) => spawnSync(b, ['--version'], { stdio: 'ignore' }).status === 0) ??
+  'nats-server';
 
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -44,8 +38,12 @@ export class PrivateNats {
   }
 
   async up(): Promise<void> {
-    this.child = spawn(BIN, ['-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir], { stdio: 'ignore' });
+    const child = spawn(BIN, ['-js', '-a', '127.0.0.1', '-p', String(this.port), '-sd', this.dir], { stdio: 'ignore' });
+    this.child = child;
+    let failed: Error | undefined;
+    child.once('error', (err) => (failed = new Error(`cannot run ${BIN} (install nats-server, or set NATS_SERVER_BIN): ${err.message}`)));
     for (let i = 0; i < 100; i++) {
+      if (failed) throw failed;
       if (await listening(this.port)) return;
       await new Promise((r) => setTimeout(r, 50));
     }
