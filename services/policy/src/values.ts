@@ -2,10 +2,7 @@
 // per field, so what can be imported is exactly what can be looked up.
 import { isUuid } from '@partner/shared/ids';
 
-export const POLICY_STATUSES = ['active', 'cancelled', 'expired', 'pending'] as const;
-export type PolicyStatusName = (typeof POLICY_STATUSES)[number];
-
-export const isPolicyStatus = (s: string): s is PolicyStatusName => (POLICY_STATUSES as readonly string[]).includes(s);
+export { isPolicyStatus, POLICY_STATUSES, type PolicyStatusName } from '@partner/shared/policies';
 
 export const POLICY_NUMBER_MAX = 64;
 // No control/format characters anywhere, no whitespace at either end.

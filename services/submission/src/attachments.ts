@@ -28,10 +28,8 @@ import type { BlobStore } from './blob-store.js';
 import type { AttachmentSettings } from './config.js';
 import { decodeCursor, encodeCursor } from './attachment-cursor.js';
 import * as repo from './attachments-repo.js';
+import { DOCUMENT_TYPES, isDocumentType } from '@partner/shared/attachments';
 
-/** Kinds of insurance document an attachment may be (API `documentType`). Keep in step with the gateway. */
-export const DOCUMENT_TYPES = ['application', 'loss_run', 'schedule_of_values', 'financials', 'other'] as const;
-export type DocumentType = (typeof DOCUMENT_TYPES)[number];
 
 /** Largest chunk of an upload or download message. */
 export const MAX_CHUNK_BYTES = 64 * 1024;
@@ -195,7 +193,7 @@ export function attachmentService(deps: {
     if (!isJobId(req.jobId)) throw invalid('job_id is required', 'job_id');
     const owner = ownerOf(req.owner);
     const submissionId = submissionIdOf(req.submissionId);
-    if (!(DOCUMENT_TYPES as readonly string[]).includes(req.documentType)) {
+    if (!isDocumentType(req.documentType)) {
       throw invalid(`document_type must be one of ${DOCUMENT_TYPES.join(', ')}`, 'document_type');
     }
     const row = isUuid(req.uploadId)

@@ -41,9 +41,4 @@ export function resolveMediaType(declared: string | undefined, fileName: string)
   return ext ? BY_EXTENSION.get(ext) : undefined;
 }
 
-/** Kinds of insurance document (API documentType). Keep in step with the submission service. */
-export const DOCUMENT_TYPES = ['application', 'loss_run', 'schedule_of_values', 'financials', 'other'] as const;
-export type DocumentType = (typeof DOCUMENT_TYPES)[number];
-export const DEFAULT_DOCUMENT_TYPE: DocumentType = 'other';
-
-export const isDocumentType = (s: string): s is DocumentType => (DOCUMENT_TYPES as readonly string[]).includes(s);
+export { DEFAULT_DOCUMENT_TYPE, DOCUMENT_TYPES, isDocumentType, type DocumentType } from '@partner/shared/attachments';

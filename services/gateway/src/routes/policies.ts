@@ -11,8 +11,8 @@ import type { PolicyStatus } from '@partner/shared/generated/partner/policy/v1/P
 import type { ListPoliciesRequest } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import type { RouteDeps } from './deps.js';
+import { isPolicyStatus, POLICY_STATUSES } from '@partner/shared/policies';
 
-const STATUSES = ['active', 'cancelled', 'expired', 'pending'] as const;
 const LIST_PARAMS = new Set(['limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince']);
 const MAX_LIMIT = 200;
 const MAX_CURSOR_LENGTH = 512;
@@ -76,8 +76,8 @@ export function parseListQuery(ctx: GatewayContext): Omit<ListPoliciesRequest, '
   }
   const status = params.get('status');
   if (status !== undefined) {
-    if ((STATUSES as readonly string[]).includes(status)) req.status = `POLICY_STATUS_${status.toUpperCase()}` as PolicyStatus;
-    else details.push({ field: 'status', issue: `must be one of ${STATUSES.join(', ')}` });
+    if (isPolicyStatus(status)) req.status = `POLICY_STATUS_${status.toUpperCase()}` as PolicyStatus;
+    else details.push({ field: 'status', issue: `must be one of ${POLICY_STATUSES.join(', ')}` });
   }
   const productId = params.get('productId');
   if (productId !== undefined) {
