@@ -1,27 +1,16 @@
 // Operator commands of the auth service (clients, principals, signing keys), reached through
 // `npm run -s admin -- <group> <command>`. They work on the auth schema directly, like a migration,
 // so they need the database but not the running services.
-import { createLogger } from '@partner/shared/logger';
-import { EnvReader, readDb } from '@partner/shared/config';
-import { createPool, type Pool } from '@partner/shared/pg';
-import { identifier, parseFlags, required, UsageError, type CommandGroup } from '@partner/shared/cli';
+import { EnvReader } from '@partner/shared/config';
+import type { Pool } from '@partner/shared/pg';
+import { identifier, parseFlags, required, UsageError, type CommandGroup, withAdminPool } from '@partner/shared/cli';
 import { isPermission, PERMISSIONS, type Permission } from '@partner/shared/permissions';
-import { migrateAuth, SCHEMA } from './app.js';
+import { MIGRATIONS_DIR, SCHEMA } from './app.js';
 import * as repo from './repo.js';
 import { rotateKey } from './keys.js';
 
-async function withPool<T>(fn: (pool: Pool) => Promise<T>): Promise<T> {
-  const env = new EnvReader();
-  const db = env.done(readDb(env));
-  const logger = createLogger('auth-admin', 'warn', process.stderr as never);
-  const pool = createPool({ url: db.databaseUrl, schema: SCHEMA, max: 2, applicationName: 'auth-admin', logger });
-  try {
-    await migrateAuth(pool, logger);
-    return await fn(pool);
-  } finally {
-    await pool.end();
-  }
-}
+const withPool = <T>(fn: (pool: Pool) => Promise<T>): Promise<T> =>
+  withAdminPool({ name: 'auth', schema: SCHEMA, migrationsDir: MIGRATIONS_DIR }, fn);
 
 function permissionList(value: string): Permission[] {
   const list = value.split(',').map((p) => p.trim()).filter(Boolean);

@@ -1,9 +1,7 @@
 // Operator commands of the policy service: the product catalogue (and policy import).
 // Reached through `npm run -s admin -- product|policy <command>`.
-import { createLogger } from '@partner/shared/logger';
-import { EnvReader, readDb } from '@partner/shared/config';
-import { createPool, migrate, type Pool } from '@partner/shared/pg';
-import { identifier, parseFlags, required, UsageError, type CommandGroup } from '@partner/shared/cli';
+import type { Pool } from '@partner/shared/pg';
+import { identifier, parseFlags, required, UsageError, type CommandGroup, withAdminPool } from '@partner/shared/cli';
 import { isUuid } from '@partner/shared/ids';
 import { createReadStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
@@ -12,18 +10,8 @@ import { MIGRATIONS_DIR, SCHEMA } from './app.js';
 import { upsertProduct } from './products.js';
 import { importPolicies } from './import.js';
 
-export async function withPool<T>(fn: (pool: Pool) => Promise<T>): Promise<T> {
-  const env = new EnvReader();
-  const db = env.done(readDb(env));
-  const logger = createLogger('policy-admin', 'warn', process.stderr as never);
-  const pool = createPool({ url: db.databaseUrl, schema: SCHEMA, max: 2, applicationName: 'policy-admin', logger });
-  try {
-    await migrate(pool, SCHEMA, MIGRATIONS_DIR, logger);
-    return await fn(pool);
-  } finally {
-    await pool.end();
-  }
-}
+const withPool = <T>(fn: (pool: Pool) => Promise<T>): Promise<T> =>
+  withAdminPool({ name: 'policy', schema: SCHEMA, migrationsDir: MIGRATIONS_DIR }, fn);
 
 export const product: CommandGroup = {
   add: {

@@ -1,6 +1,9 @@
 // Helpers for the admin CLI (`npm run -s admin -- <group> <command> ...`): every command prints one
 // JSON object on stdout; bad arguments print a message on stderr and exit with status 2.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { EnvReader, readDb } from './config.js';
+import { createLogger } from './logger.js';
+import { createPool, migrate, type Pool } from './pg.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -57,5 +60,22 @@ export async function runGroup(groupName: string, group: CommandGroup, argv: str
     }
     process.stderr.write(`error: ${(err as Error).message}\n`);
     return 1;
+  }
+}
+
+/**
+ * Runs an admin command against a service's own schema: a small pool from DATABASE_URL, the
+ * schema's migrations applied first (so commands work on a fresh database), closed afterwards.
+ */
+export async function withAdminPool<T>(service: { name: string; schema: string; migrationsDir: string }, fn: (pool: Pool) => Promise<T>): Promise<T> {
+  const env = new EnvReader();
+  const db = env.done(readDb(env));
+  const logger = createLogger(`${service.name}-admin`, 'warn', process.stderr as never);
+  const pool = createPool({ url: db.databaseUrl, schema: service.schema, max: 2, applicationName: `${service.name}-admin`, logger });
+  try {
+    await migrate(pool, service.schema, service.migrationsDir, logger);
+    return await fn(pool);
+  } finally {
+    await pool.end();
   }
 }
