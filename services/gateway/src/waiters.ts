@@ -38,6 +38,8 @@ export class SettlementWaiters {
     this.sub = nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return this.logger.warn({ err: err.message }, 'settlement subscription error');
+        // Every gateway hears every settlement: parse one only when someone here is waiting.
+        if (this.waiters.size === 0) return;
         let event: SettlementEvent;
         try {
           event = JSON.parse(msg.string()) as SettlementEvent;
