@@ -302,7 +302,7 @@ describe('limits and refusals', () => {
     ]);
     const late = await upload(stack, token, submissionId, { contentType: `multipart/form-data; boundary=${boundary}`, body });
     expect(late.status).toBe(400);
-    expect(await eventually(() => storedRows(db), (s) => JSON.stringify(s) === JSON.stringify(before))).toEqual(before);
+    expect(await eventually(() => storedRows(db), (s) => JSON.stringify(s) === JSON.stringify(before), 15_000)).toEqual(before);
   });
 });
 
@@ -321,10 +321,10 @@ describe('interrupted uploads', () => {
       signal: abort.signal,
     } as RequestInit).catch((err: unknown) => err);
     // Wait until the upload is under way in the service, then go away.
-    await eventually(() => storedRows(db), (s) => (s.states.receiving ?? 0) === 1 && s.chunkRows > before.chunkRows, 10_000);
+    await eventually(() => storedRows(db), (s) => (s.states.receiving ?? 0) === 1 && s.chunkRows > before.chunkRows, 30_000);
     abort.abort();
     expect(await res).toBeInstanceOf(Error);
-    expect(await eventually(() => storedRows(db), (s) => JSON.stringify(s) === JSON.stringify(before), 5_000)).toEqual(before);
+    expect(await eventually(() => storedRows(db), (s) => JSON.stringify(s) === JSON.stringify(before), 20_000)).toEqual(before);
   });
 
   it('refuses an upload stream that stops without its end message, or whose end does not match', async () => {
