@@ -92,7 +92,6 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
     rateLimit({
       defaults: config.rateLimit,
       replicas: config.rateLimitReplicas,
-      limitOf: (ctx) => ctx.state.caller?.rateLimit,
       onReject: metrics.rateLimited,
     }),
   );

@@ -1,5 +1,6 @@
 // Gateway configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/config';
+import { readAttachments, type AttachmentConfig } from './attachments/config.js';
 
 export interface GatewayConfig extends BaseConfig, NatsConfig {
   port: number;
@@ -31,6 +32,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   receiveTimeoutMs: number;
   /** Continue a caller's W3C traceparent (only behind a trusted edge); otherwise every request starts a trace. */
   trustTraceparent: boolean;
+  /** Attachment limits (ATTACHMENT_LIMIT_BYTES, ATTACHMENT_TRANSFER_TIMEOUT_MS). */
+  attachments: AttachmentConfig;
 }
 
 export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig> {
@@ -72,5 +75,6 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     headersTimeoutMs: env.int('HEADERS_TIMEOUT_MS', { default: 15_000, min: 500, max: 120_000 }),
     receiveTimeoutMs: env.int('REQUEST_RECEIVE_TIMEOUT_MS', { default: 300_000, min: 1_000, max: 3_600_000 }),
     trustTraceparent: env.bool('TRUST_TRACEPARENT', { default: false }),
+    attachments: readAttachments(env),
   });
 }

@@ -1,6 +1,5 @@
 // Types of what the gateway's middleware leave on ctx.state, and helpers every route uses.
 import type Koa from 'koa';
-import type { Permission } from '@partner/shared/permissions';
 
 export interface Caller {
   clientId: string;
@@ -51,4 +50,3 @@ export function grpcOptions(ctx: GatewayContext, defaultTimeoutMs: number): { ti
   return { timeoutMs: Math.min(remainingMs(ctx), defaultTimeoutMs) };
 }
 
-export type { Permission };

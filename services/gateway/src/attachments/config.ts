@@ -11,8 +11,9 @@ export interface AttachmentConfig {
 
 export const DEFAULT_ATTACHMENT_LIMIT_BYTES = 25 * 1024 * 1024;
 
-export function readAttachmentConfig(env = new EnvReader()): Readonly<AttachmentConfig> {
-  return env.done({
+/** The attachment settings, read as part of the gateway's configuration (readGatewayConfig). */
+export function readAttachments(env: EnvReader): AttachmentConfig {
+  return {
     limitBytes: env.int('ATTACHMENT_LIMIT_BYTES', {
       default: DEFAULT_ATTACHMENT_LIMIT_BYTES,
       min: 1,
@@ -20,5 +21,10 @@ export function readAttachmentConfig(env = new EnvReader()): Readonly<Attachment
       doc: 'largest attachment accepted, in bytes',
     }),
     transferTimeoutMs: env.int('ATTACHMENT_TRANSFER_TIMEOUT_MS', { default: 300_000, min: 1_000, max: 3_600_000 }),
-  });
+  };
+}
+
+/** The attachment settings alone, validated. */
+export function readAttachmentConfig(env = new EnvReader()): Readonly<AttachmentConfig> {
+  return env.done(readAttachments(env));
 }

@@ -8,7 +8,7 @@ import { DomainError, type ErrorDetail } from '@partner/shared/errors';
 type AddFormats = (ajv: Ajv, options: FormatsPluginOptions) => Ajv;
 const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
 
-export const ajv = new Ajv({ allErrors: true, strict: true, useDefaults: false, coerceTypes: false });
+const ajv = new Ajv({ allErrors: true, strict: true, useDefaults: false, coerceTypes: false });
 addFormats(ajv, { mode: 'full', formats: ['date', 'uuid', 'date-time'] });
 
 function detail(e: ErrorObject): ErrorDetail {

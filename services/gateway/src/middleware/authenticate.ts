@@ -14,7 +14,6 @@ export interface AuthenticateOptions {
   keys: KeyStore;
   /** Called with the reason whenever a token is refused (metrics). */
   onFailure?: (reason: string) => void;
-  cacheSize?: number;
 }
 
 const REALM = 'partner-api';
@@ -66,7 +65,7 @@ function reasonOf(err: unknown): { reason: string; message: string } {
 
 export function authenticate(opts: AuthenticateOptions): GatewayMiddleware {
   const cache = new Map<string, Verified>();
-  const cacheSize = opts.cacheSize ?? 10_000;
+  const cacheSize = 10_000;
   const fail = (ctx: Parameters<GatewayMiddleware>[0], reason: string, err: DomainError): never => {
     opts.onFailure?.(reason);
     if (err.code === 'unauthenticated') ctx.set('WWW-Authenticate', `Bearer realm="${REALM}"`);

@@ -5,7 +5,7 @@
 // client's limit, so the fleet as a whole enforces the configured figure as long as the load
 // balancer spreads a client's requests evenly (documented in docs/api.md).
 import { DomainError } from '@partner/shared/errors';
-import type { GatewayMiddleware } from '../context.js';
+import { callerOf, type GatewayMiddleware } from '../context.js';
 
 export interface RateLimit {
   /** Sustained requests per second. */
@@ -50,15 +50,13 @@ export class TokenBuckets {
 export function rateLimit(opts: {
   defaults: RateLimit;
   replicas: number;
-  /** The client's own limit from its token (set with `admin client limits`), if any. */
-  limitOf: (ctx: Parameters<GatewayMiddleware>[0]) => RateLimit | undefined;
   onReject?: () => void;
 }): GatewayMiddleware {
   const buckets = new TokenBuckets();
   return async (ctx, next) => {
-    const caller = ctx.state.caller;
-    if (!caller) return next();
-    const configured = opts.limitOf(ctx) ?? opts.defaults;
+    const caller = callerOf(ctx);
+    // The client's own limit from its token (set with `admin client limits`), else the default.
+    const configured = caller.rateLimit ?? opts.defaults;
     const limit = { rps: configured.rps / opts.replicas, burst: Math.max(1, Math.floor(configured.burst / opts.replicas)) };
     const r = buckets.take(caller.clientId, limit);
     const window = Math.max(1, Math.round(limit.burst / limit.rps));

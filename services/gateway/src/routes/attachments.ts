@@ -13,7 +13,6 @@ import { serviceDefs } from '@partner/shared/grpc';
 import { attachmentRecord } from '@partner/shared/attachments';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import { parseIdempotencyKey } from '../http/idempotency.js';
-import { readAttachmentConfig, type AttachmentConfig } from '../attachments/config.js';
 import { contentDisposition } from '../attachments/file-names.js';
 import { MULTIPART_OVERHEAD_BYTES, receiveUpload, tooLarge } from '../attachments/upload.js';
 import type { RouteDeps } from './deps.js';
@@ -76,7 +75,8 @@ function drainAfterEarlyAnswer(ctx: GatewayContext): void {
   req.once('close', done);
 }
 
-export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps, config: AttachmentConfig = readAttachmentConfig()): void {
+export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
+  const config = deps.config.attachments;
   const def = serviceDefs().submission;
   const submissions = deps.clients.submission;
   const callOptions = (ctx: GatewayContext) => grpcOptions(ctx, deps.config.grpcTimeoutMs);
