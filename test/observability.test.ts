@@ -5,7 +5,6 @@
 // back; a service run as its own process exports its spans (pg included) over OTLP when configured.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -24,9 +23,10 @@ import { readJobConfig } from '../services/job/src/config.js';
 import { startJob } from '../services/job/src/app.js';
 import { readPolicyConfig } from '../services/policy/src/config.js';
 import { startPolicy } from '../services/policy/src/app.js';
-import { basic, ROOT, Stack, type ApiResponse, type ClientCreds } from './support/stack.js';
+import { basic, ROOT, Stack, type ApiResponse, type ClientCreds, PG_ADMIN_URL } from './support/stack.js';
 import { PrivateNats } from './support/nats-server.js';
 import { readyz, scrape, type Scrape } from './support/metrics.js';
+import { TcpProxy } from './support/tcp-proxy.js';
 
 // Spans of every in-process service land here: registered before any service starts, with the
 // AsyncLocalStorage context manager and the W3C propagator (NodeTracerProvider.register()).
@@ -34,7 +34,6 @@ const spans = new InMemorySpanExporter();
 new node.NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }).register();
 
 const PRODUCT = '11111111-2222-4333-8444-777777777777';
-const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const quiet = createLogger('test', 'silent');
 
 let stack: Stack;
@@ -373,7 +372,8 @@ describe('/readyz', () => {
   });
 
   it('turns 503 while PostgreSQL is unreachable and 200 when it is back', async () => {
-    const proxy = await TcpProxy.start(5432);
+    const proxy = new TcpProxy('127.0.0.1', 5432);
+    await proxy.start();
     const policy = await startPolicy(
       readPolicyConfig(new EnvReader({ ...stack.env, DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${stack.dbName}` })),
       { logger: quiet },
@@ -381,18 +381,18 @@ describe('/readyz', () => {
     const ops = `http://127.0.0.1:${policy.ports.ops}`;
     try {
       expect((await readyz(ops)).status).toBe(200);
-      await proxy.close();
+      await proxy.cut();
       const down = await until('unready', async () => {
         const r = await readyz(ops);
         return r.status === 503 && r;
       });
       expect(down.body.checks?.postgres).toMatch(/^failed/);
       expect((await scrape(ops)).has('partner_db_pool_connections')).toBe(true);
-      await proxy.open();
+      await proxy.restore();
       await until('ready again', async () => (await readyz(ops)).status === 200);
     } finally {
       await policy.stop();
-      await proxy.close();
+      await proxy.cut();
     }
   });
 });
@@ -431,54 +431,6 @@ describe('a service as its own process', () => {
   });
 });
 
-/** A TCP proxy to a local port that the test can close (refusing and cutting connections) and reopen. */
-class TcpProxy {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  private constructor(
-    private readonly target: number,
-    public port: number,
-  ) {}
-
-  static async start(target: number): Promise<TcpProxy> {
-    const p = new TcpProxy(target, 0);
-    await p.open();
-    return p;
-  }
-
-  async open(): Promise<void> {
-    const server = createServer((downstream) => {
-      const up = connect(this.target, '127.0.0.1');
-      this.track(downstream);
-      this.track(up);
-      downstream.pipe(up).pipe(downstream);
-      const end = () => {
-        downstream.destroy();
-        up.destroy();
-      };
-      downstream.on('error', end).on('close', end);
-      up.on('error', end).on('close', end);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as { port: number }).port;
-    this.server = server;
-  }
-
-  private track(s: Socket): void {
-    this.sockets.add(s);
-    s.on('close', () => this.sockets.delete(s));
-  }
-
-  async close(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const s of this.sockets) s.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-}
 
 interface ReceivedSpan {
   service: string;

@@ -23,7 +23,7 @@ import { startGateway } from '../../services/gateway/src/app.js';
 import { checkResponse } from './conformance.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
 export const ALL_PERMISSIONS = ['health/read', 'policies/read', 'submissions/read', 'submissions/write', 'jobs/read'];
