@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { Stack, type ApiResponse, type ClientCreds } from './support/stack.js';
+import { PRODUCT } from './support/fixtures.js';
 
-const PRODUCT = '11111111-2222-4333-8444-555555555555';
 const DOCUMENTED = new Set([200, 202, 304, 400, 401, 403, 404, 405, 409, 413, 415, 422, 429]);
 let stack: Stack;
 let client: ClientCreds;

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from 'node:net';
 import { basic, Stack, type ClientCreds } from './support/stack.js';
+import { provision, submissionBody } from './support/fixtures.js';
 
 let stack: Stack;
 let client: ClientCreds;
@@ -109,20 +110,9 @@ describe('slow clients', () => {
 
 describe('waiting requests', () => {
   it('answers at once, without Preference-Applied, when the gateway holds its maximum of waiters', async () => {
-    await stack.admin('product', 'add', '--id', '11111111-2222-4333-8444-555555555555', '--name', 'Limits product');
-    const token = await stack.token(await stack.createClient());
+    const token = await provision(stack);
     const started = Date.now();
-    const r = await stack.api('POST', '/v1/submissions', {
-      token,
-      headers: { prefer: 'wait=10' },
-      json: {
-        externalRef: 'sandbox:delay=3',
-        submissionType: 'application',
-        effectiveDate: '2027-01-01',
-        productId: '11111111-2222-4333-8444-555555555555',
-        applicant: { legalName: 'Impatient Ltd' },
-      },
-    });
+    const r = await stack.api('POST', '/v1/submissions', { token, headers: { prefer: 'wait=10' }, json: submissionBody('sandbox:delay=3', 'Impatient Ltd') });
     expect(r.status).toBe(202);
     expect(r.headers.get('preference-applied')).toBeNull();
     expect(Date.now() - started).toBeLessThan(2000);

@@ -8,8 +8,8 @@ import { until } from './support/poll.js';
 import { scrape } from './support/metrics.js';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
 import { newJobId } from '@partner/shared/ids';
+import { PRODUCT } from './support/fixtures.js';
 
-const PRODUCT = '11111111-2222-4333-8444-555555555555';
 const INACTIVE = '11111111-2222-4333-8444-666666666666';
 let stack: Stack;
 let client: ClientCreds;
