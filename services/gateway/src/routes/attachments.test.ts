@@ -16,7 +16,7 @@ describe('parseListQuery', () => {
     } catch (err) {
       expect(err).toBeInstanceOf(DomainError);
       expect((err as DomainError).code).toBe('validation_error');
-      expect((err as DomainError).details?.map((d) => d.field)).toEqual(['limit', 'cursor', 'sort']);
+      expect((err as DomainError).details?.map((d) => d.field).sort()).toEqual(['cursor', 'limit', 'sort']);
     }
     for (const q of ['limit=201', 'limit=-1', 'limit=1.5', 'limit=', 'limit=1&limit=2', `cursor=${'a'.repeat(513)}`]) {
       expect(() => parseListQuery(q), q).toThrow(DomainError);

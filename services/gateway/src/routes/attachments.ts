@@ -17,38 +17,19 @@ import { contentDisposition } from '../attachments/file-names.js';
 import { MULTIPART_OVERHEAD_BYTES, receiveUpload, tooLarge } from '../attachments/upload.js';
 import type { RouteDeps } from './deps.js';
 import { runMutation } from './mutations.js';
+import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
 
-const MAX_LIMIT = 200;
 /** How long the rest of an upload answered early is read (and dropped) before the connection is cut. */
 export const LINGER_MS = 5_000;
-const MAX_CURSOR_LENGTH = 512;
+
+const LIST_PARAMS = new Set(['limit', 'cursor']);
 
 /** The list's query: limit 1..200 and an opaque cursor, each at most once; nothing else. */
 export function parseListQuery(querystring: string): { pageSize: number; pageToken: string } {
   const details: ErrorDetail[] = [];
-  const seen = new Set<string>();
-  let pageSize = 0;
-  let pageToken = '';
-  for (const [name, value] of new URLSearchParams(querystring)) {
-    if (seen.has(name)) {
-      details.push({ field: name, issue: 'must be given at most once' });
-      continue;
-    }
-    seen.add(name);
-    if (name === 'limit') {
-      const n = /^[0-9]{1,4}$/.test(value) ? Number(value) : NaN;
-      if (n >= 1 && n <= MAX_LIMIT) pageSize = n;
-      else details.push({ field: 'limit', issue: `must be an integer from 1 to ${MAX_LIMIT}` });
-    } else if (name === 'cursor') {
-      // Empty is the first page, so `cursor=${nextCursor ?? ''}` works.
-      if (value === '' || (value.length <= MAX_CURSOR_LENGTH && /^[A-Za-z0-9_-]+$/.test(value))) pageToken = value;
-      else details.push({ field: 'cursor', issue: 'is not a cursor of this listing: pass nextCursor unchanged' });
-    } else {
-      details.push({ field: name, issue: 'is not a parameter of this operation' });
-    }
-  }
-  if (details.length > 0) throw new DomainError('validation_error', 'invalid query parameters', { details });
-  return { pageSize, pageToken };
+  const page = pageParams(singleParams(querystring, LIST_PARAMS, details), details);
+  if (details.length > 0) throw invalidQuery(details);
+  return { pageSize: page.pageSize ?? 0, pageToken: page.pageToken ?? '' };
 }
 
 /** RFC 9110 If-None-Match (weak comparison): true when the representation's ETag is listed. */

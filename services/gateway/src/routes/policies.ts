@@ -12,29 +12,11 @@ import type { ListPoliciesRequest } from '@partner/shared/generated/partner/poli
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import type { RouteDeps } from './deps.js';
 import { isPolicyStatus, POLICY_STATUSES } from '@partner/shared/policies';
+import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince']);
-const MAX_LIMIT = 200;
-const MAX_CURSOR_LENGTH = 512;
 const POLICY_NUMBER_MAX = 64;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
-
-/** The query's parameters, each given at most once; unknown or repeated ones are reported. */
-function singleParams(ctx: GatewayContext, allowed: ReadonlySet<string>, details: ErrorDetail[]): Map<string, string> {
-  const params = new Map<string, string>();
-  const repeated = new Set<string>();
-  for (const [name, value] of new URLSearchParams(ctx.querystring)) {
-    if (!allowed.has(name)) details.push({ field: name, issue: 'is not a parameter of this operation' });
-    else if (params.has(name)) repeated.add(name);
-    else params.set(name, value);
-  }
-  for (const name of repeated) details.push({ field: name, issue: 'must be given at most once' });
-  return params;
-}
-
-function validationError(details: ErrorDetail[]): DomainError {
-  return new DomainError('validation_error', 'invalid query parameters', { details });
-}
 
 /** RFC 3339 with a real date and time (no 2025-02-30T25:00:00Z). The policy service normalises it. */
 function isTimestamp(s: string): boolean {
@@ -58,22 +40,9 @@ function isTimestamp(s: string): boolean {
 
 export function parseListQuery(ctx: GatewayContext): Omit<ListPoliciesRequest, 'owner'> {
   const details: ErrorDetail[] = [];
-  const params = singleParams(ctx, LIST_PARAMS, details);
-  const req: Omit<ListPoliciesRequest, 'owner'> = {};
+  const params = singleParams(ctx.querystring, LIST_PARAMS, details);
+  const req: Omit<ListPoliciesRequest, 'owner'> = { ...pageParams(params, details) };
 
-  const limit = params.get('limit');
-  if (limit !== undefined) {
-    const n = /^[0-9]{1,4}$/.test(limit) ? Number(limit) : NaN;
-    if (n >= 1 && n <= MAX_LIMIT) req.pageSize = n;
-    else details.push({ field: 'limit', issue: `must be an integer from 1 to ${MAX_LIMIT}` });
-  }
-  const cursor = params.get('cursor');
-  // An empty cursor is the first page, so `cursor=${nextCursor ?? ''}` works; anything else must be
-  // a nextCursor (the policy service checks its signature and what it was issued for).
-  if (cursor) {
-    if (cursor.length <= MAX_CURSOR_LENGTH && /^[A-Za-z0-9_-]+$/.test(cursor)) req.pageToken = cursor;
-    else details.push({ field: 'cursor', issue: 'is not a cursor of this listing: pass nextCursor unchanged, with the same filters' });
-  }
   const status = params.get('status');
   if (status !== undefined) {
     if (isPolicyStatus(status)) req.status = `POLICY_STATUS_${status.toUpperCase()}` as PolicyStatus;
@@ -103,7 +72,7 @@ export function parseListQuery(ctx: GatewayContext): Omit<ListPoliciesRequest, '
       });
     }
   }
-  if (details.length > 0) throw validationError(details);
+  if (details.length > 0) throw invalidQuery(details);
   return req;
 }
 
@@ -138,8 +107,8 @@ export function policyRoutes(router: Router<GatewayState>, deps: RouteDeps): voi
 
   router.get('/policies/:id', deps.guard('policies/read'), async (ctx) => {
     const details: ErrorDetail[] = [];
-    singleParams(ctx, new Set(), details);
-    if (details.length > 0) throw validationError(details);
+    singleParams(ctx.querystring, new Set(), details);
+    if (details.length > 0) throw invalidQuery(details);
     const id = ctx.params.id ?? '';
     // A malformed id names no policy: 404 like an unknown one, without asking the policy service.
     if (!isUuid(id)) throw notFound('policy');

@@ -1,0 +1,43 @@
+// Query strings of the list endpoints (policies, attachments): each parameter at most once, unknown
+// ones refused, and the paging pair `limit` (1..200) and `cursor` (a nextCursor, opaque) read one way.
+import { DomainError, type ErrorDetail } from '@partner/shared/errors';
+
+export const MAX_LIMIT = 200;
+const MAX_CURSOR_LENGTH = 512;
+
+/** The query's parameters, each given at most once; unknown or repeated ones are reported. */
+export function singleParams(querystring: string, allowed: ReadonlySet<string>, details: ErrorDetail[]): Map<string, string> {
+  const params = new Map<string, string>();
+  const repeated = new Set<string>();
+  for (const [name, value] of new URLSearchParams(querystring)) {
+    if (!allowed.has(name)) details.push({ field: name, issue: 'is not a parameter of this operation' });
+    else if (params.has(name)) repeated.add(name);
+    else params.set(name, value);
+  }
+  for (const name of repeated) details.push({ field: name, issue: 'must be given at most once' });
+  return params;
+}
+
+/**
+ * `limit` and `cursor`. An empty cursor is the first page, so `cursor=${nextCursor ?? ''}` works;
+ * anything else must look like a nextCursor (the owning service checks what it was issued for).
+ */
+export function pageParams(params: Map<string, string>, details: ErrorDetail[]): { pageSize?: number; pageToken?: string } {
+  const page: { pageSize?: number; pageToken?: string } = {};
+  const limit = params.get('limit');
+  if (limit !== undefined) {
+    const n = /^[0-9]{1,4}$/.test(limit) ? Number(limit) : NaN;
+    if (n >= 1 && n <= MAX_LIMIT) page.pageSize = n;
+    else details.push({ field: 'limit', issue: `must be an integer from 1 to ${MAX_LIMIT}` });
+  }
+  const cursor = params.get('cursor');
+  if (cursor) {
+    if (cursor.length <= MAX_CURSOR_LENGTH && /^[A-Za-z0-9_-]+$/.test(cursor)) page.pageToken = cursor;
+    else details.push({ field: 'cursor', issue: 'is not a cursor of this listing: pass nextCursor unchanged, with the same filters' });
+  }
+  return page;
+}
+
+export function invalidQuery(details: ErrorDetail[]): DomainError {
+  return new DomainError('validation_error', 'invalid query parameters', { details });
+}
