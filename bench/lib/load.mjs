@@ -108,7 +108,8 @@ export async function interleave(targets, { rounds, seconds, connections }) {
       const a = acc[t.name];
       for (const k of ['ok', 'errors', 'transportErrors', 'timeouts', 'badResponses']) a[k] += result[k];
       a.seconds += seconds;
-      a.lat.push(...result.rawLatencies);
+      // A loop, not push(...): a fast target's slice holds more latencies than call arguments may number.
+      for (const l of result.rawLatencies) a.lat.push(l);
       a.badSamples.push(...result.badSamples.slice(0, 2));
       for (const [k, v] of Object.entries(cpuMs ?? {})) a.cpuMs[k] = (a.cpuMs[k] ?? 0) + v;
     }

@@ -81,7 +81,7 @@ export async function sequential(stack, urls, { total, block }) {
             : undefined,
         keepLatencies: true,
       });
-      lat[which].push(...r.rawLatencies);
+      for (const l of r.rawLatencies) lat[which].push(l);
       out[which].ok += r.ok;
       out[which].errors += r.errors;
       out[which].badSamples.push(...r.badSamples.slice(0, 2));
