@@ -10,14 +10,12 @@ import { createRegistry, startOpsServer } from '@partner/shared/ops';
 import type { Registry } from 'prom-client';
 import type { GatewayConfig } from './config.js';
 import type { GatewayState } from './context.js';
-import { requestId } from './middleware/request-id.js';
-import { traceRequests } from './middleware/trace.js';
-import { errorHandler } from './middleware/errors.js';
-import { authenticate } from './middleware/authenticate.js';
+import { pipeline } from './middleware/pipeline.js';
+import { authenticator } from './middleware/authenticate.js';
 import { cachedResolver, guard, type PrincipalResolver } from './middleware/guard.js';
 import { KeyStore } from './jwks.js';
-import { rateLimit } from './middleware/rate-limit.js';
-import { gatewayMetrics } from './metrics.js';
+import { rateLimiter } from './middleware/rate-limit.js';
+import { gatewayMetrics, type GatewayMetrics } from './metrics.js';
 import type { Clients, RouteDeps } from './routes/deps.js';
 import { healthRoutes } from './routes/health.js';
 import { policyRoutes } from './routes/policies.js';
@@ -27,6 +25,7 @@ import { attachmentRoutes } from './routes/attachments.js';
 import { openapiRoute } from './routes/openapi.js';
 import { SettlementWaiters } from './waiters.js';
 import { connectNats, natsNames, natsReadiness } from '@partner/shared/nats';
+import { trace, TRACER_NAME } from '@partner/shared/tracing';
 import type { NatsConnection } from 'nats';
 
 export interface GatewayAppDeps {
@@ -35,8 +34,19 @@ export interface GatewayAppDeps {
   clients: Clients;
   keys: KeyStore;
   registry: Registry;
-  metrics: ReturnType<typeof gatewayMetrics>;
+  metrics: GatewayMetrics;
   waiters: SettlementWaiters;
+}
+
+/**
+ * Whether a tracer provider is registered: the SDK telemetry.ts starts when traces are exported, or a
+ * test's. Without one the API's proxy has no tracer to delegate to, and every span is a no-op.
+ */
+function tracerProviderRegistered(): boolean {
+  const provider = trace.getTracerProvider() as ReturnType<typeof trace.getTracerProvider> & {
+    getDelegateTracer?(name: string): unknown;
+  };
+  return provider.getDelegateTracer?.(TRACER_NAME) !== undefined;
 }
 
 export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
@@ -67,32 +77,25 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   jobRoutes(router, routeDeps);
   attachmentRoutes(router, routeDeps);
 
-  app.use(traceRequests({ trustTraceparent: config.trustTraceparent }));
-  app.use(requestId({ requestTimeoutMs: config.requestTimeoutMs }));
-  app.use(async (ctx, next) => {
-    metrics.inflight.inc();
-    try {
-      await next();
-    } finally {
-      metrics.inflight.dec();
-    }
-  });
-  app.use(errorHandler({ logger, observe: metrics.observe }));
-  app.use(openapiRoute(config));
   app.use(
-    authenticate({
-      issuer: config.issuer,
-      audience: config.audience,
-      scope: config.scope,
-      keys: deps.keys,
-      onFailure: metrics.tokenFailure,
-    }),
-  );
-  app.use(
-    rateLimit({
-      defaults: config.rateLimit,
-      replicas: config.rateLimitReplicas,
-      onReject: metrics.rateLimited,
+    pipeline({
+      logger,
+      metrics,
+      requestTimeoutMs: config.requestTimeoutMs,
+      ...(tracerProviderRegistered() ? { tracing: { trustTraceparent: config.trustTraceparent } } : {}),
+      openapi: openapiRoute(config),
+      authenticate: authenticator({
+        issuer: config.issuer,
+        audience: config.audience,
+        scope: config.scope,
+        keys: deps.keys,
+        onFailure: metrics.tokenFailure,
+      }),
+      rateLimit: rateLimiter({
+        defaults: config.rateLimit,
+        replicas: config.rateLimitReplicas,
+        onReject: metrics.rateLimited,
+      }),
     }),
   );
   app.use(router.routes());

@@ -66,3 +66,5 @@ export function gatewayMetrics(registry: Registry) {
     },
   };
 }
+
+export type GatewayMetrics = ReturnType<typeof gatewayMetrics>;

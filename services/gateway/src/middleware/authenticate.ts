@@ -1,10 +1,11 @@
 // Bearer authentication and the environment-scope check, before any routing: the token must be an
 // ES256 access token (typ at+jwt) from our issuer for our audience, unexpired, and carry this
 // environment's access scope. Verified tokens are cached until they expire, so a partner reusing its
-// token (as it should) pays for the signature check once.
+// token (as it should) pays for the signature check once, and afterwards for a prefix check and one
+// lookup. The pipeline (pipeline.ts) runs this for every request but the OpenAPI document.
 import { jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import { DomainError } from '@partner/shared/errors';
-import type { Caller, GatewayMiddleware } from '../context.js';
+import type { Caller, GatewayContext } from '../context.js';
 import type { KeyStore } from '../jwks.js';
 
 export interface AuthenticateOptions {
@@ -20,13 +21,24 @@ const REALM = 'partner-api';
 const MAX_TOKEN_LENGTH = 8192;
 const CLOCK_TOLERANCE_S = 30;
 
-interface Verified {
+interface Claims {
   caller: Omit<Caller, 'principalId'>;
   scopes: string[];
   exp: number;
 }
 
-function claimsToCaller(p: JWTPayload): Verified {
+interface Verified {
+  token: string;
+  caller: Omit<Caller, 'principalId'>;
+  /** Whether the token carries this environment's access scope. */
+  inScope: boolean;
+  exp: number;
+}
+
+/** The signature segment of a compact JWS: the cache key, far shorter to hash than the token. */
+const signatureOf = (token: string): string => token.slice(token.lastIndexOf('.') + 1);
+
+function claimsToCaller(p: JWTPayload): Claims {
   const { client_id: clientId, tenant, partner_id: partnerId, permissions, scope, exp, rate_limit: rl } = p as Record<string, unknown>;
   if (
     typeof clientId !== 'string' ||
@@ -63,10 +75,13 @@ function reasonOf(err: unknown): { reason: string; message: string } {
   return { reason: 'malformed', message: 'the token is malformed' };
 }
 
-export function authenticate(opts: AuthenticateOptions): GatewayMiddleware {
+/** Authenticates the request: sets ctx.state.caller, or throws the 401/403 with WWW-Authenticate set. */
+export function authenticator(opts: AuthenticateOptions): (ctx: GatewayContext) => Promise<void> {
+  // By signature segment; a hit counts only for the very same token, so a token whose header or
+  // payload differ from the verified one is never taken from here.
   const cache = new Map<string, Verified>();
   const cacheSize = 10_000;
-  const fail = (ctx: Parameters<GatewayMiddleware>[0], reason: string, err: DomainError): never => {
+  const fail = (ctx: GatewayContext, reason: string, err: DomainError): never => {
     opts.onFailure?.(reason);
     if (err.code === 'unauthenticated') ctx.set('WWW-Authenticate', `Bearer realm="${REALM}"`);
     else if (err.code === 'invalid_token') {
@@ -77,10 +92,14 @@ export function authenticate(opts: AuthenticateOptions): GatewayMiddleware {
     throw err;
   };
 
+  const cached = (token: string): Verified | undefined => {
+    const hit = cache.get(signatureOf(token));
+    return hit && hit.token === token && hit.exp + CLOCK_TOLERANCE_S > Date.now() / 1000 ? hit : undefined;
+  };
+
   const verify = async (token: string): Promise<Verified> => {
-    const hit = cache.get(token);
-    const now = Date.now() / 1000;
-    if (hit && hit.exp + CLOCK_TOLERANCE_S > now) return hit;
+    const hit = cached(token);
+    if (hit) return hit;
     const { payload } = await jwtVerify(token, opts.keys.getKey, {
       issuer: opts.issuer,
       audience: opts.audience,
@@ -89,18 +108,19 @@ export function authenticate(opts: AuthenticateOptions): GatewayMiddleware {
       clockTolerance: CLOCK_TOLERANCE_S,
       requiredClaims: ['exp', 'iat', 'sub', 'jti'],
     });
-    const v = claimsToCaller(payload);
+    const { caller, scopes, exp } = claimsToCaller(payload);
+    const v: Verified = { token, caller, inScope: scopes.includes(opts.scope), exp };
     if (cache.size >= cacheSize) {
       // Drop the oldest entry (Map keeps insertion order).
       const oldest = cache.keys().next().value;
       if (oldest !== undefined) cache.delete(oldest);
     }
-    cache.set(token, v);
+    cache.set(signatureOf(token), v);
     return v;
   };
 
-  return async (ctx, next) => {
-    const header = ctx.get('authorization');
+  /** Any Authorization header: parsed in full (any case of "Bearer", extra spaces) and verified. */
+  const verifyHeader = async (ctx: GatewayContext, header: string): Promise<Verified> => {
     const m = /^Bearer +([^\s]+) *$/i.exec(header);
     if (!header || !m?.[1]) {
       return fail(ctx, 'missing', new DomainError('unauthenticated', 'send Authorization: Bearer <access token>'));
@@ -109,9 +129,8 @@ export function authenticate(opts: AuthenticateOptions): GatewayMiddleware {
     if (token.length > MAX_TOKEN_LENGTH) {
       return fail(ctx, 'malformed', new DomainError('invalid_token', 'the token is too long'));
     }
-    let verified: Verified;
     try {
-      verified = await verify(token);
+      return await verify(token);
     } catch (err) {
       if (err instanceof DomainError) {
         if (err.code === 'unavailable') throw err;
@@ -120,14 +139,23 @@ export function authenticate(opts: AuthenticateOptions): GatewayMiddleware {
       const { reason, message } = reasonOf(err);
       return fail(ctx, reason, new DomainError('invalid_token', message));
     }
-    if (!verified.scopes.includes(opts.scope)) {
+  };
+
+  return async (ctx) => {
+    const header = ctx.get('authorization');
+    // Only a token that matched the full parse is ever cached, so "Bearer " + a cached token is one
+    // the full parse would accept as it is.
+    const verified = (header.startsWith('Bearer ') && cached(header.slice(7))) || (await verifyHeader(ctx, header));
+    if (!verified.inScope) {
       return fail(
         ctx,
         'wrong_scope',
         new DomainError('insufficient_scope', `the token does not carry this environment's scope ${opts.scope}`),
       );
     }
-    ctx.state.caller = { ...verified.caller, principalId: null };
-    await next();
+    // A fresh caller per request (the guard sets its principal), of one fixed shape: a spread of the
+    // cached one would give every request an object of its own hidden class.
+    const { clientId, tenant, partnerId, permissions, rateLimit } = verified.caller;
+    ctx.state.caller = { clientId, tenant, partnerId, permissions, rateLimit, principalId: null };
   };
 }

@@ -1,13 +1,8 @@
-// First in the chain: renders every error as the documented envelope
-// {"error": {code, message, retryable, details?}} with the status from the one error table, sets the
-// security headers every API response carries, and writes one log line per request.
+// Every error as the documented envelope {"error": {code, message, retryable, details?}} with the
+// status from the one error table. The pipeline (pipeline.ts) renders whatever a request throws.
 import { DomainError } from '@partner/shared/errors';
 import type { Logger } from '@partner/shared/logger';
-import type { GatewayContext, GatewayMiddleware } from '../context.js';
-
-export interface RequestObserver {
-  (ctx: GatewayContext, durationSeconds: number): void;
-}
+import type { GatewayContext } from '../context.js';
 
 /** Renders an error onto ctx (status, envelope, extra top-level fields such as jobId). */
 export function renderError(ctx: GatewayContext, err: DomainError, extra: Record<string, unknown> = {}): void {
@@ -20,7 +15,11 @@ export function renderError(ctx: GatewayContext, err: DomainError, extra: Record
   if (err.code === 'unavailable' || err.code === 'rate_limited') ctx.set('Retry-After', ctx.response.get('Retry-After') || '1');
 }
 
-function asDomainError(err: unknown, logger: Logger, ctx: GatewayContext): DomainError {
+/**
+ * The error as the API reports it: a DomainError as it is, a client status from Koa or a body reader
+ * mapped to its code, anything else internal (and logged).
+ */
+export function asDomainError(err: unknown, logger: Logger, ctx: GatewayContext): DomainError {
   if (err instanceof DomainError) {
     if (err.code === 'internal') logger.error({ err, requestId: ctx.state.requestId }, 'internal error');
     return err;
@@ -32,42 +31,4 @@ function asDomainError(err: unknown, logger: Logger, ctx: GatewayContext): Domai
   if (status && status >= 400 && status < 500) return new DomainError('validation_error', 'the request could not be read');
   logger.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
   return new DomainError('internal', 'internal error; retry later, and report the X-Request-Id if it persists');
-}
-
-export function errorHandler(opts: { logger: Logger; observe?: RequestObserver }): GatewayMiddleware {
-  const { logger } = opts;
-  return async (ctx, next) => {
-    const started = process.hrtime.bigint();
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    try {
-      await next();
-      if (ctx.body === undefined || ctx.body === null) {
-        if (ctx.status === 404) throw new DomainError('not_found', `no route for ${ctx.method} ${ctx.path}`);
-        // The router's allowedMethods() has set Allow; answer in the envelope.
-        if (ctx.status === 405 || ctx.status === 501) {
-          throw new DomainError('method_not_allowed', `${ctx.method} is not allowed here; see the Allow header`);
-        }
-      }
-    } catch (err) {
-      renderError(ctx, asDomainError(err, logger, ctx));
-    }
-    // The route template (/v1/jobs/:id) the router matched, for bounded metric labels and logs.
-    ctx.state.route ??= (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    opts.observe?.(ctx, seconds);
-    logger.info(
-      {
-        requestId: ctx.state.requestId,
-        method: ctx.method,
-        route: ctx.state.route ?? 'unmatched',
-        status: ctx.status,
-        ...(ctx.state.errorCode ? { code: ctx.state.errorCode } : {}),
-        ...(ctx.state.caller ? { tenant: ctx.state.caller.tenant, partnerId: ctx.state.caller.partnerId, clientId: ctx.state.caller.clientId } : {}),
-        ms: Math.round(seconds * 1e4) / 10,
-        ...(ctx.state.traceId ? { traceId: ctx.state.traceId } : {}),
-      },
-      'request',
-    );
-  };
 }

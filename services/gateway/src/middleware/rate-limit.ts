@@ -5,7 +5,7 @@
 // client's limit, so the fleet as a whole enforces the configured figure as long as the load
 // balancer spreads a client's requests evenly (documented in docs/api.md).
 import { DomainError } from '@partner/shared/errors';
-import { callerOf, type GatewayMiddleware } from '../context.js';
+import { callerOf, type GatewayContext } from '../context.js';
 
 export interface RateLimit {
   /** Sustained requests per second. */
@@ -47,26 +47,43 @@ export class TokenBuckets {
   }
 }
 
-export function rateLimit(opts: {
+/** This replica's share of a configured limit, with its RateLimit-Policy header value. */
+interface ReplicaLimit {
+  limit: RateLimit;
+  policy: string;
+}
+
+/** Takes a token for the caller and sets the RateLimit headers, or throws 429 rate_limited with Retry-After. */
+export function rateLimiter(opts: {
   defaults: RateLimit;
   replicas: number;
   onReject?: () => void;
-}): GatewayMiddleware {
+}): (ctx: GatewayContext) => void {
   const buckets = new TokenBuckets();
-  return async (ctx, next) => {
+  // Per configured limit (the default, or a client's own from its cached token): computed once.
+  const shares = new WeakMap<RateLimit, ReplicaLimit>();
+  const shareOf = (configured: RateLimit): ReplicaLimit => {
+    let share = shares.get(configured);
+    if (!share) {
+      const limit = { rps: configured.rps / opts.replicas, burst: Math.max(1, Math.floor(configured.burst / opts.replicas)) };
+      const window = Math.max(1, Math.round(limit.burst / limit.rps));
+      share = { limit, policy: `"client";q=${limit.burst};w=${window}` };
+      shares.set(configured, share);
+    }
+    return share;
+  };
+  return (ctx) => {
     const caller = callerOf(ctx);
     // The client's own limit from its token (set with `admin client limits`), else the default.
     const configured = caller.rateLimit ?? opts.defaults;
-    const limit = { rps: configured.rps / opts.replicas, burst: Math.max(1, Math.floor(configured.burst / opts.replicas)) };
+    const { limit, policy } = shareOf(configured);
     const r = buckets.take(caller.clientId, limit);
-    const window = Math.max(1, Math.round(limit.burst / limit.rps));
-    ctx.set('RateLimit-Policy', `"client";q=${limit.burst};w=${window}`);
+    ctx.set('RateLimit-Policy', policy);
     ctx.set('RateLimit', `"client";r=${r.remaining};t=${r.resetS}`);
     if (!r.allowed) {
       opts.onReject?.();
       ctx.set('Retry-After', String(r.retryAfterS));
       throw new DomainError('rate_limited', `rate limit of ${configured.rps} requests per second exceeded; retry after ${r.retryAfterS} s`);
     }
-    await next();
   };
 }

@@ -1,17 +1,19 @@
 // GET /v1/openapi.json: the machine-readable reference, served without a token. The document is
 // built and serialised once, when the app is built, for this environment (servers = {base_url}, the
 // OAuth2 token URL and access scope); a request costs one write of a cached buffer.
-import type Koa from 'koa';
 import { DomainError } from '@partner/shared/errors';
-import type { GatewayState } from '../context.js';
+import type { GatewayContext } from '../context.js';
 import type { GatewayConfig } from '../config.js';
 import { buildOpenApiDocument } from '../openapi/document.js';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
 const ALLOW = 'GET, HEAD';
 
-/** Middleware answering GET /v1/openapi.json before authentication; passes everything else on. */
-export function openapiRoute(config: Pick<GatewayConfig, 'baseUrl' | 'issuer' | 'scope' | 'environment'>): Koa.Middleware<GatewayState> {
+/**
+ * Answers GET /v1/openapi.json (the pipeline asks before authentication); returns whether the request
+ * was for the document.
+ */
+export function openapiRoute(config: Pick<GatewayConfig, 'baseUrl' | 'issuer' | 'scope' | 'environment'>): (ctx: GatewayContext) => boolean {
   const document = buildOpenApiDocument({
     baseUrl: config.baseUrl,
     tokenUrl: `${config.issuer.replace(/\/+$/, '')}/oauth2/token`,
@@ -20,9 +22,9 @@ export function openapiRoute(config: Pick<GatewayConfig, 'baseUrl' | 'issuer' | 
   });
   const body = Buffer.from(JSON.stringify(document));
 
-  return async (ctx, next) => {
+  return (ctx) => {
     // With or without one trailing slash, as every other path.
-    if (ctx.path !== OPENAPI_PATH && ctx.path !== `${OPENAPI_PATH}/`) return next();
+    if (ctx.path !== OPENAPI_PATH && ctx.path !== `${OPENAPI_PATH}/`) return false;
     ctx.state.route = OPENAPI_PATH;
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.set('Allow', ALLOW);
@@ -31,5 +33,6 @@ export function openapiRoute(config: Pick<GatewayConfig, 'baseUrl' | 'issuer' | 
     ctx.status = 200;
     ctx.type = 'application/json; charset=utf-8';
     ctx.body = body;
+    return true;
   };
 }
