@@ -39,6 +39,28 @@ const jobPath = (statusUrl: string) => new URL(statusUrl).pathname;
 const waiting = async () => (await scrape(stack.gatewayOpsUrl)).sum('partner_gateway_waiting_requests');
 const countJobs = async () => Number((await stack.sql<{ n: string }>('SELECT count(*) AS n FROM job.jobs'))[0]!.n);
 
+/**
+ * A job no worker will pick up (never published): it settles when the test settles it through the job
+ * service, which publishes the settlement event as a worker's SettleJob would.
+ */
+async function unpublishedJob(): Promise<string> {
+  const jobId = newJobId();
+  await stack.sql(
+    `INSERT INTO job.jobs (job_id, kind, tenant_id, partner_id, client_id, payload, status) VALUES ($1, 'submission.create', $2, $3, $4, '{}', 'accepted')`,
+    [jobId, client.tenant, client.partnerId, client.clientId],
+  );
+  return jobId;
+}
+
+async function settle(jobId: string): Promise<void> {
+  const jobs = createClient(serviceDefs().job, stack.env.JOB_GRPC_ADDR!, 5_000);
+  try {
+    await jobs.SettleJob({ jobId, resultJson: JSON.stringify({ submissionId: randomUUID(), submissionName: 'Waited Upon Ltd', status: 'submitted' }) });
+  } finally {
+    jobs.close();
+  }
+}
+
 describe('validation before any job exists', () => {
   it('lists every failing field, rejects unknown fields and impossible dates, and queues nothing', async () => {
     const before = await countJobs();
@@ -193,13 +215,7 @@ describe('Prefer: wait', () => {
   });
 
   it('costs no database query while a thousand requests wait', async () => {
-    // A job no worker will pick up (never published): it settles when the test settles it through the
-    // job service, which publishes the settlement event as a worker's SettleJob would.
-    const jobId = newJobId();
-    await stack.sql(
-      `INSERT INTO job.jobs (job_id, kind, tenant_id, partner_id, client_id, payload, status) VALUES ($1, 'submission.create', $2, $3, $4, '{}', 'accepted')`,
-      [jobId, client.tenant, client.partnerId, client.clientId],
-    );
+    const jobId = await unpublishedJob();
     const waiters = Array.from({ length: 1000 }, () => stack.api('GET', `/v1/jobs/${jobId}`, { token, headers: { prefer: 'wait=30' } }));
     // Count from the moment all of them are registered and have done their one read of the job.
     await until('a thousand requests wait', async () => (await waiting()) >= 1000, 60_000);
@@ -211,19 +227,71 @@ describe('Prefer: wait', () => {
       if (/^\s*SELECT/i.test(text)) reads.push(text);
       return original.apply(this, args);
     };
-    const jobs = createClient(serviceDefs().job, stack.env.JOB_GRPC_ADDR!, 5_000);
     try {
       await new Promise((resolve) => setTimeout(resolve, 500)); // an observation window, not a synchronisation
-      await jobs.SettleJob({ jobId, resultJson: JSON.stringify({ submissionId: randomUUID(), submissionName: 'Waited Upon Ltd', status: 'submitted' }) });
+      await settle(jobId);
       const results = await Promise.all(waiters);
       expect(results.every((x) => x.status === 200 && x.body.status === 'succeeded')).toBe(true);
     } finally {
       pool.query = original;
-      jobs.close();
     }
     // No reads at all while they waited: every one was answered from the settlement event.
     expect(reads).toEqual([]);
     expect(await waiting()).toBe(0);
+  });
+
+  it('logs and counts a waited request when it is answered, with its real status and duration', async () => {
+    const jobId = await unpublishedJob();
+    const requestId = `waited-${randomUUID()}`;
+    const labels = { route: '/v1/jobs/:id', method: 'GET', status: '200' };
+    const answered = async () => {
+      const m = await scrape(stack.gatewayOpsUrl);
+      return { count: m.sum('partner_gateway_http_request_duration_seconds_count', labels), sum: m.sum('partner_gateway_http_request_duration_seconds_sum', labels) };
+    };
+    const accessLine = () =>
+      stack.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request' && l.requestId === requestId);
+    const before = await answered();
+
+    const pending = stack.api('GET', `/v1/jobs/${jobId}`, { token, headers: { prefer: 'wait=30', 'x-request-id': requestId } });
+    await until('the request waits', async () => (await waiting()) === 1);
+    const waitingSince = Date.now();
+    const meanwhile = await scrape(stack.gatewayOpsUrl);
+    expect(meanwhile.sum('partner_gateway_http_requests_in_flight')).toBe(1);
+    expect(meanwhile.sum('partner_gateway_http_request_duration_seconds_count', labels)).toBe(before.count);
+    expect(accessLine()).toBeUndefined();
+
+    const settling = Date.now();
+    await settle(jobId);
+    const r = await pending;
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-request-id')).toBe(requestId);
+    expect(r.headers.get('preference-applied')).toBe('wait=30');
+    expect(r.body.status).toBe('succeeded');
+
+    // Logged when answered: it began before it was seen waiting, and ended after the settling began.
+    const line = accessLine()!;
+    expect(line).toMatchObject({ route: '/v1/jobs/:id', method: 'GET', status: 200, clientId: client.clientId });
+    expect(line.ms as number).toBeGreaterThanOrEqual(settling - waitingSince);
+    const after = await answered();
+    expect(after.count).toBe(before.count + 1);
+    expect(after.sum - before.sum).toBeCloseTo((line.ms as number) / 1000, 2);
+    const settled = await scrape(stack.gatewayOpsUrl);
+    expect(settled.sum('partner_gateway_http_requests_in_flight')).toBe(0);
+    expect(settled.sum('partner_gateway_waiting_requests')).toBe(0);
+  });
+
+  it('releases the waiter of a client that goes away, long before the wait would end', async () => {
+    const jobId = await unpublishedJob();
+    const gone = new AbortController();
+    const pending = fetch(`${stack.gatewayUrl}/v1/jobs/${jobId}`, {
+      headers: { authorization: `Bearer ${token}`, prefer: 'wait=30' },
+      signal: gone.signal,
+    }).catch((err: unknown) => err);
+    await until('the request waits', async () => (await waiting()) === 1);
+    gone.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    await until('the waiter is released', async () => (await waiting()) === 0, 5_000);
+    await settle(jobId);
   });
 });
 

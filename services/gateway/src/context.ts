@@ -23,6 +23,11 @@ export interface GatewayState {
   errorCode?: string;
   /** Trace id of the request's server span, when traced (logs). */
   traceId?: string;
+  /**
+   * Set by a route that answers later (a wait under Prefer: wait): the pipeline awaits it once the
+   * routes have returned, and renders what it leaves on ctx, or the error it rejects with.
+   */
+  answer?: Promise<void>;
 }
 
 export type GatewayContext = Koa.ParameterizedContext<GatewayState>;

@@ -13,7 +13,8 @@ import { context, SpanKind, trace, tracer } from '@partner/shared/tracing';
 export interface Waiter {
   /** Resolves with the settled job, or undefined when the deadline passes first. */
   readonly settled: Promise<JobView | undefined>;
-  cancel(): void;
+  /** Ends the wait now (settled resolves undefined); a no-op once it has ended. Safe to pass as a callback. */
+  readonly cancel: () => void;
 }
 
 export interface WaiterMetrics {

@@ -5,7 +5,9 @@
 // X-Request-Id and the security headers every API response carries, the RED metrics and one
 // access-log line.
 //
-// One level rather than a chain of seven keeps the cost of a request down.
+// One level rather than a chain of seven keeps the cost of a request down, and it is the only frame a
+// request waiting under Prefer: wait stays suspended in: such a route returns at once and leaves
+// ctx.state.answer, awaited here (see answerOnSettlement in routes/jobs-http.ts).
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '@partner/shared/errors';
 import type { Logger } from '@partner/shared/logger';
@@ -74,6 +76,7 @@ export function pipeline(opts: PipelineOptions): GatewayMiddleware {
       await opts.authenticate(ctx);
       opts.rateLimit(ctx);
       await next();
+      if (ctx.state.answer) await ctx.state.answer;
       if (ctx.body === undefined || ctx.body === null) {
         if (ctx.status === 404) throw new DomainError('not_found', `no route for ${ctx.method} ${ctx.path}`);
         // The router's allowedMethods() has set Allow; answer in the envelope.

@@ -7,6 +7,7 @@ import { grpcOptions, ownerOf, type GatewayContext } from '../context.js';
 import { renderError } from '../middleware/errors.js';
 import { parsePreferWait } from '../http/prefer.js';
 import type { RouteDeps } from './deps.js';
+import type { Waiter } from '../waiters.js';
 
 export const RETRY_AFTER_S = 5;
 
@@ -57,12 +58,7 @@ export async function readJob(ctx: GatewayContext, deps: RouteDeps, jobId: strin
  * Waits for a registered waiter; at the deadline re-reads the job once (an event may have been
  * missed, e.g. while NATS was reconnecting). Returns the settled job or undefined.
  */
-export async function awaitSettlement(
-  ctx: GatewayContext,
-  deps: RouteDeps,
-  jobId: string,
-  waiter: { settled: Promise<JobView | undefined> },
-): Promise<JobView | undefined> {
+async function awaitSettlement(ctx: GatewayContext, deps: RouteDeps, jobId: string, waiter: Waiter): Promise<JobView | undefined> {
   const woken = await waiter.settled;
   if (woken) return woken;
   // The client went away: nobody to answer. (Not ctx.req.destroyed: a request whose body has been
@@ -71,4 +67,23 @@ export async function awaitSettlement(
   ctx.state.deadline = Math.max(ctx.state.deadline, Date.now() + deps.config.grpcTimeoutMs);
   const reread = await readJob(ctx, deps, jobId);
   return isSettled(reread) ? reread : undefined;
+}
+
+/**
+ * Answers the request once the wait ends, with answer(the settled job, or undefined when it is still
+ * running). The route then returns, with nothing left that can fail: the pipeline awaits the answer
+ * once the routes' frames are gone, so a waiting request holds little more than its socket. A client
+ * that goes away releases its waiter.
+ */
+export function answerOnSettlement(
+  ctx: GatewayContext,
+  deps: RouteDeps,
+  jobId: string,
+  waiter: Waiter,
+  answer: (settled: JobView | undefined) => void,
+): void {
+  // (It may have gone already, while the job was read.)
+  if (ctx.res.destroyed) waiter.cancel();
+  else ctx.res.once('close', waiter.cancel);
+  ctx.state.answer = awaitSettlement(ctx, deps, jobId, waiter).then(answer);
 }

@@ -6,7 +6,7 @@ import { isSettled, type JobView } from '@partner/shared/jobs';
 import type { GatewayContext, GatewayState } from '../context.js';
 import { notFound } from '@partner/shared/errors';
 import type { RouteDeps } from './deps.js';
-import { awaitSettlement, preferredWait, readJob, respondProcessing } from './jobs-http.js';
+import { answerOnSettlement, preferredWait, readJob, respondProcessing } from './jobs-http.js';
 
 function respondJob(ctx: GatewayContext, job: JobView): void {
   ctx.status = 200;
@@ -37,8 +37,7 @@ export function jobRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
       waiter?.cancel();
       return respondJob(ctx, job);
     }
-    const settled = waiter ? await awaitSettlement(ctx, deps, id, waiter) : undefined;
-    if (settled) return respondJob(ctx, settled);
-    respondProcessing(ctx, id);
+    if (!waiter) return respondProcessing(ctx, id);
+    answerOnSettlement(ctx, deps, id, waiter, (settled) => (settled ? respondJob(ctx, settled) : respondProcessing(ctx, id)));
   });
 }

@@ -5,7 +5,7 @@ import { isSettled, jobView, type JobKind, type JobView } from '@partner/shared/
 import { callerOf, grpcOptions, ownerOf, type GatewayContext } from '../context.js';
 import { fingerprint, parseIdempotencyKey } from '../http/idempotency.js';
 import type { RouteDeps } from './deps.js';
-import { awaitSettlement, preferredWait, readJob, respondAccepted, respondSettledMutation } from './jobs-http.js';
+import { answerOnSettlement, preferredWait, readJob, respondAccepted, respondSettledMutation } from './jobs-http.js';
 import type { Waiter } from '../waiters.js';
 
 export interface Mutation {
@@ -17,7 +17,10 @@ export interface Mutation {
   fingerprintOf: unknown;
 }
 
-/** Answers the request; returns the job and whether the request was a replay of an earlier one. */
+/**
+ * Answers the request (under Prefer: wait, once the job settles: see answerOnSettlement); returns the
+ * job and whether the request was a replay of an earlier one.
+ */
 export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutation): Promise<{ jobId: string; replayed: boolean }> {
   const caller = callerOf(ctx);
   const key = parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
@@ -84,8 +87,7 @@ export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutat
     respondSettledMutation(ctx, job);
     return result;
   }
-  const settled = waiter ? await awaitSettlement(ctx, deps, job.id, waiter) : undefined;
-  if (settled) respondSettledMutation(ctx, settled);
-  else respondAccepted(ctx, deps, job.id);
+  if (!waiter) respondAccepted(ctx, deps, job.id);
+  else answerOnSettlement(ctx, deps, job.id, waiter, (settled) => (settled ? respondSettledMutation(ctx, settled) : respondAccepted(ctx, deps, job.id)));
   return result;
 }

@@ -1,0 +1,91 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it, vi } from 'vitest';
+import { createLogger } from '@partner/shared/logger';
+import type { JobView } from '@partner/shared/jobs';
+import type { GatewayContext } from '../context.js';
+import { SettlementWaiters } from '../waiters.js';
+import type { RouteDeps } from './deps.js';
+import { answerOnSettlement } from './jobs-http.js';
+
+const logger = createLogger('test', 'silent');
+
+/** Just what answerOnSettlement touches of a Koa context: the response, the socket and the state. */
+function fakeContext() {
+  const res = Object.assign(new EventEmitter(), { destroyed: false });
+  const socket = { destroyed: false };
+  const ctx = { res, req: { socket }, state: { deadline: Date.now() + 1_000 } } as unknown as GatewayContext;
+  /** The client going away, as Node reports it. */
+  const disconnect = () => {
+    res.destroyed = true;
+    socket.destroyed = true;
+    res.emit('close');
+  };
+  return { ctx, disconnect };
+}
+
+/** Delivers a settlement event as the NATS subscription would. */
+function fakeNats(waiters: SettlementWaiters): (job: JobView) => void {
+  let deliver: (data: string) => void = () => undefined;
+  waiters.attach(
+    {
+      subscribe: (_subject: string, opts: { callback: (err: Error | null, msg: { string(): string }) => void }) => {
+        deliver = (data) => opts.callback(null, { string: () => data });
+        return { unsubscribe: () => undefined };
+      },
+    } as never,
+    'subject',
+  );
+  return (job) => deliver(JSON.stringify({ job, tenantId: 't', partnerId: 'p' }));
+}
+
+function fakeDeps(waiters: SettlementWaiters) {
+  const GetJob = vi.fn();
+  const deps = { config: { grpcTimeoutMs: 1_000 }, clients: { job: { GetJob } }, waiters } as unknown as RouteDeps;
+  return { deps, GetJob };
+}
+
+describe('answerOnSettlement', () => {
+  it('answers with the settled job when it settles', async () => {
+    const waiters = new SettlementWaiters(10, logger);
+    const publish = fakeNats(waiters);
+    const { deps } = fakeDeps(waiters);
+    const { ctx } = fakeContext();
+    const waiter = waiters.register('job_a', 60_000)!;
+    const answer = vi.fn<(job: JobView | undefined) => void>();
+    answerOnSettlement(ctx, deps, 'job_a', waiter, answer);
+    expect(answer).not.toHaveBeenCalled();
+    const job: JobView = { id: 'job_a', status: 'succeeded', result: {}, createdAt: 'c', updatedAt: 'u' };
+    publish(job);
+    await ctx.state.answer;
+    expect(answer).toHaveBeenCalledWith(job);
+  });
+
+  it('releases the waiter when the client goes away, and answers nobody without reading the job again', async () => {
+    const waiters = new SettlementWaiters(10, logger);
+    const { deps, GetJob } = fakeDeps(waiters);
+    const { ctx, disconnect } = fakeContext();
+    const waiter = waiters.register('job_a', 60_000)!;
+    const answer = vi.fn<(job: JobView | undefined) => void>();
+    answerOnSettlement(ctx, deps, 'job_a', waiter, answer);
+    expect(waiters.size).toBe(1);
+    disconnect();
+    expect(waiters.size).toBe(0);
+    await ctx.state.answer;
+    expect(answer).toHaveBeenCalledWith(undefined);
+    expect(GetJob).not.toHaveBeenCalled();
+  });
+
+  it('releases the waiter at once when the client went away while the job was read', async () => {
+    const waiters = new SettlementWaiters(10, logger);
+    const { deps, GetJob } = fakeDeps(waiters);
+    const { ctx, disconnect } = fakeContext();
+    const waiter = waiters.register('job_a', 60_000)!;
+    disconnect();
+    const answer = vi.fn<(job: JobView | undefined) => void>();
+    answerOnSettlement(ctx, deps, 'job_a', waiter, answer);
+    expect(waiters.size).toBe(0);
+    await ctx.state.answer;
+    expect(answer).toHaveBeenCalledWith(undefined);
+    expect(GetJob).not.toHaveBeenCalled();
+  });
+});
