@@ -39,7 +39,7 @@ export function pipeline(opts: PipelineOptions): GatewayMiddleware {
   // goes through (which costs several times the rest of the line).
   const accessLog = logger.child({}, { redact: [] });
 
-  /** The end of every request: the fixed headers, then the RED metrics, the access log and the span. */
+  /** The end of every request: the fixed headers, the RED metrics and in-flight gauge, the span, the access log. */
   const complete = (ctx: GatewayContext, started: bigint, server: HttpServerSpan | undefined): void => {
     // Set last, on every response, so that a waiting request does not hold them meanwhile.
     ctx.set('X-Request-Id', ctx.state.requestId);

@@ -56,17 +56,23 @@ export async function readJob(ctx: GatewayContext, deps: RouteDeps, jobId: strin
 
 /**
  * Waits for a registered waiter; at the deadline re-reads the job once (an event may have been
- * missed, e.g. while NATS was reconnecting). Returns the settled job or undefined.
+ * missed, e.g. while NATS was reconnecting). Then answers with the settled job, or undefined.
  */
-async function awaitSettlement(ctx: GatewayContext, deps: RouteDeps, jobId: string, waiter: Waiter): Promise<JobView | undefined> {
+async function awaitSettlement(
+  ctx: GatewayContext,
+  deps: RouteDeps,
+  jobId: string,
+  waiter: Waiter,
+  answer: (settled: JobView | undefined) => void,
+): Promise<void> {
   const woken = await waiter.settled;
-  if (woken) return woken;
+  if (woken) return answer(woken);
   // The client went away: nobody to answer. (Not ctx.req.destroyed: a request whose body has been
   // read to its end is destroyed too, and a mutation's always has.)
-  if (ctx.res.destroyed || ctx.req.socket.destroyed) return undefined;
+  if (ctx.res.destroyed || ctx.req.socket.destroyed) return answer(undefined);
   ctx.state.deadline = Math.max(ctx.state.deadline, Date.now() + deps.config.grpcTimeoutMs);
   const reread = await readJob(ctx, deps, jobId);
-  return isSettled(reread) ? reread : undefined;
+  answer(isSettled(reread) ? reread : undefined);
 }
 
 /**
@@ -85,5 +91,5 @@ export function answerOnSettlement(
   // (It may have gone already, while the job was read.)
   if (ctx.res.destroyed) waiter.cancel();
   else ctx.res.once('close', waiter.cancel);
-  ctx.state.answer = awaitSettlement(ctx, deps, jobId, waiter).then(answer);
+  ctx.state.answer = awaitSettlement(ctx, deps, jobId, waiter, answer);
 }
