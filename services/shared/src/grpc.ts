@@ -152,6 +152,8 @@ export const SERVER_OPTIONS: grpc.ServerOptions = {
   // round_robin find pods added by a scale-out. The grace covers the longest stream (an upload).
   'grpc.max_connection_age_ms': 5 * 60_000,
   'grpc.max_connection_age_grace_ms': 5 * 60_000,
+  // Channelz (grpc-js's introspection service) is not served: skip its per-call bookkeeping.
+  'grpc.enable_channelz': 0,
 };
 
 export async function startGrpcServer(opts: {
@@ -213,6 +215,7 @@ const CLIENT_OPTIONS: grpc.ChannelOptions = {
   'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
   'grpc.keepalive_time_ms': 60_000,
   'grpc.max_receive_message_length': 4 * 1024 * 1024,
+  'grpc.enable_channelz': 0,
 };
 
 /** Target for an address: "host:port" becomes dns:///host:port so round_robin sees every address. */
