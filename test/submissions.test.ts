@@ -17,7 +17,8 @@ let token: string;
 
 beforeAll(async () => {
   stack = await Stack.create();
-  await stack.startAll();
+  // A job is marked running after a second: far longer than a quick job takes on a loaded machine.
+  await stack.startAll({ WORKER_RUNNING_AFTER_MS: '1000' });
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test General Liability');
   await stack.admin('product', 'add', '--id', INACTIVE, '--name', 'Withdrawn', '--inactive');
   client = await stack.createClient();
@@ -138,6 +139,29 @@ describe('the job handle and polling', () => {
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
+  });
+
+  it('marks a job running once it takes a while; a quick one settles without that extra call', async () => {
+    const startJobCalls = async () => (await scrape(stack.opsUrls.job!)).sum('partner_grpc_server_handled_total', { grpc_method: 'StartJob' });
+    const before = await startJobCalls();
+    const quick = await post(submission(), { prefer: 'wait=10' });
+    expect(quick.status).toBe(200);
+    expect(await startJobCalls()).toBe(before);
+
+    const slow = await post(submission({ externalRef: 'sandbox:delay=2' }));
+    expect(slow.status).toBe(202);
+    const status = async () => (await stack.sql<{ status: string; deliveries: number }>('SELECT status, deliveries FROM job.jobs WHERE job_id = $1', [slow.body.id]))[0];
+    await until('the slow job is marked running', async () => (await status())?.status === 'running');
+    expect(await startJobCalls()).toBe(before + 1);
+    const done = await stack.api('GET', jobPath(slow.body.statusUrl), { token, headers: { prefer: 'wait=15' } });
+    expect(done.body.status).toBe('succeeded');
+    // Both count their one delivery: the quick job's is recorded when it settles.
+    const [quickJob] = await stack.sql<{ deliveries: number }>(
+      "SELECT j.deliveries FROM job.jobs j JOIN submission.submissions s ON s.job_id = j.job_id WHERE s.submission_id = $1",
+      [quick.body.submissionId],
+    );
+    expect(quickJob!.deliveries).toBe(1);
+    expect((await status())!.deliveries).toBe(1);
   });
 
   it('records the principal a submission was attributed to', async () => {

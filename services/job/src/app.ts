@@ -6,7 +6,7 @@ import type { NatsConnection } from 'nats';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { DomainError, notFound } from '@partner/shared/errors';
 import { isJobId } from '@partner/shared/ids';
-import { JOB_KINDS, type SettlementEvent } from '@partner/shared/jobs';
+import { JOB_KINDS, jobMessageJson, type SettlementEvent } from '@partner/shared/jobs';
 import { connectNats, natsNames, traceHeaders } from '@partner/shared/nats';
 import { context, contextCarrier, failSpan, SpanKind, trace, tracer } from '@partner/shared/tracing';
 import { dbError } from '@partner/shared/pg';
@@ -78,15 +78,14 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
       connecting.catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
 
       const publishSettlement = (row: repo.JobRow) => {
-        const proto = repo.toProto(row);
         const event: SettlementEvent = {
           job: {
             id: row.job_id,
             status: row.status,
             ...(row.status === 'succeeded' ? { result: row.result } : {}),
             ...(row.status === 'failed' && row.error ? { error: row.error } : {}),
-            createdAt: proto.createdAt!,
-            updatedAt: proto.updatedAt!,
+            createdAt: row.created_at.toISOString(),
+            updatedAt: row.updated_at.toISOString(),
           },
           tenantId: row.tenant_id,
           partnerId: row.partner_id,
@@ -139,9 +138,8 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
             if (!isJobId(req.jobId)) throw new DomainError('validation_error', 'job_id must be job_<32 hex>');
             if (!KINDS.has(req.kind)) throw new DomainError('validation_error', `unknown job kind ${req.kind}`);
             if (!caller?.tenantId || !caller.partnerId || !caller.clientId) throw new DomainError('validation_error', 'caller is required');
-            let payload: unknown;
             try {
-              payload = JSON.parse(req.payloadJson);
+              JSON.parse(req.payloadJson);
             } catch {
               throw new DomainError('validation_error', 'payload_json is not JSON');
             }
@@ -155,14 +153,15 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
               partnerId: caller.partnerId,
               clientId: caller.clientId,
               principalId: caller.principalId || null,
-              payload,
+              payloadJson: req.payloadJson,
               ...(idem ? { idempotency: { key: idem.key, scope: idem.scope, fingerprint: idem.fingerprint } } : {}),
               retentionHours: config.idempotencyRetentionHours,
               traceContext: contextCarrier(),
             });
             if (out.outboxId) {
               accepted.inc({ kind: req.kind });
-              relay.publishNow(out.outboxId, req.jobId, subject);
+              const jobCaller = { tenantId: caller.tenantId, partnerId: caller.partnerId, clientId: caller.clientId, principalId: caller.principalId };
+              relay.publishNow(out.outboxId, { jobId: req.jobId, subject, body: jobMessageJson(req.jobId, req.kind, jobCaller, req.payloadJson) });
             }
             return { job: repo.toProto(out.row), replayed: out.replayed };
           },
@@ -180,10 +179,11 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
           },
           SettleJob: async (req) => {
             if (!isJobId(req.jobId)) throw notFound('job');
-            let outcome: { result: unknown } | { error: { code: string; message: string; retryable: boolean } };
+            let outcome: { resultJson: string } | { error: { code: string; message: string; retryable: boolean } };
             if (req.outcome === 'resultJson') {
               try {
-                outcome = { result: JSON.parse(req.resultJson ?? '') };
+                JSON.parse(req.resultJson ?? '');
+                outcome = { resultJson: req.resultJson! };
               } catch {
                 throw new DomainError('validation_error', 'result_json is not JSON');
               }
@@ -192,12 +192,13 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
             } else {
               throw new DomainError('validation_error', 'a result or an error is required');
             }
-            const out = await repo.settleJob(pool, req.jobId, outcome).catch(dbError);
+            const out = await repo.settleJob(pool, req.jobId, outcome, req.delivery).catch(dbError);
             if (!out) throw notFound('job');
             if (out.settledNow) {
+              // The event first: waiting requests are answered before the rest of this reply is built.
+              publishSettlement(out.row);
               settled.inc({ kind: out.row.kind, outcome: out.row.status });
               settleLatency.observe({ kind: out.row.kind }, (out.row.updated_at.getTime() - out.row.created_at.getTime()) / 1000);
-              publishSettlement(out.row);
             }
             return { job: repo.toProto(out.row), settledNow: out.settledNow };
           },

@@ -5,12 +5,28 @@
 // are idempotent by job id beyond it). Each publish is a PRODUCER span whose context travels in the
 // message headers to the worker: the fast path's parent is the SubmitJob call; the loop's is the
 // context recorded with the outbox row, so a job published late still continues its request's trace.
+// A message carries the whole job (kind, caller, payload), so its first delivery needs no read. The
+// fast path's outbox rows are deleted in batches: a row left by a crash is published again by the
+// loop, and JetStream drops it as a duplicate.
 import type { JetStreamClient, NatsConnection, PubAck } from 'nats';
 import type { Logger } from '@partner/shared/logger';
 import type { Pool } from '@partner/shared/pg';
 import { ensureJobsStream, natsNames, traceHeaders } from '@partner/shared/nats';
 import { context, extractContext, inSpan, SpanKind, type Context } from '@partner/shared/tracing';
-import { deleteOutbox, type OutboxRow } from './repo.js';
+import { jobMessageJson } from '@partner/shared/jobs';
+import { deleteOutbox, type OutboxJobRow } from './repo.js';
+
+/** A job to publish: its message body and the trace context its PRODUCER span continues. */
+interface Outgoing {
+  jobId: string;
+  subject: string;
+  body: string;
+  parent: Context;
+}
+
+/** Fast-path outbox rows published and not yet deleted are deleted together after at most this. */
+const DELETE_BATCH_MS = 20;
+const DELETE_BATCH_MAX = 200;
 
 /** A trace context stored as a plain carrier (traceparent, tracestate) in outbox.trace_context. */
 export function carrierContext(carrier: Record<string, string> | null | undefined): Context {
@@ -29,6 +45,9 @@ export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
   private draining: Promise<void> | undefined;
   private stopped = false;
+  private published: string[] = [];
+  private deleteTimer: NodeJS.Timeout | undefined;
+  private deleting: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly pool: Pool,
@@ -63,6 +82,7 @@ export class OutboxRelay {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.draining;
+    await this.deletePublished();
   }
 
   /** Creates the work-queue stream, or updates it, once per process (again after it vanished). */
@@ -81,16 +101,16 @@ export class OutboxRelay {
     return this.streamReady;
   }
 
-  private publishOne(js: JetStreamClient, jobId: string, subject: string, parent: Context): Promise<PubAck> {
+  private publishOne(js: JetStreamClient, job: Outgoing): Promise<PubAck> {
     const attributes = {
       'messaging.system': 'nats',
       'messaging.operation.type': 'send',
-      'messaging.destination.name': subject,
-      'messaging.message.id': jobId,
+      'messaging.destination.name': job.subject,
+      'messaging.message.id': job.jobId,
     };
-    return inSpan(`send ${subject}`, { kind: SpanKind.PRODUCER, parent, attributes }, () =>
-      js.publish(subject, JSON.stringify({ jobId }), {
-        msgID: jobId,
+    return inSpan(`send ${job.subject}`, { kind: SpanKind.PRODUCER, parent: job.parent, attributes }, () =>
+      js.publish(job.subject, job.body, {
+        msgID: job.jobId,
         expect: { streamName: this.names.jobsStream },
         timeout: 1_500,
         headers: traceHeaders(),
@@ -98,12 +118,12 @@ export class OutboxRelay {
     );
   }
 
-  private async publish(rows: (Pick<OutboxRow, 'job_id' | 'subject'> & { parent: Context })[]): Promise<void> {
+  private async publish(jobs: Outgoing[]): Promise<void> {
     const js = this.js;
     if (!js) throw new Error('NATS not connected yet');
     await this.ensureStream();
     try {
-      await Promise.all(rows.map((r) => this.publishOne(js, r.job_id, r.subject, r.parent)));
+      await Promise.all(jobs.map((j) => this.publishOne(js, j)));
     } catch (err) {
       // The stream may have been deleted under us: recreate it on the next attempt.
       this.streamReady = undefined;
@@ -112,22 +132,37 @@ export class OutboxRelay {
   }
 
   /** Fast path after a commit: publish this job now; the loop retries if this fails. */
-  publishNow(outboxId: string, jobId: string, subject: string): void {
-    this.publish([{ job_id: jobId, subject, parent: context.active() }])
-      .then(
-        async () => {
-          this.opts.metrics?.published(1);
-          // Published: a row left behind (the delete failed) is published again by the loop, and
-          // JetStream drops the duplicate by its message id.
-          await deleteOutbox(this.pool, [outboxId]).catch((err: unknown) =>
-            this.opts.logger.warn({ jobId, err: (err as Error).message }, 'published job still in the outbox'),
-          );
-        },
-        (err: unknown) => {
-          this.opts.metrics?.failed();
-          this.opts.logger.warn({ jobId, err: (err as Error).message }, 'job not published yet; the outbox relay will retry');
-        },
-      );
+  publishNow(outboxId: string, job: Omit<Outgoing, 'parent'>): void {
+    this.publish([{ ...job, parent: context.active() }]).then(
+      () => {
+        this.opts.metrics?.published(1);
+        this.published.push(outboxId);
+        if (this.published.length >= DELETE_BATCH_MAX) void this.deletePublished();
+        else this.deleteTimer ??= setTimeout(() => void this.deletePublished(), DELETE_BATCH_MS);
+      },
+      (err: unknown) => {
+        this.opts.metrics?.failed();
+        this.opts.logger.warn({ jobId: job.jobId, err: (err as Error).message }, 'job not published yet; the outbox relay will retry');
+      },
+    );
+  }
+
+  /**
+   * Deletes the outbox rows of the jobs the fast path published, one statement for all of them.
+   * Rows a failed delete leaves behind are published again by the loop; JetStream drops the
+   * duplicates by their message ids.
+   */
+  private deletePublished(): Promise<void> {
+    clearTimeout(this.deleteTimer);
+    this.deleteTimer = undefined;
+    const ids = this.published;
+    this.published = [];
+    this.deleting = this.deleting.then(() =>
+      deleteOutbox(this.pool, ids).catch((err: unknown) =>
+        this.opts.logger.warn({ jobs: ids.length, err: (err as Error).message }, 'published jobs still in the outbox'),
+      ),
+    );
+    return this.deleting;
   }
 
   /** Wakes the loop now (NATS came back). */
@@ -152,14 +187,28 @@ export class OutboxRelay {
       try {
         await client.query('BEGIN');
         const rows = (
-          await client.query<OutboxRow>(
-            `SELECT id, job_id, subject, trace_context FROM outbox
-              WHERE created_at < now() - interval '1 second'
-              ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`,
+          await client.query<OutboxJobRow>(
+            `SELECT o.id, o.job_id, o.subject, o.trace_context, j.kind, j.tenant_id, j.partner_id, j.client_id,
+                    j.principal_id, j.payload::text AS payload_json
+               FROM outbox o JOIN jobs j ON j.job_id = o.job_id
+              WHERE o.created_at < now() - interval '1 second'
+              ORDER BY o.id LIMIT 200 FOR UPDATE OF o SKIP LOCKED`,
           )
         ).rows;
         if (rows.length > 0) {
-          await this.publish(rows.map((r) => ({ ...r, parent: carrierContext(r.trace_context) })));
+          await this.publish(
+            rows.map((r) => ({
+              jobId: r.job_id,
+              subject: r.subject,
+              body: jobMessageJson(
+                r.job_id,
+                r.kind,
+                { tenantId: r.tenant_id, partnerId: r.partner_id, clientId: r.client_id, principalId: r.principal_id ?? '' },
+                r.payload_json,
+              ),
+              parent: carrierContext(r.trace_context),
+            })),
+          );
           await client.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
         }
         await client.query('COMMIT');

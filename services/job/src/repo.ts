@@ -11,7 +11,8 @@ export interface JobRow {
   partner_id: string;
   client_id: string;
   principal_id: string | null;
-  payload: unknown;
+  /** Read only where it is needed (StartJob); absent otherwise. */
+  payload?: unknown;
   status: 'accepted' | 'running' | 'succeeded' | 'failed';
   result: unknown;
   error: { code: string; message: string; retryable: boolean } | null;
@@ -20,8 +21,10 @@ export interface JobRow {
   updated_at: Date;
 }
 
-const COLUMNS = `job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status, result, error,
+/** A job as replies and events show it: everything but the payload, which only StartJob returns. */
+const COLUMNS = `job_id, kind, tenant_id, partner_id, client_id, principal_id, status, result, error,
                  deliveries, created_at, updated_at`;
+const COLUMNS_WITH_PAYLOAD = `${COLUMNS}, payload`;
 
 const PROTO_STATUS = {
   accepted: 'JOB_STATUS_ACCEPTED',
@@ -57,7 +60,8 @@ export interface SubmitInput {
   partnerId: string;
   clientId: string;
   principalId: string | null;
-  payload: unknown;
+  /** The job's input, JSON text (already checked to parse). */
+  payloadJson: string;
   idempotency?: { key: string; scope: string; fingerprint: string };
   retentionHours: number;
   /** The submitting request's trace context (traceparent, tracestate), kept with the outbox row. */
@@ -75,7 +79,7 @@ export async function submitJob(pool: Pool, input: SubmitInput): Promise<{ row: 
   // statement returns no row. Concurrent requests with one key serialize on the key's primary key:
   // the loser's INSERT waits for the winner's commit, then finds the key taken.
   const trace = input.traceContext && Object.keys(input.traceContext).length > 0 ? JSON.stringify(input.traceContext) : null;
-  const common = [input.tenantId, input.partnerId, input.clientId, input.jobId, input.kind, input.principalId, JSON.stringify(input.payload), input.subject, trace];
+  const common = [input.tenantId, input.partnerId, input.clientId, input.jobId, input.kind, input.principalId, input.payloadJson, input.subject, trace];
   const inserted = input.idempotency
     ? await pool
         .query<JobRow & { outbox_id: string }>(
@@ -139,14 +143,19 @@ export async function submitJob(pool: Pool, input: SubmitInput): Promise<{ row: 
   return { row, replayed: true };
 }
 
-export async function getJob(pool: Pool, jobId: string, scope?: { tenantId: string; partnerId: string }): Promise<JobRow | undefined> {
+export async function getJob(
+  pool: Pool,
+  jobId: string,
+  scope?: { tenantId: string; partnerId: string },
+  columns = COLUMNS,
+): Promise<JobRow | undefined> {
   const r = scope
-    ? await pool.query<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE job_id = $1 AND tenant_id = $2 AND partner_id = $3`, [
+    ? await pool.query<JobRow>(`SELECT ${columns} FROM jobs WHERE job_id = $1 AND tenant_id = $2 AND partner_id = $3`, [
         jobId,
         scope.tenantId,
         scope.partnerId,
       ])
-    : await pool.query<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE job_id = $1`, [jobId]);
+    : await pool.query<JobRow>(`SELECT ${columns} FROM jobs WHERE job_id = $1`, [jobId]);
   return r.rows[0];
 }
 
@@ -156,10 +165,10 @@ export async function startJob(pool: Pool, jobId: string, delivery: number): Pro
     `UPDATE jobs SET status = 'running', deliveries = GREATEST(deliveries, $2),
             updated_at = date_trunc('milliseconds', clock_timestamp())
       WHERE job_id = $1 AND status IN ('accepted', 'running')
-      RETURNING ${COLUMNS}`,
+      RETURNING ${COLUMNS_WITH_PAYLOAD}`,
     [jobId, delivery],
   );
-  return r.rows[0] ?? (await getJob(pool, jobId));
+  return r.rows[0] ?? (await getJob(pool, jobId, undefined, COLUMNS_WITH_PAYLOAD));
 }
 
 /**
@@ -169,19 +178,21 @@ export async function startJob(pool: Pool, jobId: string, delivery: number): Pro
 export async function settleJob(
   pool: Pool,
   jobId: string,
-  outcome: { result: unknown } | { error: JobError },
+  outcome: { resultJson: string } | { error: JobError },
+  delivery = 0,
 ): Promise<{ row: JobRow; settledNow: boolean } | undefined> {
-  const isResult = 'result' in outcome;
+  const isResult = 'resultJson' in outcome;
   const r = await pool.query<JobRow>(
-    `UPDATE jobs SET status = $2, result = $3, error = $4, settled_at = now(),
+    `UPDATE jobs SET status = $2, result = $3, error = $4, settled_at = now(), deliveries = GREATEST(deliveries, $5),
             updated_at = date_trunc('milliseconds', clock_timestamp())
       WHERE job_id = $1 AND status IN ('accepted', 'running')
       RETURNING ${COLUMNS}`,
     [
       jobId,
       isResult ? 'succeeded' : 'failed',
-      isResult ? JSON.stringify(outcome.result) : null,
+      isResult ? outcome.resultJson : null,
       isResult ? null : JSON.stringify({ code: outcome.error.code, message: outcome.error.message, retryable: !!outcome.error.retryable }),
+      delivery,
     ],
   );
   if (r.rows[0]) return { row: r.rows[0], settledNow: true };
@@ -189,11 +200,18 @@ export async function settleJob(
   return existing ? { row: existing, settledNow: false } : undefined;
 }
 
-export interface OutboxRow {
+/** An outbox row with what its job message carries. */
+export interface OutboxJobRow {
   id: string;
   job_id: string;
   subject: string;
   trace_context: Record<string, string> | null;
+  kind: string;
+  tenant_id: string;
+  partner_id: string;
+  client_id: string;
+  principal_id: string | null;
+  payload_json: string;
 }
 
 export async function deleteOutbox(pool: Pool, ids: string[]): Promise<void> {

@@ -52,3 +52,54 @@ export function jobView(j: Job__Output): JobView {
     updatedAt: j.updatedAt,
   };
 }
+
+/** Who a job acts for, as the job service records it. */
+export interface JobCaller {
+  tenantId: string;
+  partnerId: string;
+  clientId: string;
+  /** Empty when the request named no principal. */
+  principalId: string;
+}
+
+/**
+ * The JetStream message of a job: everything a worker needs to run it, so the first delivery can
+ * start on the effect without reading the job first. Older messages carry `jobId` alone; a worker
+ * then reads the job (StartJob).
+ */
+export interface JobMessage {
+  jobId: string;
+  kind: string;
+  caller: JobCaller;
+  payload: unknown;
+}
+
+/**
+ * The message body for a job whose payload is already JSON text (as received or as stored): the
+ * payload is spliced in rather than parsed and serialised again.
+ */
+export function jobMessageJson(jobId: string, kind: string, caller: JobCaller, payloadJson: string): string {
+  return `{"jobId":${JSON.stringify(jobId)},"kind":${JSON.stringify(kind)},"caller":${JSON.stringify(caller)},"payload":${payloadJson}}`;
+}
+
+/** The job message in a JetStream message body: the full form, the id alone (older form), or nothing usable. */
+export function parseJobMessage(body: string): JobMessage | { jobId: string } | undefined {
+  let m: Partial<JobMessage>;
+  try {
+    m = JSON.parse(body) as Partial<JobMessage>;
+  } catch {
+    return undefined;
+  }
+  if (typeof m !== 'object' || m === null || typeof m.jobId !== 'string') return undefined;
+  const c = m.caller;
+  const full =
+    typeof m.kind === 'string' &&
+    'payload' in m &&
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.tenantId === 'string' &&
+    typeof c.partnerId === 'string' &&
+    typeof c.clientId === 'string' &&
+    typeof c.principalId === 'string';
+  return full ? (m as JobMessage) : { jobId: m.jobId };
+}

@@ -26,7 +26,7 @@ const createAttachment: Handler = async (job, payload, ctx) => {
     .CreateAttachment({
       jobId: job.id,
       owner: ownerOf(job),
-      principalId: job.caller!.principalId,
+      principalId: job.caller.principalId,
       submissionId: p.submissionId,
       uploadId: p.uploadId,
       documentType: p.documentType,

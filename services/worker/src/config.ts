@@ -14,6 +14,11 @@ export interface WorkerConfig extends BaseConfig, NatsConfig {
   /** Delay before each redelivery after a retryable failure (the last value repeats). */
   backoffMs: number[];
   streamReplicas: number;
+  /**
+   * A first delivery is marked running (StartJob) only once it has taken this long; shorter jobs go
+   * from accepted straight to settled. 0 marks every job running, concurrently with its effect.
+   */
+  runningAfterMs: number;
   /** How long a product lookup is cached (unknown products: a fifth of it). */
   productCacheMs: number;
   /** Test-only fault injection: `exit-after-effect` kills the process after a job's effect, before its ack. */
@@ -40,6 +45,7 @@ export function readWorkerConfig(env = new EnvReader()): Readonly<WorkerConfig> 
     maxDeliveries: env.int('WORKER_MAX_DELIVERIES', { default: 5, min: 1, max: 100 }),
     backoffMs: backoff,
     streamReplicas: env.int('JOBS_STREAM_REPLICAS', { default: 1, min: 1, max: 5 }),
+    runningAfterMs: env.int('WORKER_RUNNING_AFTER_MS', { default: 100, min: 0, max: 60_000 }),
     productCacheMs: env.int('WORKER_PRODUCT_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000 }),
     testFault: fault as 'exit-after-effect' | undefined,
   });

@@ -6,11 +6,12 @@
 import { AckPolicy, DeliverPolicy, nanos, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats';
 import { DomainError } from '@partner/shared/errors';
 import { isJobId } from '@partner/shared/ids';
+import { parseJobMessage } from '@partner/shared/jobs';
 import { contextFromHeaders, DEFAULT_DUPLICATE_WINDOW_MS, ensureJobsStream, natsNames } from '@partner/shared/nats';
 import { inSpan, SpanKind, SpanStatusCode, traceFields } from '@partner/shared/tracing';
 import type { Logger } from '@partner/shared/logger';
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
-import { HANDLERS, JobFailed, type HandlerContext } from './handlers.js';
+import { HANDLERS, JobFailed, type HandlerContext, type JobToRun } from './handlers.js';
 import { cachedProducts, type ProductLookup } from './products.js';
 import type { WorkerConfig } from './config.js';
 
@@ -198,19 +199,18 @@ export class JobConsumer {
     gaveUp?: boolean;
   }> {
     const delivery = m.info.deliveryCount;
-    let jobId = '';
-    try {
-      jobId = (JSON.parse(m.string()) as { jobId?: string }).jobId ?? '';
-    } catch {
-      // Not ours: not a job message.
-    }
-    if (!isJobId(jobId)) {
+    const message = parseJobMessage(m.string());
+    if (!message || !isJobId(message.jobId)) {
       m.term();
       return { jobId: '', kind: 'unknown', outcome: 'malformed', error: 'malformed job message terminated' };
     }
+    const { jobId } = message;
     const heartbeat = setInterval(() => m.working(), Math.max(200, Math.floor(this.config.ackWaitMs / 3)));
-    const log = this.logger.child({ jobId, delivery });
+    // Only the unusual paths log here (the delivery's own line is written by handle()).
+    const log = () => this.logger.child({ jobId, delivery });
     let kind = 'unknown';
+    let markRunning: NodeJS.Timeout | undefined;
+    let marked: Promise<void> | undefined;
     try {
       if (delivery > this.config.maxDeliveries) {
         await this.settleFailed(jobId, {
@@ -222,26 +222,49 @@ export class JobConsumer {
         m.ack();
         return { jobId, kind, outcome: 'failed', error: 'failed after the maximum number of deliveries', gaveUp: true };
       }
-      const { job } = await this.clients.job.StartJob({ jobId, delivery });
-      if (!job) throw new DomainError('internal', 'StartJob returned no job');
-      kind = job.kind;
-      if (job.status === 'JOB_STATUS_SUCCEEDED' || job.status === 'JOB_STATUS_FAILED') {
-        this.metrics?.processed(kind, 'skipped');
-        m.ack();
-        return { jobId, kind, outcome: 'skipped' };
+      let job: JobToRun;
+      let payload: unknown;
+      if (delivery === 1 && 'caller' in message) {
+        // A first delivery carries the whole job: start on the effect at once. The job is marked
+        // running only if it outlasts runningAfterMs; a job that ends sooner goes from accepted
+        // straight to settled, sparing a gRPC hop and a commit.
+        ({ payload } = message);
+        job = { id: jobId, kind: message.kind, caller: message.caller };
+        const mark = () => {
+          marked = this.clients.job.StartJob({ jobId, delivery }).then(
+            () => undefined,
+            (err: unknown) => log().warn({ err: (err as Error).message }, 'could not mark the job running'),
+          );
+        };
+        if (this.config.runningAfterMs === 0) mark();
+        else markRunning = setTimeout(mark, this.config.runningAfterMs);
+      } else {
+        // A redelivery (or an older message): read the job, count the delivery, and skip it if
+        // another delivery settled it meanwhile.
+        const started = (await this.clients.job.StartJob({ jobId, delivery })).job;
+        if (!started?.caller) throw new DomainError('internal', 'StartJob returned no job');
+        kind = started.kind;
+        if (started.status === 'JOB_STATUS_SUCCEEDED' || started.status === 'JOB_STATUS_FAILED') {
+          this.metrics?.processed(kind, 'skipped');
+          m.ack();
+          return { jobId, kind, outcome: 'skipped' };
+        }
+        job = { id: jobId, kind: started.kind, caller: started.caller };
+        payload = JSON.parse(started.payloadJson);
       }
+      kind = job.kind;
       const handler = HANDLERS[job.kind];
       let outcome: { resultJson: string } | { error: { code: string; message: string; retryable: boolean } };
       try {
         if (!handler) throw new JobFailed({ code: 'internal', message: `no handler for job kind ${job.kind}`, retryable: false });
-        const result = await handler(job, JSON.parse(job.payloadJson), {
+        const result = await handler(job, payload, {
           clients: this.clients,
           product: this.products,
           sandbox: this.config.environment === 'uat',
           sleep: this.sleep,
         });
         if (this.config.testFault === 'exit-after-effect') {
-          log.warn('WORKER_TEST_FAULT: exiting after the effect, before settling and acking');
+          log().warn('WORKER_TEST_FAULT: exiting after the effect, before settling and acking');
           process.exit(86);
         }
         outcome = { resultJson: JSON.stringify(result) };
@@ -249,7 +272,9 @@ export class JobConsumer {
         if (!(err instanceof JobFailed)) throw err;
         outcome = { error: err.error };
       }
-      await this.clients.job.SettleJob({ jobId, ...outcome });
+      clearTimeout(markRunning);
+      await marked;
+      await this.clients.job.SettleJob({ jobId, delivery, ...outcome });
       const settled = 'resultJson' in outcome ? 'succeeded' : 'failed';
       this.metrics?.processed(kind, settled);
       m.ack();
@@ -258,7 +283,7 @@ export class JobConsumer {
       // The job service has no such job (a database restored to before the message, a stream shared
       // by mistake): redelivering cannot help, so the message is dropped, loudly.
       if (err instanceof DomainError && err.code === 'not_found') {
-        log.error('no such job in the job service; message terminated');
+        log().error('no such job in the job service; message terminated');
         m.term();
         return { jobId, kind, outcome: 'malformed', error: 'no such job' };
       }
@@ -273,6 +298,7 @@ export class JobConsumer {
       return { jobId, kind, outcome: 'retried', error: (err as Error).message, retryInMs: delay };
     } finally {
       clearInterval(heartbeat);
+      clearTimeout(markRunning);
     }
   }
 

@@ -2,7 +2,7 @@
 // throws JobFailed for an outcome the job must settle with, and lets anything else propagate (the
 // message is then delivered again later).
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
-import type { Job__Output } from '@partner/shared/proto-types';
+import type { JobCaller } from '@partner/shared/jobs';
 import type { ProductLookup } from './products.js';
 import { DomainError } from '@partner/shared/errors';
 
@@ -24,7 +24,14 @@ export interface HandlerContext {
   sleep(ms: number): Promise<void>;
 }
 
-export type Handler = (job: Job__Output, payload: unknown, ctx: HandlerContext) => Promise<unknown>;
+/** The job a handler runs: from the job message itself, or read from the job service (StartJob). */
+export interface JobToRun {
+  id: string;
+  kind: string;
+  caller: JobCaller;
+}
+
+export type Handler = (job: JobToRun, payload: unknown, ctx: HandlerContext) => Promise<unknown>;
 
 /**
  * For a call to another service: a refusal that retrying cannot change (not retryable) settles the
@@ -38,6 +45,6 @@ export function failOnRefusal(err: unknown): never {
 }
 
 /** The owner a job acts for, as the services' requests name it. */
-export function ownerOf(job: Job__Output): { tenantId: string; partnerId: string } {
-  return { tenantId: job.caller!.tenantId, partnerId: job.caller!.partnerId };
+export function ownerOf(job: JobToRun): { tenantId: string; partnerId: string } {
+  return { tenantId: job.caller.tenantId, partnerId: job.caller.partnerId };
 }

@@ -5,7 +5,7 @@ import { JOB_KINDS } from '@partner/shared/jobs';
 import { attachmentHandlers } from './attachments.js';
 import { failOnRefusal, JobFailed, ownerOf, type Handler } from './handler.js';
 
-export { JobFailed, type Handler, type HandlerContext } from './handler.js';
+export { JobFailed, type Handler, type HandlerContext, type JobToRun } from './handler.js';
 
 interface SubmissionPayload {
   externalRef: string;
@@ -51,7 +51,7 @@ const createSubmission: Handler = async (job, payload, ctx) => {
   const { submission } = await ctx.clients.submission.CreateSubmission({
     jobId: job.id,
     owner: ownerOf(job),
-    principalId: job.caller!.principalId,
+    principalId: job.caller.principalId,
     externalRef: p.externalRef,
     submissionType: p.submissionType,
     effectiveDate: p.effectiveDate,
