@@ -1,7 +1,7 @@
 // Data access for the job schema: submitting (with idempotency and outbox, one transaction),
 // reading, starting and settling jobs, and the sweeps.
 import { DomainError } from '@partner/shared/errors';
-import { withTx, dbError, type Pool } from '@partner/shared/pg';
+import { withTx, dbError, prepared, type Pool } from '@partner/shared/pg';
 import type { Job, JobError } from '@partner/shared/proto-types';
 
 export interface JobRow {
@@ -52,6 +52,41 @@ export function toProto(row: JobRow, withPayload = false): Job {
   };
 }
 
+// One statement, so one round trip and one commit: claim the key (or reclaim an expired one), insert
+// the job and its outbox row. A live key claims nothing, so nothing is inserted and the statement
+// returns no row. Concurrent requests with one key serialize on the key's primary key: the loser's
+// INSERT waits for the winner's commit, then finds the key taken.
+const SUBMIT_WITH_KEY = `WITH claimed AS (
+     INSERT INTO idempotency_keys (tenant_id, partner_id, client_id, scope, key, fingerprint, job_id, expires_at)
+     VALUES ($1, $2, $3, $10, $11, $12, $4, now() + make_interval(hours => $13))
+     ON CONFLICT (tenant_id, partner_id, client_id, scope, key) DO UPDATE
+        SET fingerprint = EXCLUDED.fingerprint, job_id = EXCLUDED.job_id,
+            created_at = now(), expires_at = EXCLUDED.expires_at
+      WHERE idempotency_keys.expires_at <= now()
+     RETURNING job_id
+   ), job AS (
+     INSERT INTO jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
+     SELECT $4::text, $5::text, $1::text, $2::text, $3::text, $6::text, $7::jsonb, 'accepted' FROM claimed
+     RETURNING ${COLUMNS}
+   ), queued AS (
+     INSERT INTO outbox (job_id, subject, trace_context) SELECT job_id, $8::text, $9::jsonb FROM job RETURNING id
+   )
+   SELECT job.*, (SELECT id FROM queued) AS outbox_id FROM job`;
+
+const SUBMIT_WITHOUT_KEY = `WITH job AS (
+     INSERT INTO jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
+     VALUES ($4, $5, $1, $2, $3, $6, $7, 'accepted')
+     RETURNING ${COLUMNS}
+   ), queued AS (
+     INSERT INTO outbox (job_id, subject, trace_context) SELECT job_id, $8::text, $9::jsonb FROM job RETURNING id
+   )
+   SELECT job.*, (SELECT id FROM queued) AS outbox_id FROM job`;
+
+/** A live key: the job it points to, and the fingerprint of the request that claimed it. */
+const REPLAY = `SELECT k.fingerprint, ${COLUMNS.split(',').map((c) => `j.${c.trim()}`).join(', ')}
+     FROM idempotency_keys k JOIN jobs j ON j.job_id = k.job_id
+    WHERE k.tenant_id = $1 AND k.partner_id = $2 AND k.client_id = $3 AND k.scope = $4 AND k.key = $5`;
+
 export interface SubmitInput {
   jobId: string;
   kind: string;
@@ -74,47 +109,15 @@ export interface SubmitInput {
  * Concurrent requests with one key serialize on the key's primary key: exactly one job results.
  */
 export async function submitJob(pool: Pool, input: SubmitInput): Promise<{ row: JobRow; replayed: boolean; outboxId?: string }> {
-  // One statement, so one round trip and one commit: claim the key (or reclaim an expired one),
-  // insert the job and its outbox row. A live key claims nothing, so nothing is inserted and the
-  // statement returns no row. Concurrent requests with one key serialize on the key's primary key:
-  // the loser's INSERT waits for the winner's commit, then finds the key taken.
   const trace = input.traceContext && Object.keys(input.traceContext).length > 0 ? JSON.stringify(input.traceContext) : null;
   const common = [input.tenantId, input.partnerId, input.clientId, input.jobId, input.kind, input.principalId, input.payloadJson, input.subject, trace];
-  const inserted = input.idempotency
-    ? await pool
-        .query<JobRow & { outbox_id: string }>(
-          `WITH claimed AS (
-             INSERT INTO idempotency_keys (tenant_id, partner_id, client_id, scope, key, fingerprint, job_id, expires_at)
-             VALUES ($1, $2, $3, $10, $11, $12, $4, now() + make_interval(hours => $13))
-             ON CONFLICT (tenant_id, partner_id, client_id, scope, key) DO UPDATE
-                SET fingerprint = EXCLUDED.fingerprint, job_id = EXCLUDED.job_id,
-                    created_at = now(), expires_at = EXCLUDED.expires_at
-              WHERE idempotency_keys.expires_at <= now()
-             RETURNING job_id
-           ), job AS (
-             INSERT INTO jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
-             SELECT $4::text, $5::text, $1::text, $2::text, $3::text, $6::text, $7::jsonb, 'accepted' FROM claimed
-             RETURNING ${COLUMNS}
-           ), queued AS (
-             INSERT INTO outbox (job_id, subject, trace_context) SELECT job_id, $8::text, $9::jsonb FROM job RETURNING id
-           )
-           SELECT job.*, (SELECT id FROM queued) AS outbox_id FROM job`,
-          [...common, input.idempotency.scope, input.idempotency.key, input.idempotency.fingerprint, input.retentionHours],
-        )
-        .catch(dbError)
-    : await pool
-        .query<JobRow & { outbox_id: string }>(
-          `WITH job AS (
-             INSERT INTO jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
-             VALUES ($4, $5, $1, $2, $3, $6, $7, 'accepted')
-             RETURNING ${COLUMNS}
-           ), queued AS (
-             INSERT INTO outbox (job_id, subject, trace_context) SELECT job_id, $8::text, $9::jsonb FROM job RETURNING id
-           )
-           SELECT job.*, (SELECT id FROM queued) AS outbox_id FROM job`,
-          common,
-        )
-        .catch(dbError);
+  const inserted = await pool
+    .query<JobRow & { outbox_id: string }>(
+      input.idempotency
+        ? prepared(SUBMIT_WITH_KEY, [...common, input.idempotency.scope, input.idempotency.key, input.idempotency.fingerprint, input.retentionHours])
+        : prepared(SUBMIT_WITHOUT_KEY, common),
+    )
+    .catch(dbError);
   const created = inserted.rows[0];
   if (created) {
     const { outbox_id: outboxId, ...row } = created;
@@ -124,12 +127,7 @@ export async function submitJob(pool: Pool, input: SubmitInput): Promise<{ row: 
   // The key is live: the same request gets its job back, a different one is refused.
   const { key, scope, fingerprint } = input.idempotency!;
   const existing = await pool
-    .query<JobRow & { fingerprint: string }>(
-      `SELECT k.fingerprint, ${COLUMNS.split(',').map((c) => `j.${c.trim()}`).join(', ')}
-         FROM idempotency_keys k JOIN jobs j ON j.job_id = k.job_id
-        WHERE k.tenant_id = $1 AND k.partner_id = $2 AND k.client_id = $3 AND k.scope = $4 AND k.key = $5`,
-      [input.tenantId, input.partnerId, input.clientId, scope, key],
-    )
+    .query<JobRow & { fingerprint: string }>(prepared(REPLAY, [input.tenantId, input.partnerId, input.clientId, scope, key]))
     .catch(dbError);
   const hit = existing.rows[0];
   if (!hit) throw new DomainError('unavailable', 'idempotency key changed concurrently; retry', { retryable: true });
@@ -150,23 +148,21 @@ export async function getJob(
   columns = COLUMNS,
 ): Promise<JobRow | undefined> {
   const r = scope
-    ? await pool.query<JobRow>(`SELECT ${columns} FROM jobs WHERE job_id = $1 AND tenant_id = $2 AND partner_id = $3`, [
-        jobId,
-        scope.tenantId,
-        scope.partnerId,
-      ])
-    : await pool.query<JobRow>(`SELECT ${columns} FROM jobs WHERE job_id = $1`, [jobId]);
+    ? await pool.query<JobRow>(prepared(`SELECT ${columns} FROM jobs WHERE job_id = $1 AND tenant_id = $2 AND partner_id = $3`, [jobId, scope.tenantId, scope.partnerId]))
+    : await pool.query<JobRow>(prepared(`SELECT ${columns} FROM jobs WHERE job_id = $1`, [jobId]));
   return r.rows[0];
 }
 
 /** Marks an unsettled job running (counting the delivery); returns the job as it then is. */
 export async function startJob(pool: Pool, jobId: string, delivery: number): Promise<JobRow | undefined> {
   const r = await pool.query<JobRow>(
-    `UPDATE jobs SET status = 'running', deliveries = GREATEST(deliveries, $2),
-            updated_at = date_trunc('milliseconds', clock_timestamp())
-      WHERE job_id = $1 AND status IN ('accepted', 'running')
-      RETURNING ${COLUMNS_WITH_PAYLOAD}`,
-    [jobId, delivery],
+    prepared(
+      `UPDATE jobs SET status = 'running', deliveries = GREATEST(deliveries, $2),
+              updated_at = date_trunc('milliseconds', clock_timestamp())
+        WHERE job_id = $1 AND status IN ('accepted', 'running')
+        RETURNING ${COLUMNS_WITH_PAYLOAD}`,
+      [jobId, delivery],
+    ),
   );
   return r.rows[0] ?? (await getJob(pool, jobId, undefined, COLUMNS_WITH_PAYLOAD));
 }
@@ -183,17 +179,19 @@ export async function settleJob(
 ): Promise<{ row: JobRow; settledNow: boolean } | undefined> {
   const isResult = 'resultJson' in outcome;
   const r = await pool.query<JobRow>(
-    `UPDATE jobs SET status = $2, result = $3, error = $4, settled_at = now(), deliveries = GREATEST(deliveries, $5),
-            updated_at = date_trunc('milliseconds', clock_timestamp())
-      WHERE job_id = $1 AND status IN ('accepted', 'running')
-      RETURNING ${COLUMNS}`,
-    [
-      jobId,
-      isResult ? 'succeeded' : 'failed',
-      isResult ? outcome.resultJson : null,
-      isResult ? null : JSON.stringify({ code: outcome.error.code, message: outcome.error.message, retryable: !!outcome.error.retryable }),
-      delivery,
-    ],
+    prepared(
+      `UPDATE jobs SET status = $2, result = $3, error = $4, settled_at = now(), deliveries = GREATEST(deliveries, $5),
+              updated_at = date_trunc('milliseconds', clock_timestamp())
+        WHERE job_id = $1 AND status IN ('accepted', 'running')
+        RETURNING ${COLUMNS}`,
+      [
+        jobId,
+        isResult ? 'succeeded' : 'failed',
+        isResult ? outcome.resultJson : null,
+        isResult ? null : JSON.stringify({ code: outcome.error.code, message: outcome.error.message, retryable: !!outcome.error.retryable }),
+        delivery,
+      ],
+    ),
   );
   if (r.rows[0]) return { row: r.rows[0], settledNow: true };
   const existing = await getJob(pool, jobId);
@@ -215,7 +213,7 @@ export interface OutboxJobRow {
 }
 
 export async function deleteOutbox(pool: Pool, ids: string[]): Promise<void> {
-  if (ids.length) await pool.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [ids]);
+  if (ids.length) await pool.query(prepared('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [ids]));
 }
 
 /** Removes idempotency keys past their retention. */

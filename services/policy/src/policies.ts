@@ -3,7 +3,7 @@
 // indistinguishable from a missing one.
 import { DomainError, type ErrorDetail } from '@partner/shared/errors';
 import { iso } from '@partner/shared/ids';
-import type { Pool } from '@partner/shared/pg';
+import { prepared, type Pool } from '@partner/shared/pg';
 import type { Policy } from '@partner/shared/generated/partner/policy/v1/Policy';
 import type { PolicyStatus__Output } from '@partner/shared/generated/partner/policy/v1/PolicyStatus';
 import type { ListPoliciesRequest__Output } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
@@ -136,7 +136,7 @@ export async function listPolicies(
   codec: CursorCodec,
 ): Promise<{ rows: PolicyRow[]; nextCursor: string }> {
   const q = listQuery(owner, args);
-  const { rows } = await pool.query<PolicyRow>(q.text, q.values);
+  const { rows } = await pool.query<PolicyRow>(prepared(q.text, q.values));
   if (rows.length <= args.limit) return { rows, nextCursor: '' };
   const page = rows.slice(0, args.limit);
   const last = page[page.length - 1]!;
@@ -147,8 +147,11 @@ export async function listPolicies(
 export async function getPolicy(pool: Pool, owner: Owner, policyId: string): Promise<PolicyRow | undefined> {
   if (!isUuid(policyId)) return undefined;
   const r = await pool.query<PolicyRow>(
-    `SELECT ${COLUMNS} FROM policies WHERE policy_id = $1 AND tenant_id = $2 AND partner_id = $3`,
-    [policyId.toLowerCase(), owner.tenantId, owner.partnerId],
+    prepared(`SELECT ${COLUMNS} FROM policies WHERE policy_id = $1 AND tenant_id = $2 AND partner_id = $3`, [
+      policyId.toLowerCase(),
+      owner.tenantId,
+      owner.partnerId,
+    ]),
   );
   return r.rows[0];
 }

@@ -1,6 +1,6 @@
 // The product catalogue: products a submission may name. Unknown or inactive products fail the
 // submission's job with unknown_product.
-import type { Pool } from '@partner/shared/pg';
+import { prepared, type Pool } from '@partner/shared/pg';
 
 export interface ProductRow {
   product_id: string;
@@ -9,7 +9,7 @@ export interface ProductRow {
 }
 
 export async function getProduct(pool: Pool, productId: string): Promise<ProductRow | undefined> {
-  const r = await pool.query<ProductRow>('SELECT product_id, name, active FROM products WHERE product_id = $1', [productId]);
+  const r = await pool.query<ProductRow>(prepared('SELECT product_id, name, active FROM products WHERE product_id = $1', [productId]));
   return r.rows[0];
 }
 

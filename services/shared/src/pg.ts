@@ -2,6 +2,7 @@
 // versioned SQL migration runner (files NNNN_name.sql, applied once each, in order, under an
 // advisory lock so replicas starting together do not race), and the pool's gauges.
 import pg from 'pg';
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from './logger.js';
@@ -15,6 +16,23 @@ export type PoolClient = pg.PoolClient;
 pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
 // NUMERIC stays a decimal string: amounts never pass through a float.
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
+
+const statementNames = new Map<string, string>();
+
+/**
+ * A query as a named prepared statement: each connection parses and plans the text once, then only
+ * binds and executes it. For the hot statements, where planning costs more than executing (the
+ * SubmitJob statement: 0.43 ms unnamed, 0.15 ms prepared; docs/performance.md). The name is derived
+ * from the text, so one text always has one name, on every connection.
+ */
+export function prepared(text: string, values: unknown[]): pg.QueryConfig {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `p_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values };
+}
 
 export function createPool(opts: { url: string; schema: string; max: number; applicationName: string; logger: Logger }): Pool {
   const pool = new pg.Pool({

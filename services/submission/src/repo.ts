@@ -1,6 +1,6 @@
 // Data access for submissions. Creation is idempotent by job id.
 import { newUuid } from '@partner/shared/ids';
-import type { Pool } from '@partner/shared/pg';
+import { prepared, type Pool } from '@partner/shared/pg';
 import type { Submission } from '@partner/shared/proto-types';
 
 interface SubmissionRow {
@@ -56,34 +56,35 @@ export interface NewSubmission {
 /** Creates the submission for a job, or returns the one that job already created. */
 export async function createSubmission(pool: Pool, s: NewSubmission): Promise<{ row: SubmissionRow; created: boolean }> {
   const ins = await pool.query<SubmissionRow>(
-    `INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
-                              effective_date, product_id, applicant, submission_name, status)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'submitted')
-     ON CONFLICT (job_id) DO NOTHING
-     RETURNING ${COLUMNS}`,
-    [
-      newUuid(),
-      s.jobId,
-      s.tenantId,
-      s.partnerId,
-      s.principalId,
-      s.externalRef,
-      s.submissionType,
-      s.effectiveDate,
-      s.productId,
-      JSON.stringify({ legalName: s.legalName }),
-      submissionName(s.legalName),
-    ],
+    prepared(
+      `INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
+                                effective_date, product_id, applicant, submission_name, status)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'submitted')
+       ON CONFLICT (job_id) DO NOTHING
+       RETURNING ${COLUMNS}`,
+      [
+        newUuid(),
+        s.jobId,
+        s.tenantId,
+        s.partnerId,
+        s.principalId,
+        s.externalRef,
+        s.submissionType,
+        s.effectiveDate,
+        s.productId,
+        JSON.stringify({ legalName: s.legalName }),
+        submissionName(s.legalName),
+      ],
+    ),
   );
   if (ins.rows[0]) return { row: ins.rows[0], created: true };
-  const existing = await pool.query<SubmissionRow>(`SELECT ${COLUMNS} FROM submissions WHERE job_id = $1`, [s.jobId]);
+  const existing = await pool.query<SubmissionRow>(prepared(`SELECT ${COLUMNS} FROM submissions WHERE job_id = $1`, [s.jobId]));
   return { row: existing.rows[0]!, created: false };
 }
 
 export async function getSubmission(pool: Pool, tenantId: string, partnerId: string, id: string): Promise<SubmissionRow | undefined> {
   const r = await pool.query<SubmissionRow>(
-    `SELECT ${COLUMNS} FROM submissions WHERE submission_id = $1 AND tenant_id = $2 AND partner_id = $3`,
-    [id, tenantId, partnerId],
+    prepared(`SELECT ${COLUMNS} FROM submissions WHERE submission_id = $1 AND tenant_id = $2 AND partner_id = $3`, [id, tenantId, partnerId]),
   );
   return r.rows[0];
 }
