@@ -6,6 +6,7 @@ import { provision, submissionBody } from './support/fixtures.js';
 import { until } from './support/poll.js';
 import { Stack } from './support/stack.js';
 import { PrivateNats } from './support/nats-server.js';
+import { scrape } from './support/metrics.js';
 
 
 describe('a worker killed after the effect, before the ack', () => {
@@ -20,7 +21,8 @@ describe('a worker killed after the effect, before the ack', () => {
 
   it('settles the job once, with the one submission the first delivery created', async () => {
     const fast = { WORKER_ACK_WAIT_MS: '1000', WORKER_BACKOFF_MS: '100' };
-    const doomed = await stack.spawnService('worker', { ...fast, WORKER_TEST_FAULT: 'exit-after-effect' });
+    // Never marked running: the job's first delivery runs from its message alone.
+    const doomed = await stack.spawnService('worker', { ...fast, WORKER_TEST_FAULT: 'exit-after-effect', WORKER_RUNNING_AFTER_MS: '60000' });
     const accepted = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Fault Tolerant Ltd') });
     expect(accepted.status).toBe(202);
     const jobId = accepted.body.id as string;
@@ -28,8 +30,8 @@ describe('a worker killed after the effect, before the ack', () => {
     expect(await doomed.exited).toBe(86);
     const made = await stack.sql<{ submission_id: string }>('SELECT submission_id FROM submission.submissions WHERE job_id = $1', [jobId]);
     expect(made).toHaveLength(1);
-    const [unsettled] = await stack.sql<{ status: string }>('SELECT status FROM job.jobs WHERE job_id = $1', [jobId]);
-    expect(['accepted', 'running']).toContain(unsettled!.status);
+    const [unsettled] = await stack.sql<{ status: string; deliveries: number }>('SELECT status, deliveries FROM job.jobs WHERE job_id = $1', [jobId]);
+    expect(unsettled).toEqual({ status: 'accepted', deliveries: 0 });
 
     await stack.spawnService('worker', fast);
     const settled = await stack.api('GET', `/v1/jobs/${jobId}`, { token, headers: { prefer: 'wait=25' } });
@@ -37,6 +39,8 @@ describe('a worker killed after the effect, before the ack', () => {
     expect(settled.body.result.submissionId).toBe(made[0]!.submission_id);
     const after = await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [jobId]);
     expect(after).toHaveLength(1);
+    // The redelivery read the job first (StartJob) and counted itself.
+    expect((await stack.sql<{ deliveries: number }>('SELECT deliveries FROM job.jobs WHERE job_id = $1', [jobId]))[0]!.deliveries).toBe(2);
     // Settled by the second worker (the first never settles: it exits before doing so).
     const settledBy = stack.logs.filter((l) => l.includes(jobId) && l.includes('"outcome":"succeeded"') && l.includes('"service":"worker"'));
     expect(settledBy.length).toBeGreaterThanOrEqual(1);
@@ -137,6 +141,17 @@ describe('jobs whose message is lost or has no job', () => {
     await stack.startWorker();
     const settled = await stack.api('GET', `/v1/jobs/${job!.job_id}`, { token, headers: { prefer: 'wait=20' } });
     expect(settled.body.status).toBe('succeeded');
+    expect(await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [job!.job_id])).toHaveLength(1);
+  });
+
+  it('does not run a settled job again when its outbox row is published once more, past the duplicate window', async () => {
+    const [job] = await stack.sql<{ job_id: string }>("SELECT job_id FROM job.jobs WHERE status = 'succeeded'");
+    const skipped = async () => (await scrape(stack.opsUrls.worker!)).sum('partner_worker_jobs_processed_total', { outcome: 'skipped' });
+    const before = await skipped();
+    // A row that outlived its message and the duplicate window (1 s here): say its delete failed.
+    // The relay publishes it with the job id alone, so the worker reads the job and skips it.
+    await stack.sql('INSERT INTO job.outbox (job_id, subject) VALUES ($1, $2)', [job!.job_id, `${stack.prefix}.jobs.submission_create`]);
+    await until('the worker skips the settled job', async () => (await skipped()) === before + 1);
     expect(await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [job!.job_id])).toHaveLength(1);
   });
 

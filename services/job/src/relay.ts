@@ -5,16 +5,17 @@
 // are idempotent by job id beyond it). Each publish is a PRODUCER span whose context travels in the
 // message headers to the worker: the fast path's parent is the SubmitJob call; the loop's is the
 // context recorded with the outbox row, so a job published late still continues its request's trace.
-// A message carries the whole job (kind, caller, payload), so its first delivery needs no read. The
-// fast path's outbox rows are deleted in batches: a row left by a crash is published again by the
-// loop, and JetStream drops it as a duplicate.
+// The fast path's message carries the whole job (kind, caller, payload), so its first delivery needs
+// no read; the loop's carries the job id alone, so the worker reads the job first and skips it if it
+// has settled meanwhile (a row can outlive the message it was already published as, and JetStream's
+// duplicate window). The fast path's outbox rows are deleted in batches: a row left by a crash is
+// published again by the loop, and JetStream drops it as a duplicate.
 import type { JetStreamClient, NatsConnection, PubAck } from 'nats';
 import type { Logger } from '@partner/shared/logger';
 import type { Pool } from '@partner/shared/pg';
 import { ensureJobsStream, natsNames, traceHeaders } from '@partner/shared/nats';
 import { context, extractContext, inSpan, SpanKind, type Context } from '@partner/shared/tracing';
-import { jobMessageJson } from '@partner/shared/jobs';
-import { deleteOutbox, type OutboxJobRow } from './repo.js';
+import { deleteOutbox, type OutboxRow } from './repo.js';
 
 /** A job to publish: its message body and the trace context its PRODUCER span continues. */
 interface Outgoing {
@@ -45,6 +46,9 @@ export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
   private draining: Promise<void> | undefined;
   private stopped = false;
+  /** Fast-path publishes awaiting their acknowledgement. */
+  private readonly publishing = new Set<Promise<void>>();
+  /** Outbox rows of jobs the fast path published, to delete in the next batch. */
   private published: string[] = [];
   private deleteTimer: NodeJS.Timeout | undefined;
   private deleting: Promise<void> = Promise.resolve();
@@ -82,6 +86,7 @@ export class OutboxRelay {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.draining;
+    await Promise.all(this.publishing);
     await this.deletePublished();
   }
 
@@ -133,18 +138,23 @@ export class OutboxRelay {
 
   /** Fast path after a commit: publish this job now; the loop retries if this fails. */
   publishNow(outboxId: string, job: Omit<Outgoing, 'parent'>): void {
-    this.publish([{ ...job, parent: context.active() }]).then(
-      () => {
-        this.opts.metrics?.published(1);
-        this.published.push(outboxId);
-        if (this.published.length >= DELETE_BATCH_MAX) void this.deletePublished();
-        else this.deleteTimer ??= setTimeout(() => void this.deletePublished(), DELETE_BATCH_MS);
-      },
-      (err: unknown) => {
-        this.opts.metrics?.failed();
-        this.opts.logger.warn({ jobId: job.jobId, err: (err as Error).message }, 'job not published yet; the outbox relay will retry');
-      },
-    );
+    const p = this.publish([{ ...job, parent: context.active() }])
+      .then(
+        () => {
+          this.opts.metrics?.published(1);
+          this.published.push(outboxId);
+          // Once stopping, stop() deletes what is left after the last publish.
+          if (this.stopped) return;
+          if (this.published.length >= DELETE_BATCH_MAX) void this.deletePublished();
+          else this.deleteTimer ??= setTimeout(() => void this.deletePublished(), DELETE_BATCH_MS);
+        },
+        (err: unknown) => {
+          this.opts.metrics?.failed();
+          this.opts.logger.warn({ jobId: job.jobId, err: (err as Error).message }, 'job not published yet; the outbox relay will retry');
+        },
+      )
+      .finally(() => this.publishing.delete(p));
+    this.publishing.add(p);
   }
 
   /**
@@ -187,27 +197,15 @@ export class OutboxRelay {
       try {
         await client.query('BEGIN');
         const rows = (
-          await client.query<OutboxJobRow>(
-            `SELECT o.id, o.job_id, o.subject, o.trace_context, j.kind, j.tenant_id, j.partner_id, j.client_id,
-                    j.principal_id, j.payload::text AS payload_json
-               FROM outbox o JOIN jobs j ON j.job_id = o.job_id
-              WHERE o.created_at < now() - interval '1 second'
-              ORDER BY o.id LIMIT 200 FOR UPDATE OF o SKIP LOCKED`,
+          await client.query<OutboxRow>(
+            `SELECT id, job_id, subject, trace_context FROM outbox
+              WHERE created_at < now() - interval '1 second'
+              ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`,
           )
         ).rows;
         if (rows.length > 0) {
           await this.publish(
-            rows.map((r) => ({
-              jobId: r.job_id,
-              subject: r.subject,
-              body: jobMessageJson(
-                r.job_id,
-                r.kind,
-                { tenantId: r.tenant_id, partnerId: r.partner_id, clientId: r.client_id, principalId: r.principal_id ?? '' },
-                r.payload_json,
-              ),
-              parent: carrierContext(r.trace_context),
-            })),
+            rows.map((r) => ({ jobId: r.job_id, subject: r.subject, body: JSON.stringify({ jobId: r.job_id }), parent: carrierContext(r.trace_context) })),
           );
           await client.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
         }

@@ -198,18 +198,11 @@ export async function settleJob(
   return existing ? { row: existing, settledNow: false } : undefined;
 }
 
-/** An outbox row with what its job message carries. */
-export interface OutboxJobRow {
+export interface OutboxRow {
   id: string;
   job_id: string;
   subject: string;
   trace_context: Record<string, string> | null;
-  kind: string;
-  tenant_id: string;
-  partner_id: string;
-  client_id: string;
-  principal_id: string | null;
-  payload_json: string;
 }
 
 export async function deleteOutbox(pool: Pool, ids: string[]): Promise<void> {

@@ -253,7 +253,7 @@ export class JobConsumer {
         payload = JSON.parse(started.payloadJson);
       }
       kind = job.kind;
-      const handler = HANDLERS[job.kind];
+      const handler = Object.hasOwn(HANDLERS, job.kind) ? HANDLERS[job.kind] : undefined;
       let outcome: { resultJson: string } | { error: { code: string; message: string; retryable: boolean } };
       try {
         if (!handler) throw new JobFailed({ code: 'internal', message: `no handler for job kind ${job.kind}`, retryable: false });
