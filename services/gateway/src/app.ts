@@ -25,7 +25,7 @@ import { attachmentRoutes } from './routes/attachments.js';
 import { openapiRoute } from './routes/openapi.js';
 import { SettlementWaiters } from './waiters.js';
 import { connectNats, natsNames, natsReadiness } from '@partner/shared/nats';
-import { trace, TRACER_NAME } from '@partner/shared/tracing';
+import { tracerProviderRegistered } from '@partner/shared/tracing';
 import type { NatsConnection } from 'nats';
 
 export interface GatewayAppDeps {
@@ -36,17 +36,6 @@ export interface GatewayAppDeps {
   registry: Registry;
   metrics: GatewayMetrics;
   waiters: SettlementWaiters;
-}
-
-/**
- * Whether a tracer provider is registered: the SDK telemetry.ts starts when traces are exported, or a
- * test's. Without one the API's proxy has no tracer to delegate to, and every span is a no-op.
- */
-function tracerProviderRegistered(): boolean {
-  const provider = trace.getTracerProvider() as ReturnType<typeof trace.getTracerProvider> & {
-    getDelegateTracer?(name: string): unknown;
-  };
-  return provider.getDelegateTracer?.(TRACER_NAME) !== undefined;
 }
 
 export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {

@@ -4,11 +4,22 @@ import { headers } from 'nats';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { node } from '@opentelemetry/sdk-node';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { contextCarrier, extractContext, inSpan, injectContext, startHttpServerSpan, traceFields, traceIdOf, trace } from './tracing.js';
+import {
+  contextCarrier,
+  extractContext,
+  inSpan,
+  injectContext,
+  startHttpServerSpan,
+  traceFields,
+  traceIdOf,
+  trace,
+  tracerProviderRegistered,
+} from './tracing.js';
 import { contextFromHeaders, traceHeaders } from './nats.js';
 
 const exporter = new InMemorySpanExporter();
-new node.NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).register();
+const provider = new node.NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+provider.register();
 afterEach(() => exporter.reset());
 
 const PARTNER_TRACE = '0af7651916cd43dd8448eb211c80319c';
@@ -74,5 +85,17 @@ describe('context in carriers', () => {
     const [span] = exporter.getFinishedSpans();
     expect(span!.status).toMatchObject({ code: SpanStatusCode.ERROR, message: 'boom' });
     expect(span!.events.map((e) => e.name)).toEqual(['exception']);
+  });
+});
+
+describe('tracerProviderRegistered', () => {
+  it('tells a registered tracer provider from none', () => {
+    expect(tracerProviderRegistered()).toBe(true);
+    trace.disable();
+    try {
+      expect(tracerProviderRegistered()).toBe(false);
+    } finally {
+      provider.register();
+    }
   });
 });

@@ -29,6 +29,18 @@ export function tracer() {
   return trace.getTracer(TRACER_NAME);
 }
 
+/**
+ * Whether a tracer provider is registered: the SDK telemetry.ts starts when traces are exported, or a
+ * test's. Without one the API's proxy has no tracer to delegate to, and every span is a no-op, so a
+ * hot path may skip making them.
+ */
+export function tracerProviderRegistered(): boolean {
+  const provider = trace.getTracerProvider() as ReturnType<typeof trace.getTracerProvider> & {
+    getDelegateTracer?(name: string): unknown;
+  };
+  return provider.getDelegateTracer?.(TRACER_NAME) !== undefined;
+}
+
 /** The trace id of the active span (or of ctx), for log lines; undefined when nothing is traced. */
 export function traceIdOf(ctx: Context = context.active()): string | undefined {
   const sc = trace.getSpanContext(ctx);
