@@ -176,11 +176,11 @@ export async function timeline(stack, records, tap) {
   );
   const byKey = new Map(rows.map((r) => [r.key, r]));
   const stageNames = [
-    'request sent → SubmitJob transaction begins (gateway: auth, rate limit, guard, body, ajv, fingerprint; gRPC SubmitJob; pool checkout, BEGIN)',
-    'transaction begins → job row inserted (idempotency-key INSERT, jobs INSERT)',
+    'request sent → SubmitJob statement begins (gateway: auth, rate limit, guard, body, ajv, fingerprint; gRPC SubmitJob; pool checkout)',
+    'statement begins → job row inserted (idempotency-key INSERT, jobs INSERT: one statement)',
     'job row → job published to JetStream (outbox INSERT, COMMIT, fast-path publish)',
     'published → delivered to the worker (JetStream, pull consumer)',
-    'delivered → submission row inserted (StartJob, GetProduct, CreateSubmission: 3 gRPC hops, 3 queries)',
+    'delivered → submission row inserted (CreateSubmission hop; GetProduct only on a cache miss, StartJob only past WORKER_RUNNING_AFTER_MS)',
     'submission row → settling UPDATE starts (CreateSubmission reply, SettleJob hop)',
     'settling UPDATE → settlement event on NATS (UPDATE, COMMIT, publish)',
     'settlement event → response received (gateway wake-up, HTTP response)',
