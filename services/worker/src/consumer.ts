@@ -225,9 +225,10 @@ export class JobConsumer {
       let job: JobToRun;
       let payload: unknown;
       if (delivery === 1 && 'caller' in message) {
-        // A first delivery carries the whole job: start on the effect at once. The job is marked
-        // running only if it outlasts runningAfterMs; a job that ends sooner goes from accepted
-        // straight to settled, sparing a gRPC hop and a commit.
+        // The first delivery of the message published right after the job's commit, which carries
+        // the whole job: start on the effect at once. The job is marked running only if it outlasts
+        // runningAfterMs; a job that ends sooner goes from accepted straight to settled, sparing a
+        // gRPC hop and a commit.
         ({ payload } = message);
         job = { id: jobId, kind: message.kind, caller: message.caller };
         const mark = () => {
@@ -239,8 +240,8 @@ export class JobConsumer {
         if (this.config.runningAfterMs === 0) mark();
         else markRunning = setTimeout(mark, this.config.runningAfterMs);
       } else {
-        // A redelivery (or an older message): read the job, count the delivery, and skip it if
-        // another delivery settled it meanwhile.
+        // A redelivery, or a message carrying the job id alone (published by the outbox relay, or by
+        // an older version): read the job, count the delivery, and skip it if it has settled.
         const started = (await this.clients.job.StartJob({ jobId, delivery })).job;
         if (!started?.caller) throw new DomainError('internal', 'StartJob returned no job');
         kind = started.kind;
