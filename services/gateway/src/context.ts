@@ -24,10 +24,11 @@ export interface GatewayState {
   /** Trace id of the request's server span, when traced (logs). */
   traceId?: string;
   /**
-   * Set by a route that answers later (a wait under Prefer: wait): the pipeline awaits it once the
-   * routes have returned, and renders what it leaves on ctx, or the error it rejects with.
+   * Set by a route that answers later (a wait under Prefer: wait): the pipeline awaits `done` once the
+   * routes have returned, and renders what it leaves on ctx, or the error it rejects with; `cancel`
+   * releases the wait when the request ends another way (a route that threw after setting it).
    */
-  answer?: Promise<void>;
+  answer?: { done: Promise<void>; cancel(): void };
 }
 
 export type GatewayContext = Koa.ParameterizedContext<GatewayState>;

@@ -7,7 +7,8 @@
 //
 // One level rather than a chain of seven keeps the cost of a request down, and it is the only frame a
 // request waiting under Prefer: wait stays suspended in: such a route returns at once and leaves
-// ctx.state.answer, awaited here (see answerOnSettlement in routes/jobs-http.ts).
+// ctx.state.answer, awaited here (see answerOnSettlement in routes/jobs-http.ts). The choice of
+// making server spans is taken when the app is built: register a tracer provider before that.
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '@partner/shared/errors';
 import type { Logger } from '@partner/shared/logger';
@@ -48,8 +49,8 @@ export function pipeline(opts: PipelineOptions): GatewayMiddleware {
     // The route template (/v1/jobs/:id) the router matched, for bounded metric labels and logs.
     ctx.state.route ??= (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    metrics.observe(ctx, seconds);
     metrics.inflight.dec();
+    metrics.observe(ctx, seconds);
     // Every error has been rendered, so ctx.status is the final status.
     server?.end(ctx.state.route, ctx.status);
     if (!accessLog.isLevelEnabled('info')) return;
@@ -76,7 +77,7 @@ export function pipeline(opts: PipelineOptions): GatewayMiddleware {
       await opts.authenticate(ctx);
       opts.rateLimit(ctx);
       await next();
-      if (ctx.state.answer) await ctx.state.answer;
+      if (ctx.state.answer) await ctx.state.answer.done;
       if (ctx.body === undefined || ctx.body === null) {
         if (ctx.status === 404) throw new DomainError('not_found', `no route for ${ctx.method} ${ctx.path}`);
         // The router's allowedMethods() has set Allow; answer in the envelope.
@@ -85,6 +86,8 @@ export function pipeline(opts: PipelineOptions): GatewayMiddleware {
         }
       }
     } catch (err) {
+      // A route that failed after it had started a wait: nobody will await that answer.
+      ctx.state.answer?.cancel();
       renderError(ctx, asDomainError(err, logger, ctx));
     } finally {
       complete(ctx, started, server);

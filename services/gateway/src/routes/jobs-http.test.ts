@@ -13,7 +13,8 @@ const logger = createLogger('test', 'silent');
 function fakeContext() {
   const res = Object.assign(new EventEmitter(), { destroyed: false });
   const socket = { destroyed: false };
-  const ctx = { res, req: { socket }, state: { deadline: Date.now() + 1_000 } } as unknown as GatewayContext;
+  const caller = { tenant: 't', partnerId: 'p', clientId: 'c' };
+  const ctx = { res, req: { socket }, state: { deadline: Date.now() + 1_000, caller } } as unknown as GatewayContext;
   /** The client going away, as Node reports it. */
   const disconnect = () => {
     res.destroyed = true;
@@ -56,7 +57,7 @@ describe('answerOnSettlement', () => {
     expect(answer).not.toHaveBeenCalled();
     const job: JobView = { id: 'job_a', status: 'succeeded', result: {}, createdAt: 'c', updatedAt: 'u' };
     publish(job);
-    await ctx.state.answer;
+    await ctx.state.answer?.done;
     expect(answer).toHaveBeenCalledWith(job);
   });
 
@@ -70,9 +71,28 @@ describe('answerOnSettlement', () => {
     expect(waiters.size).toBe(1);
     disconnect();
     expect(waiters.size).toBe(0);
-    await ctx.state.answer;
+    await ctx.state.answer?.done;
     expect(answer).toHaveBeenCalledWith(undefined);
     expect(GetJob).not.toHaveBeenCalled();
+  });
+
+  it('keeps a failed re-read for the pipeline, even when it fails before the route has returned', async () => {
+    const waiters = new SettlementWaiters(10, logger);
+    const { deps, GetJob } = fakeDeps(waiters);
+    const reread = new Promise<void>((resolve) =>
+      GetJob.mockImplementation(async () => {
+        resolve();
+        throw new Error('job service down');
+      }),
+    );
+    const { ctx } = fakeContext();
+    const waiter = waiters.register('job_a', 1)!;
+    answerOnSettlement(ctx, deps, 'job_a', waiter, vi.fn());
+    await reread;
+    // A turn of the event loop with nobody awaiting the answer yet: no unhandled rejection (vitest
+    // fails the run on one), and the pipeline, awaiting it later, still gets the error.
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(ctx.state.answer!.done).rejects.toThrow();
   });
 
   it('releases the waiter at once when the client went away while the job was read', async () => {
@@ -84,7 +104,7 @@ describe('answerOnSettlement', () => {
     const answer = vi.fn<(job: JobView | undefined) => void>();
     answerOnSettlement(ctx, deps, 'job_a', waiter, answer);
     expect(waiters.size).toBe(0);
-    await ctx.state.answer;
+    await ctx.state.answer?.done;
     expect(answer).toHaveBeenCalledWith(undefined);
     expect(GetJob).not.toHaveBeenCalled();
   });

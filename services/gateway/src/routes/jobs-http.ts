@@ -91,5 +91,8 @@ export function answerOnSettlement(
   // (It may have gone already, while the job was read.)
   if (ctx.res.destroyed) waiter.cancel();
   else ctx.res.once('close', waiter.cancel);
-  ctx.state.answer = awaitSettlement(ctx, deps, jobId, waiter, answer);
+  const done = awaitSettlement(ctx, deps, jobId, waiter, answer);
+  // Handled here as well: it may fail (its re-read) before the route returns and the pipeline awaits it.
+  done.catch(() => undefined);
+  ctx.state.answer = { done, cancel: waiter.cancel };
 }
