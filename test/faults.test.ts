@@ -1,7 +1,9 @@
 // Faults the job path must survive without losing or duplicating anything: a worker process killed
 // after a job's effect but before its ack, and NATS down while a job is accepted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from 'nats';
+import { jobMessageJson } from '@partner/shared/jobs';
 import { provision, submissionBody } from './support/fixtures.js';
 import { until } from './support/poll.js';
 import { Stack } from './support/stack.js';
@@ -153,6 +155,29 @@ describe('jobs whose message is lost or has no job', () => {
     await stack.sql('INSERT INTO job.outbox (job_id, subject) VALUES ($1, $2)', [job!.job_id, `${stack.prefix}.jobs.submission_create`]);
     await until('the worker skips the settled job', async () => (await skipped()) === before + 1);
     expect(await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [job!.job_id])).toHaveLength(1);
+  });
+
+  it('reports a delivery that ran a job already settled the other way', async () => {
+    const failed = await stack.api('POST', '/v1/submissions', {
+      token,
+      json: { ...submissionBody(), productId: randomUUID() },
+      headers: { prefer: 'wait=10' },
+    });
+    expect(failed.body.error.code).toBe('unknown_product');
+    const jobId = failed.body.jobId as string;
+    const [row] = await stack.sql<{ tenant_id: string; partner_id: string; client_id: string }>(
+      'SELECT tenant_id, partner_id, client_id FROM job.jobs WHERE job_id = $1',
+      [jobId],
+    );
+    // The job delivered again as a new message, one that now runs (as after a consumer recreated by
+    // hand while the job's message was unacknowledged, and the product added meanwhile).
+    const caller = { tenantId: row!.tenant_id, partnerId: row!.partner_id, clientId: row!.client_id, principalId: '' };
+    await nc.jetstream().publish(`${stack.prefix}.jobs.submission_create`, jobMessageJson(jobId, 'submission.create', caller, JSON.stringify(submissionBody())), {
+      msgID: `${jobId}-again`,
+    });
+    await until('the worker reports it', async () => stack.logs.some((l) => l.includes(jobId) && l.includes('already settled with another outcome')));
+    const [job] = await stack.sql<{ status: string }>('SELECT status FROM job.jobs WHERE job_id = $1', [jobId]);
+    expect(job!.status).toBe('failed');
   });
 
   it('drops a message whose job the job service does not know, instead of redelivering it forever', async () => {

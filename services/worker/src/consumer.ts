@@ -275,8 +275,13 @@ export class JobConsumer {
       }
       clearTimeout(markRunning);
       await marked;
-      await this.clients.job.SettleJob({ jobId, delivery, ...outcome });
+      const reply = await this.clients.job.SettleJob({ jobId, delivery, ...outcome });
       const settled = 'resultJson' in outcome ? 'succeeded' : 'failed';
+      if (!reply.settledNow && reply.job?.status !== `JOB_STATUS_${settled.toUpperCase()}`) {
+        // Another delivery settled it the other way first (e.g. a message delivered again as new after
+        // its consumer was recreated): this effect's outcome is not the job's. Say so, for follow-up.
+        log().error({ kind, settled: reply.job?.status, ran: settled }, 'job already settled with another outcome; this delivery ran it again');
+      }
       this.metrics?.processed(kind, settled);
       m.ack();
       return { jobId, kind, outcome: settled, ...('error' in outcome ? { error: outcome.error.code } : {}) };
