@@ -4,46 +4,57 @@
 // go to the auth service and are cached briefly.
 import { DomainError } from '@partner/shared/errors';
 import type { Permission } from '@partner/shared/permissions';
-import { callerOf, remainingMs, type Caller, type GatewayContext, type GatewayMiddleware } from '../context.js';
-
-export interface PrincipalResolver {
-  (tenant: string, partnerId: string, principalId: string, timeoutMs: number): Promise<boolean>;
-}
+import { callerOf, remainingMs, type Caller, type GatewayMiddleware } from '../context.js';
 
 const PRINCIPAL_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 
-/** Caches the resolver's answers: positive ones for ttlMs, negative ones for a fifth of it. */
-export function cachedResolver(resolve: PrincipalResolver, ttlMs: number, maxEntries = 50_000): PrincipalResolver {
+/** Whether a principal is registered for the partner: an answer at once (cached), or a lookup. */
+export interface PrincipalResolver {
+  (tenant: string, partnerId: string, principalId: string, timeoutMs: number): boolean | Promise<boolean>;
+}
+
+/**
+ * Caches the resolver's answers: positive ones for ttlMs, negative ones for a fifth of it. A cached
+ * answer is returned as is, not as a promise: most requests that name a principal name a cached one.
+ */
+export function cachedResolver(
+  resolve: (tenant: string, partnerId: string, principalId: string, timeoutMs: number) => Promise<boolean>,
+  ttlMs: number,
+  maxEntries = 50_000,
+): PrincipalResolver {
   const cache = new Map<string, { registered: boolean; until: number }>();
-  return async (tenant, partnerId, principalId, timeoutMs) => {
+  return (tenant, partnerId, principalId, timeoutMs) => {
     const key = `${tenant}\u0000${partnerId}\u0000${principalId}`;
     const hit = cache.get(key);
     if (hit && hit.until > Date.now()) return hit.registered;
-    const registered = await resolve(tenant, partnerId, principalId, timeoutMs);
-    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
-    cache.set(key, { registered, until: Date.now() + (registered ? ttlMs : ttlMs / 5) });
-    return registered;
+    return resolve(tenant, partnerId, principalId, timeoutMs).then((registered) => {
+      if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
+      cache.set(key, { registered, until: Date.now() + (registered ? ttlMs : ttlMs / 5) });
+      return registered;
+    });
   };
 }
 
 export function guard(permission: Permission, resolvePrincipal: PrincipalResolver): GatewayMiddleware {
-  const withPrincipal = async (ctx: GatewayContext, caller: Caller, header: string | string[], next: () => Promise<unknown>) => {
-    const principalId = Array.isArray(header) ? '' : header.trim();
-    const registered =
-      PRINCIPAL_ID.test(principalId) && (await resolvePrincipal(caller.tenant, caller.partnerId, principalId, remainingMs(ctx)));
+  const admit = (caller: Caller, principalId: string, registered: boolean, next: () => Promise<unknown>) => {
     if (!registered) {
       throw new DomainError('principal_not_registered', 'x-principal-id does not name a principal registered for this partner');
     }
     caller.principalId = principalId;
-    await next();
+    return next();
   };
-  // Not async: most requests name no principal, and then there is nothing to wait for.
+  // Not async: most requests name no principal or a cached one, and then there is nothing to wait for.
   return (ctx, next) => {
     const caller = callerOf(ctx);
     if (!caller.permissions.has(permission)) {
       throw new DomainError('forbidden', `this client is not provisioned for ${permission}`);
     }
-    const principalHeader = ctx.headers['x-principal-id'];
-    return principalHeader === undefined ? next() : withPrincipal(ctx, caller, principalHeader, next);
+    const header = ctx.headers['x-principal-id'];
+    if (header === undefined) return next();
+    const principalId = Array.isArray(header) ? '' : header.trim();
+    const registered = PRINCIPAL_ID.test(principalId) && resolvePrincipal(caller.tenant, caller.partnerId, principalId, remainingMs(ctx));
+    return typeof registered === 'boolean'
+      ? admit(caller, principalId, registered, next)
+      : registered.then((ok) => admit(caller, principalId, ok, next));
   };
 }
