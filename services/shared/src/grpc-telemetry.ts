@@ -3,7 +3,22 @@
 // with the trace context carried in the call's metadata.
 import * as grpc from '@grpc/grpc-js';
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { context, extractContext, injectContext, SpanKind, SpanStatusCode, trace, tracer, type Context, type Span } from './tracing.js';
+import {
+  context,
+  extractContext,
+  injectContext,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  tracer,
+  tracerProviderRegistered,
+  type Context,
+  type Span,
+} from './tracing.js';
+import { INVALID_SPAN_CONTEXT, ROOT_CONTEXT } from '@opentelemetry/api';
+
+/** The span of a call when nothing is traced: the API's no-op, made once. */
+const UNTRACED = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 export type GrpcType = 'unary' | 'client_stream' | 'server_stream' | 'bidi_stream';
 type Side = 'server' | 'client';
@@ -85,27 +100,32 @@ function observe(
   registry: Registry | undefined,
 ): ObservedCall {
   const [service, method] = splitPath(path);
-  const span = tracer().startSpan(
-    `${service}/${method}`,
-    {
-      kind: side === 'server' ? SpanKind.SERVER : SpanKind.CLIENT,
-      attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method },
-    },
-    parent,
-  );
+  const traced = parent !== ROOT_CONTEXT || tracerProviderRegistered();
+  const span = traced
+    ? tracer().startSpan(
+        `${service}/${method}`,
+        {
+          kind: side === 'server' ? SpanKind.SERVER : SpanKind.CLIENT,
+          attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method },
+        },
+        parent,
+      )
+    : UNTRACED;
   const started = process.hrtime.bigint();
   let finished = false;
   return {
     span,
-    context: trace.setSpan(parent, span),
+    context: traced ? trace.setSpan(parent, span) : parent,
     done: (code, message) => {
       if (finished) return;
       finished = true;
-      span.setAttribute('rpc.grpc.status_code', code);
-      if (code !== grpc.status.OK && (side === 'client' || SERVER_ERROR_CODES.has(code))) {
-        span.setStatus({ code: SpanStatusCode.ERROR, ...(message ? { message } : {}) });
+      if (traced) {
+        span.setAttribute('rpc.grpc.status_code', code);
+        if (code !== grpc.status.OK && (side === 'client' || SERVER_ERROR_CODES.has(code))) {
+          span.setStatus({ code: SpanStatusCode.ERROR, ...(message ? { message } : {}) });
+        }
+        span.end();
       }
-      span.end();
       if (registry) {
         const labels = { grpc_service: service, grpc_method: method, grpc_type: type, grpc_code: codeName(code) };
         const m = metricsFor(side, registry);
@@ -132,6 +152,8 @@ export function observeClientCall(
   registry?: Registry,
 ): ObservedCall & { metadata: grpc.Metadata } {
   const call = observe('client', path, type, context.active(), registry);
+  // Nothing traced: nothing to carry.
+  if (call.context === ROOT_CONTEXT) return { ...call, metadata: metadata ?? new grpc.Metadata() };
   const md = metadata ? metadata.clone() : new grpc.Metadata();
   injectContext(md, call.context);
   return { ...call, metadata: md };
