@@ -1,24 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '@partner/shared/logger';
 import { SettlementWaiters } from './waiters.js';
+import { fakeNats } from './waiters.test-helper.js';
 
 const logger = createLogger('test', 'silent');
 const job = (id: string) => ({ id, status: 'succeeded' as const, result: {}, createdAt: 'c', updatedAt: 'u' });
-
-/** Delivers a settlement event as the NATS subscription would. */
-function fakeNats(waiters: SettlementWaiters) {
-  let deliver: (data: string) => void = () => undefined;
-  waiters.attach(
-    {
-      subscribe: (_subject: string, opts: { callback: (err: Error | null, msg: { string(): string }) => void }) => {
-        deliver = (data) => opts.callback(null, { string: () => data });
-        return { unsubscribe: () => undefined };
-      },
-    } as never,
-    'subject',
-  );
-  return (data: string) => deliver(data);
-}
 
 describe('SettlementWaiters', () => {
   it('wakes every waiter of a job with the settled job, and only them', async () => {

@@ -6,6 +6,7 @@ import type { GatewayContext } from '../context.js';
 import { SettlementWaiters } from '../waiters.js';
 import type { RouteDeps } from './deps.js';
 import { answerOnSettlement } from './jobs-http.js';
+import { fakeNats } from '../waiters.test-helper.js';
 
 const logger = createLogger('test', 'silent');
 
@@ -24,18 +25,9 @@ function fakeContext() {
   return { ctx, disconnect };
 }
 
-/** Delivers a settlement event as the NATS subscription would. */
-function fakeNats(waiters: SettlementWaiters): (job: JobView) => void {
-  let deliver: (data: string) => void = () => undefined;
-  waiters.attach(
-    {
-      subscribe: (_subject: string, opts: { callback: (err: Error | null, msg: { string(): string }) => void }) => {
-        deliver = (data) => opts.callback(null, { string: () => data });
-        return { unsubscribe: () => undefined };
-      },
-    } as never,
-    'subject',
-  );
+/** Delivers a settlement event for a job as the NATS subscription would. */
+function fakeEvents(waiters: SettlementWaiters): (job: JobView) => void {
+  const deliver = fakeNats(waiters);
   return (job) => deliver(JSON.stringify({ job, tenantId: 't', partnerId: 'p' }));
 }
 
@@ -48,7 +40,7 @@ function fakeDeps(waiters: SettlementWaiters) {
 describe('answerOnSettlement', () => {
   it('answers with the settled job when it settles', async () => {
     const waiters = new SettlementWaiters(10, logger);
-    const publish = fakeNats(waiters);
+    const publish = fakeEvents(waiters);
     const { deps } = fakeDeps(waiters);
     const { ctx } = fakeContext();
     const waiter = waiters.register('job_a', 60_000)!;
