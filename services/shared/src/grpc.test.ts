@@ -7,14 +7,17 @@ import { notFound } from './errors.js';
 import { createClient, grpcReadiness, implement, serviceDefs, SERVICE_NAMES, startGrpcServer, type GrpcServerHandle } from './grpc.js';
 import { codeName, grpcTypeOf, splitPath } from './grpc-telemetry.js';
 import { createLogger } from './logger.js';
-import { inSpan } from './tracing.js';
+import { inSpan, trace } from './tracing.js';
 
 const exporter = new InMemorySpanExporter();
-new node.NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).register();
+const provider = new node.NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+provider.register();
 
 const PRODUCT = '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b';
 const serverRegistry = new Registry();
 const clientRegistry = new Registry();
+/** The metadata keys each GetProduct call arrived with. */
+const received: string[][] = [];
 let server: GrpcServerHandle;
 let client: ReturnType<typeof createClient<ReturnType<typeof serviceDefs>['policy']>>;
 
@@ -23,7 +26,8 @@ beforeAll(async () => {
   const impl = implement(
     def,
     {
-      GetProduct: async (req) => {
+      GetProduct: async (req, ctx) => {
+        received.push(Object.keys(ctx.metadata.getMap()));
         if (req.productId !== PRODUCT) throw notFound('product');
         return { product: { productId: PRODUCT, name: 'P', active: true } };
       },
@@ -87,6 +91,23 @@ describe('gRPC calls', () => {
     const notFoundCode = 5;
     expect(clients.find((s) => s.attributes['rpc.grpc.status_code'] === notFoundCode)!.status.code).toBe(SpanStatusCode.ERROR);
     expect(servers.find((s) => s.attributes['rpc.grpc.status_code'] === notFoundCode)!.status.code).toBe(SpanStatusCode.UNSET);
+    expect(received.at(-1)).toContain('traceparent');
+  });
+
+  it('make no span and send no trace context when no tracer provider is registered, and are still counted', async () => {
+    exporter.reset();
+    const counted = () => value(clientRegistry, 'partner_grpc_client_handled_total', { grpc_method: 'GetProduct', grpc_code: 'OK' });
+    const before = await counted();
+    trace.disable();
+    try {
+      await client.GetProduct({ productId: PRODUCT });
+    } finally {
+      provider.register();
+    }
+    expect(received.at(-1)).not.toContain('traceparent');
+    expect(exporter.getFinishedSpans()).toHaveLength(0);
+    expect(await counted()).toBe(before + 1);
+    expect(await value(serverRegistry, 'partner_grpc_server_handled_total', { grpc_method: 'GetProduct', grpc_code: 'OK' })).toBe(before + 1);
   });
 });
 
