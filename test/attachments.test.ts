@@ -306,6 +306,25 @@ describe('limits and refusals', () => {
   });
 });
 
+/**
+ * The first `bytes` of a body, then nothing more: the sender stalls half-way until it gives up. (A
+ * body sent whole and aborted later may already have reached the gateway complete on a slow machine,
+ * and a complete request is rightly carried out.)
+ */
+function stallAfter(body: ReadableStream<Uint8Array>, bytes: number): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let sent = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (sent >= bytes) return new Promise<void>(() => undefined);
+      const { value, done } = await reader.read();
+      if (done) return controller.close();
+      sent += value.length;
+      controller.enqueue(value);
+    },
+  });
+}
+
 describe('interrupted uploads', () => {
   it('keeps nothing of an upload whose client disconnects half-way', async () => {
     const before = await storedRows(db);
@@ -314,7 +333,7 @@ describe('interrupted uploads', () => {
     const res = fetch(`${stack.gatewayUrl}${base()}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': form.contentType },
-      body: form.body,
+      body: stallAfter(form.body, 8 * MiB),
       duplex: 'half',
       redirect: 'error',
       window: null,
