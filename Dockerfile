@@ -11,7 +11,12 @@
 # runtime (the default target: production dependencies, compiled output, non-root, read-only-rootfs).
 # Build from the repository root: docker build -t partner-submission-service .
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 22 LTS (Node 20 reaches end of life in April 2026). The code runs on 20.19+ and 22 (package.json
+# engines; CI tests on the machine's Node 20). Release builds pin the base by digest:
+#   --build-arg NODE_IMAGE=node:22-bookworm-slim@sha256:…  (deploy/production-values.yaml image.baseImage)
+# scripts/image-smoke.sh builds with a stand-in base (debootstrap + the machine's Node) where no
+# registry is reachable.
+ARG NODE_IMAGE=node:22-bookworm-slim
 
 FROM ${NODE_IMAGE} AS base
 # tini runs as PID 1: it forwards SIGTERM to node and reaps zombies. Node as PID 1 gets no default

@@ -126,6 +126,8 @@ Environment of a service's container (also of its migration Job): dict "root" $ 
   value: {{ $cfg.logLevel | quote }}
 - name: ENVIRONMENT
   value: {{ $root.Values.environment | quote }}
+- name: SHUTDOWN_DRAIN_MS
+  value: {{ mul ($cfg.drainSeconds | int) 1000 | quote }}
 {{- with $cfg.http }}
 - name: {{ .portEnv }}
   value: {{ .port | int | quote }}
@@ -178,6 +180,9 @@ Environment of a service's container (also of its migration Job): dict "root" $ 
   value: {{ $root.Values.auth.audience | quote }}
 - name: AUTH_JWKS_URL
   value: {{ printf "%s/.well-known/jwks.json" (include "partner.httpAddress" (dict "root" $root "name" "auth")) | quote }}
+{{- /* The issuer's token lifetime: the gateway refuses tokens claiming a longer one. */}}
+- name: AUTH_TOKEN_TTL_SECONDS
+  value: {{ $root.Values.auth.tokenTtlSeconds | int | quote }}
 {{- /* Rate limits are enforced per replica (each takes 1/N of a client's limit). Under an HPA the
 count moves; the minimum is used, so the fleet allows more than the limit once it scales out. */}}
 - name: RATE_LIMIT_REPLICAS

@@ -35,9 +35,14 @@ spec:
         {{- with $cfg.podLabels }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
-      {{- with $cfg.podAnnotations }}
+      {{- if or $cfg.podAnnotations $root.Values.image.baseImage }}
       annotations:
+        {{- with $cfg.podAnnotations }}
         {{- toYaml . | nindent 8 }}
+        {{- end }}
+        {{- with $root.Values.image.baseImage }}
+        partner-submission/base-image: {{ . | quote }}
+        {{- end }}
       {{- end }}
     spec:
       serviceAccountName: {{ include "partner.serviceAccountName" $root }}
@@ -51,7 +56,8 @@ spec:
       {{- end }}
       securityContext:
         {{- toYaml $cfg.podSecurityContext | nindent 8 }}
-      terminationGracePeriodSeconds: {{ $cfg.terminationGracePeriodSeconds }}
+      # preStop sleep + the drain budget + 15 s (pools and telemetry after the drain, and slack).
+      terminationGracePeriodSeconds: {{ add ($cfg.preStopSleepSeconds | int) ($cfg.drainSeconds | int) 15 }}
       {{- with $cfg.priorityClassName }}
       priorityClassName: {{ . }}
       {{- end }}
@@ -273,11 +279,23 @@ spec:
   triggers:
     - type: nats-jetstream
       metadata:
-        natsServerMonitoringEndpoint: {{ $root.Values.nats.monitoringEndpoint | quote }}
+        natsServerMonitoringEndpoint: {{ include "partner.natsMonitoringEndpoint" $root | quote }}
         account: "$G"
         stream: {{ printf "%s_JOBS" $root.Values.nats.prefix | quote }}
         consumer: "workers"
         lagThreshold: {{ $cfg.keda.lagThreshold | int | quote }}
+{{- end }}
+
+{{/*
+The NATS monitoring endpoint as KEDA must dial it. KEDA's operator runs in its own namespace, so a bare
+Service name (nats:8222) would resolve there: a host without a dot is qualified with the release's
+namespace (nats.<namespace>.svc:8222).
+*/}}
+{{- define "partner.natsMonitoringEndpoint" -}}
+{{- $ep := .Values.nats.monitoringEndpoint }}
+{{- $parts := splitList ":" $ep }}
+{{- $host := first $parts }}
+{{- if contains "." $host }}{{ $ep }}{{ else }}{{ printf "%s.%s.svc" $host .Release.Namespace }}{{ if gt (len $parts) 1 }}:{{ last $parts }}{{ end }}{{ end }}
 {{- end }}
 
 {{/* Peers (NetworkPolicyPeer list) selecting the pods of the given components of this release. */}}
