@@ -14,7 +14,7 @@ export default defineConfig({
         resolve,
         test: {
           name: 'unit',
-          include: ['services/*/src/**/*.test.ts'],
+          include: ['services/*/src/**/*.test.ts', 'sdk/*/src/**/*.test.ts'],
           environment: 'node',
           sequence: { groupOrder: 0 },
         },

@@ -21,6 +21,7 @@ import { CountingPgProxy } from '../bench/lib/pgproxy.mjs';
 import { checks, floorSubmit, hops, manyWaiters, productHeaders, productSubmit, sequential, settledJobId, timeline, wakeup } from '../bench/lib/phases.mjs';
 import { buildTable, renderTable } from '../bench/lib/report.mjs';
 import { runProfile } from '../bench/lib/profile.mjs';
+import { feedReads, feedWakeup, idleFeedReaders } from '../bench/lib/events.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -37,8 +38,8 @@ const say = (msg) => process.stdout.write(`[bench ${((Date.now() - started) / 10
 
 // Counts of each phase: the full run, and the smoke run (seconds; proves only that nothing rotted).
 const P = smoke
-  ? { rounds: 1, warmS: 0.5, seq: 20, block: 10, concS: 1.5, healthS: 1, readS: 1, wake: 5, wakeRate: 5, waiters: 200, waiterJobs: 4, windowMs: 1_000, hopN: 20, policies: 60, heapWaiters: 200 }
-  : { rounds: 2, warmS: 3, seq: 300, block: 50, concS: 10, healthS: 8, readS: 6, wake: 200, wakeRate: 12, waiters: 10_000, waiterJobs: 20, windowMs: 5_000, hopN: 300, policies: 200, heapWaiters: 2_000 };
+  ? { rounds: 1, warmS: 0.5, seq: 20, block: 10, concS: 1.5, healthS: 1, readS: 1, wake: 5, wakeRate: 5, waiters: 200, waiterJobs: 4, windowMs: 1_000, hopN: 20, policies: 120, heapWaiters: 200, feedReaders: 100 }
+  : { rounds: 2, warmS: 3, seq: 300, block: 50, concS: 10, healthS: 8, readS: 6, wake: 200, wakeRate: 12, waiters: 10_000, waiterJobs: 20, windowMs: 5_000, hopN: 300, policies: 200, heapWaiters: 2_000, feedReaders: 2_000 };
 
 // 10,000 sockets on each side need file descriptors: raise the soft limit to the hard one, or run
 // again under a shell that does (the services inherit it).
@@ -69,7 +70,7 @@ if (!flag('--no-build')) {
     process.exit(1);
   }
 }
-for (const s of ['auth', 'policy', 'submission', 'job', 'worker', 'gateway']) {
+for (const s of ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'gateway']) {
   if (!existsSync(`${ROOT}services/${s}/dist/main.js`)) {
     process.stderr.write(`✖ services/${s}/dist/main.js is missing: run npm run build (or drop --no-build)\n`);
     process.exit(1);
@@ -264,6 +265,15 @@ async function main() {
   say('hop costs measured');
   r.wakeup = await wakeup(stack, { count: P.wake, ratePerS: P.wakeRate });
   say(`wake-up: p50 ${r.wakeup.fromSettleMs.p50} ms, p99 ${r.wakeup.fromSettleMs.p99} ms (settled_at → response)`);
+  // The event feed (issue 14): settlement → long-polling reader, feed pages against policy pages,
+  // idle long-polling readers (restarts the gateway and the events service, so after the others).
+  const evWakeup = await feedWakeup(stack, { count: P.wake, ratePerS: P.wakeRate });
+  say(`event feed: settle commit → reader p50 ${evWakeup.fromCommitMs.p50} ms, p99 ${evWakeup.fromCommitMs.p99} ms (${evWakeup.seen}/${evWakeup.events})`);
+  const evReads = await feedReads(stack, { rounds: P.rounds, seconds: P.readS / P.rounds, connections: 16 });
+  say(`event feed: pages of 100 ${evReads.feed.rps} req/s, policies?limit=100 ${evReads.policies.rps} req/s`);
+  const evIdle = await idleFeedReaders(stack, { readers: P.feedReaders, windowMs: P.windowMs });
+  say(`${P.feedReaders} idle feed readers: +${evIdle.extraRssMb} MB RSS, ${evIdle.queriesWhileIdle} queries while idle, all answered ${evIdle.allAnsweredAfterSubmitMs} ms after a submit`);
+  r.events = { wakeup: evWakeup, reads: evReads, idle: evIdle };
   for (const s of ['auth', 'policy', 'submission', 'job']) {
     proxies[s] = new CountingPgProxy(s);
     await proxies[s].listen();
@@ -291,6 +301,7 @@ async function main() {
     ['jobs read', r.jobsRead.errors],
     ['policies', r.policiesList.errors],
     ['wake-up', r.wakeup.errors],
+    ['event feed', r.events.wakeup.errors + r.events.wakeup.missing + r.events.reads.feed.errors + r.events.idle.errors],
     ['waiters', r.waiters.settle.errors + (r.waiters.waiters - r.waiters.settle.answered)],
   ].filter(([, n]) => n > 0);
   results.errors = Object.fromEntries(errors);

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { createConnection } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { demoPolicies, toJsonl } from './demo/policies.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const local = `${root}.local`;
@@ -129,8 +130,8 @@ if (!(await reachable(natsUrl.hostname, natsUrl.port || 4222))) {
 }
 
 // 5. Services, each its own process, started in dependency order.
-const SERVICES = ['auth', 'policy', 'submission', 'job', 'worker', 'gateway'];
-const COLORS = { auth: 35, policy: 36, submission: 34, job: 33, worker: 32, gateway: 37 };
+const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'gateway'];
+const COLORS = { auth: 35, policy: 36, submission: 34, job: 33, events: 31, worker: 32, gateway: 37 };
 const rawLogs = process.env.LOG_FORMAT === 'json';
 let stopping = false;
 
@@ -233,19 +234,27 @@ async function tokenFor(demo) {
   });
   return res.ok;
 }
+const DEMO_PERMISSIONS = 'health/read,policies/read,submissions/read,submissions/write,jobs/read,events/read';
 let demo = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, 'utf8')) : undefined;
-if (!demo || !(await tokenFor(demo).catch(() => false))) {
+if (demo && (await tokenFor(demo).catch(() => false))) {
+  // A demo client from an earlier version: give it the permissions added since (events/read).
+  try {
+    admin('client', 'permissions', '--client', demo.clientId, '--permissions', DEMO_PERMISSIONS);
+  } catch (err) {
+    say(`  (demo client permissions not updated: ${err.message.trim()})`);
+  }
+} else {
   say('› seeding demo data');
-  const client = admin('client', 'create', '--tenant', 'demo', '--partner', 'demo-partner', '--name', 'Demo client', '--permissions', 'health/read,policies/read,submissions/read,submissions/write,jobs/read');
+  const client = admin('client', 'create', '--tenant', 'demo', '--partner', 'demo-partner', '--name', 'Demo client', '--permissions', DEMO_PERMISSIONS);
   admin('principal', 'add', '--tenant', 'demo', '--partner', 'demo-partner', '--principal', 'demo-broker');
   admin('product', 'add', '--id', DEMO_PRODUCT, '--name', 'Demo General Liability');
-  const policies = `${root}scripts/demo/policies.jsonl`;
-  if (existsSync(policies)) {
-    try {
-      admin('policy', 'import', '--tenant', 'demo', '--partner', 'demo-partner', policies);
-    } catch (err) {
-      say(`  (demo policies not imported: ${err.message.trim()})`);
-    }
+  // Dated relative to today (scripts/demo/policies.mjs), so `active` policies are in force now.
+  const policies = `${local}/demo-policies.jsonl`;
+  writeFileSync(policies, toJsonl(demoPolicies()));
+  try {
+    admin('policy', 'import', '--tenant', 'demo', '--partner', 'demo-partner', policies);
+  } catch (err) {
+    say(`  (demo policies not imported: ${err.message.trim()})`);
   }
   demo = { clientId: client.clientId, clientSecret: client.clientSecret, tenant: 'demo', partnerId: 'demo-partner', principalId: 'demo-broker', productId: DEMO_PRODUCT };
   writeFileSync(demoFile, JSON.stringify(demo, null, 2), { mode: 0o600 });
@@ -259,7 +268,7 @@ say(`
    Token server ({auth_url}) ${env.AUTH_ISSUER}
    Access scope            ${SCOPE}
    Ops (livez/readyz/metrics) gateway :9480  auth :9481  policy :9482
-                           submission :9483  job :9484  worker :9485
+                           submission :9483  job :9484  worker :9485  events :9486
 
  Demo credentials (local only; also in .local/demo.json)
    client id       ${demo.clientId}

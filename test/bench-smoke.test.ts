@@ -35,7 +35,7 @@ describe('npm run bench -- --smoke', () => {
     const r = JSON.parse(readFileSync(out, 'utf8'));
 
     expect(r.meta.mode).toBe('smoke');
-    for (const section of ['baselines', 'submit', 'health', 'jobsRead', 'policiesList', 'timeline', 'hops', 'wakeup', 'waiters', 'table']) {
+    for (const section of ['baselines', 'submit', 'health', 'jobsRead', 'policiesList', 'timeline', 'hops', 'wakeup', 'events', 'waiters', 'table']) {
       expect(r, `section ${section}`).toHaveProperty(section);
     }
     for (const b of ['koaBare', 'koaJose']) expect(r.baselines[b].ok).toBeGreaterThan(0);

@@ -2,13 +2,15 @@
 // login into a private config directory, health, submissions, jobs, attachments, and the exit
 // codes scripts rely on (0 ok, 1 API error, 2 usage, 3 retryable/timeout, 4 auth/config).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT, Stack, type ClientCreds } from './support/stack.js';
+import { scrape } from './support/metrics.js';
+import { until } from './support/poll.js';
 
 const PRODUCT = '11111111-2222-4333-8444-555555555555';
 const CLI = join(ROOT, 'sdk/cli/dist/main.js');
@@ -37,7 +39,10 @@ interface Run {
   json: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- checked field by field
 }
 
-function partner(args: string[], opts: { env?: Record<string, string>; stdin?: string; configHome?: string } = {}): Promise<Run> {
+function partner(
+  args: string[],
+  opts: { env?: Record<string, string>; stdin?: string; configHome?: string; onSpawn?: (child: ChildProcess) => void } = {},
+): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: home,
@@ -50,6 +55,7 @@ function partner(args: string[], opts: { env?: Record<string, string>; stdin?: s
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
+    opts.onSpawn?.(child);
     child.stdin.end(opts.stdin ?? '');
     child.on('close', (code) => {
       let json: unknown;
@@ -109,6 +115,17 @@ describe('partner commands', () => {
     const got = await partner(['submissions', 'get', created.json.submissionId]);
     expect(got.code).toBe(0);
     expect(got.json.externalRef).toMatch(/^cli-/);
+  });
+
+  it('submissions create --file - reads the submission from standard input', async () => {
+    const externalRef = `cli-stdin-${randomUUID()}`;
+    const created = await partner(['submissions', 'create', '--file', '-'], { stdin: readFileSync(appFile(externalRef), 'utf8') });
+    expect(created.code, created.stderr).toBe(0);
+    const got = await partner(['submissions', 'get', created.json.submissionId]);
+    expect(got.json.externalRef).toBe(externalRef);
+    const bad = await partner(['submissions', 'create', '--file', '-'], { stdin: '{not json' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('standard input is not valid JSON');
   });
 
   it('submissions create --wait 0, then jobs get and jobs wait', async () => {
@@ -175,6 +192,20 @@ describe('exit codes', () => {
     expect(r.code).toBe(3);
     expect(r.json).toEqual({ id: expect.stringMatching(/^job_/), status: 'processing' });
     expect(r.stderr).toContain('partner jobs wait');
+  });
+
+  it('130 on Ctrl-C while waiting, with the job to follow', async () => {
+    const started = await partner(['submissions', 'create', '--file', appFile('sandbox:delay=30'), '--wait', '0']);
+    expect(started.code, started.stderr).toBe(0);
+    const id = started.json.id as string;
+    let child: ChildProcess | undefined;
+    const waiting = partner(['jobs', 'wait', id], { onSpawn: (c) => (child = c) });
+    // jobs wait holds a Prefer: wait request at the gateway; interrupt it there.
+    await until('the CLI is waiting on the job', async () => (await scrape(stack.gatewayOpsUrl)).sum('partner_gateway_waiting_requests') >= 1);
+    child!.kill('SIGINT');
+    const r = await waiting;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toContain(`job ${id} goes on. Follow it with: partner jobs wait ${id}`);
   });
 
   it('4 without configuration, and when the environment overrides the secret with a wrong one', async () => {

@@ -111,10 +111,10 @@ describe('fuzzing', () => {
   });
 
   it('answers any query string on the listings in the envelope', async () => {
-    const key = fc.oneof(fc.constantFrom('limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince'), fc.string({ maxLength: 10 }));
+    const key = fc.oneof(fc.constantFrom('limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince', 'kind', 'createdSince', 'createdBefore', 'externalRef', 'principalId'), fc.string({ maxLength: 10 }));
     const value = fc.oneof(fc.string({ maxLength: 40 }), fc.integer().map(String), fc.constantFrom("' OR 1=1 --", '%00', '../..', '2025-01-01T00:00:00Z'));
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(key, value), { maxLength: 4 }), fc.constantFrom('/v1/policies', `/v1/submissions/${submissionId}/attachments`), async (pairs, path) => {
+      fc.asyncProperty(fc.array(fc.tuple(key, value), { maxLength: 4 }), fc.constantFrom('/v1/policies', `/v1/submissions/${submissionId}/attachments`, '/v1/jobs', '/v1/submissions'), async (pairs, path) => {
         const r = await stack.api('GET', `${path}?${new URLSearchParams(pairs).toString()}`, { token });
         expectDocumented(r);
         expect([200, 400]).toContain(r.status);
@@ -285,5 +285,211 @@ describe('response headers', () => {
       expect(r.headers.get('cache-control')).toBe('no-store');
       expect(r.headers.get('x-content-type-options')).toBe('nosniff');
     }
+  });
+});
+
+// Every route × every parameter and header class × the values a hostile probe found breaks with
+// (NUL, other C0 controls, DEL, lone surrogates, dates and timestamps outside years 0001–9999, huge
+// and negative numbers, repeated parameters, malformed percent-encoding, long values): never a 5xx,
+// always the envelope, and nothing changes but what a 2xx says it did. The totals are printed and
+// recorded in docs/reliability.md.
+describe('hostile values on every route', () => {
+  const TEXT = ['a\u0000b', '\u0000', 'x\u0001y', '\u001b[31mred', 'del\u007f', 'tab\tin', 'new\nline', 'Acme \ud800', '\udc00ref', '\ud83d', '\u200b', ''];
+  const DATES = ['0000-01-01', '0000-12-31', '10000-01-01', '-0001-01-01', '9999-12-32', '2025-02-29'];
+  const TIMESTAMPS = ['9999-12-31T23:59:59-23:59', '9999-12-31T23:30:00-01:00', '0001-01-01T00:00:00+00:01', '0000-06-01T00:00:00Z', '+275760-09-13T00:00:00Z'];
+  const NUMBERS = ['1e309', '-1', '0', '99999999999999999999999', '1.5', 'NaN', '0x10', '-0'];
+  const OTHER = ["' OR 1=1 --", '../../etc/passwd', 'k'.repeat(5000), '🏢'.repeat(50), 'null', '[]', '{}'];
+  const ALL_VALUES = [...TEXT, ...DATES, ...TIMESTAMPS, ...NUMBERS, ...OTHER];
+  // In a query string: percent-encoded UTF-8 where there is one; a lone surrogate has none, so it
+  // goes as the bytes a careless client would send (CESU-8), along with malformed escapes.
+  const enc = (v: string): string => {
+    try {
+      return encodeURIComponent(v);
+    } catch {
+      return '%ED%A0%80';
+    }
+  };
+  const RAW_QUERY = ['%', '%zz', '%00', '%C0%80', '%ED%A0%80', '%FF', '%E2%80%8B'];
+  // Header values fetch can send (no controls, Latin-1 only).
+  const HEADER_VALUES = ['0000-01-01', '9999-12-31T23:59:59-23:59', '1e309', '-1', '99999999999999999999999', "' OR 1=1 --", 'k'.repeat(8000), '\u00ff\u00fe', '%00', 'wait=99999999999', 'wait=-1', '"', '""'];
+
+  let tally = { requests: 0, fiveXx: 0, byStatus: {} as Record<number, number> };
+  let otherSubmission: string;
+  let acceptedMutations = 0;
+
+  const jobCount = async (): Promise<number> =>
+    Number((await stack.sql<{ n: string }>('SELECT count(*) AS n FROM job.jobs WHERE tenant_id = $1', [client.tenant]))[0]!.n);
+
+  async function send(method: string, path: string, opts: Parameters<Stack['api']>[2] = {}): Promise<ApiResponse> {
+    let r: ApiResponse;
+    try {
+      r = await stack.api(method, path, { token, ...opts });
+    } catch (err) {
+      throw new Error(`${method} ${path.slice(0, 200)}: ${(err as Error).message}`);
+    }
+    tally.requests++;
+    tally.byStatus[r.status] = (tally.byStatus[r.status] ?? 0) + 1;
+    if (r.status >= 500) tally.fiveXx++;
+    if ((method === 'POST' || method === 'DELETE') && r.status < 300) acceptedMutations++;
+    if (method !== 'HEAD') expectDocumented(r);
+    else expect(r.status).toBeLessThan(500);
+    return r;
+  }
+
+  /** Runs the requests eight at a time; returns how many mutations among them were accepted (2xx: a job each). */
+  async function all(requests: (() => Promise<ApiResponse>)[]): Promise<number> {
+    const before = acceptedMutations;
+    for (let i = 0; i < requests.length; i += 8) await Promise.all(requests.slice(i, i + 8).map((f) => f()));
+    return acceptedMutations - before;
+  }
+
+  beforeAll(async () => {
+    tally = { requests: 0, fiveXx: 0, byStatus: {} };
+    const s = await stack.api('POST', '/v1/submissions', { token, json: validSubmission(), headers: { prefer: 'wait=10' } });
+    otherSubmission = s.body.submissionId;
+  });
+  afterAll(() => {
+    console.log(`hostile suite: ${JSON.stringify(tally)}`);
+  });
+
+  const readRoutes = (): [string, string, string[]][] => [
+    ['GET', '/v1/health', []],
+    ['GET', '/v1/policies', ['limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince']],
+    ['GET', `/v1/policies/${randomUUID()}`, []],
+    ['GET', `/v1/submissions/${otherSubmission}`, []],
+    ['GET', `/v1/jobs/job_${'0'.repeat(32)}`, []],
+    ['GET', `/v1/submissions/${otherSubmission}/attachments`, ['limit', 'cursor']],
+    ['GET', `/v1/submissions/${otherSubmission}/attachments/${randomUUID()}`, []],
+    ['GET', `/v1/submissions/${otherSubmission}/attachments/${randomUUID()}/content`, []],
+    ['HEAD', `/v1/submissions/${otherSubmission}/attachments/${randomUUID()}/content`, []],
+    ['DELETE', `/v1/submissions/${otherSubmission}/attachments/${randomUUID()}`, []],
+    ['POST', '/v1/submissions', []],
+    ['POST', `/v1/submissions/${otherSubmission}/attachments`, []],
+  ];
+
+  it('query parameters: every value in every known parameter, an unknown one, names, repeats and raw escapes', async () => {
+    const before = await jobCount();
+    const requests: (() => Promise<ApiResponse>)[] = [];
+    for (const [method, path, params] of readRoutes()) {
+      const json = method === 'POST' && !path.endsWith('attachments') ? validSubmission() : undefined;
+      const names = [...params, 'x'];
+      for (const name of names) for (const v of ALL_VALUES) requests.push(() => send(method, `${path}?${name}=${enc(v)}`, json ? { json } : {}));
+      for (const v of [...TEXT.slice(0, 8), ...RAW_QUERY]) requests.push(() => send(method, `${path}?${v.startsWith('%') ? v : enc(v)}x=1`, json ? { json } : {}));
+      for (const raw of RAW_QUERY) requests.push(() => send(method, `${path}?${names[0]}=${raw}`, json ? { json } : {}));
+      for (const name of names) requests.push(() => send(method, `${path}?${name}=1&${name}=2`, json ? { json } : {}));
+    }
+    // Every query string above is refused before a job exists (the mutations had hostile queries).
+    const accepted = await all(requests);
+    expect(await jobCount()).toBe(before + accepted);
+    expect(tally.fiveXx).toBe(0);
+  });
+
+  it('path ids: every value in every id segment', async () => {
+    const requests: (() => Promise<ApiResponse>)[] = [];
+    const before = await jobCount();
+    for (const v of ALL_VALUES) {
+      const id = enc(v) || '%20';
+      for (const [method, path] of [
+        ['GET', `/v1/policies/${id}`],
+        ['GET', `/v1/submissions/${id}`],
+        ['GET', `/v1/jobs/${id}`],
+        ['GET', `/v1/submissions/${id}/attachments`],
+        ['GET', `/v1/submissions/${otherSubmission}/attachments/${id}`],
+        ['GET', `/v1/submissions/${otherSubmission}/attachments/${id}/content`],
+        ['DELETE', `/v1/submissions/${otherSubmission}/attachments/${id}`],
+        ['POST', `/v1/submissions/${id}/attachments`],
+      ] as const) {
+        requests.push(() => send(method, path));
+      }
+    }
+    expect(await all(requests)).toBe(0);
+    expect(await jobCount()).toBe(before);
+    expect(tally.fiveXx).toBe(0);
+  });
+
+  it('headers: Idempotency-Key, Prefer, x-principal-id, X-Request-Id and Authorization on every route', async () => {
+    const before = await jobCount();
+    const requests: (() => Promise<ApiResponse>)[] = [];
+    for (const [method, path] of readRoutes()) {
+      const json = method === 'POST' && !path.endsWith('attachments') ? validSubmission() : undefined;
+      for (const v of HEADER_VALUES) {
+        for (const header of ['idempotency-key', 'prefer', 'x-principal-id', 'x-request-id']) {
+          // A valid body under a hostile Prefer or X-Request-Id may be accepted: counted below.
+          requests.push(() => send(method, path, { headers: { [header]: header === 'prefer' ? v.replace(/=\d{3,}/, '=0') : v }, ...(json ? { json } : {}) }));
+        }
+        requests.push(() => send(method, path, { token: undefined, headers: { authorization: `Bearer ${v}` } }));
+      }
+    }
+    const accepted = await all(requests);
+    expect(await jobCount()).toBe(before + accepted);
+    expect(tally.fiveXx).toBe(0);
+  });
+
+  it('JSON body: every value in every field of POST /v1/submissions, as strings, numbers and nested', async () => {
+    const before = await jobCount();
+    const fields = ['externalRef', 'submissionType', 'effectiveDate', 'productId', 'applicant.legalName'];
+    const requests: (() => Promise<ApiResponse>)[] = [];
+    const withField = (field: string, value: unknown) => {
+      const body = validSubmission() as Record<string, unknown>;
+      if (field === 'applicant.legalName') body.applicant = { legalName: value };
+      else body[field] = value;
+      return body;
+    };
+    for (const field of fields) {
+      for (const v of ALL_VALUES) requests.push(() => send('POST', '/v1/submissions', { json: withField(field, v) }));
+      for (const v of [1e308, -1, 0, 2 ** 53 + 1, true, null, [], {}, ['a\u0000'], { k: '\ud800' }]) requests.push(() => send('POST', '/v1/submissions', { json: withField(field, v) }));
+    }
+    for (const name of ['a\u0000b', '\ud800', '__proto__', 'constructor']) requests.push(() => send('POST', '/v1/submissions', { json: { ...validSubmission(), [name]: 'x' } }));
+    // Huge numbers as literal JSON text.
+    for (const n of ['1e999', '-1e999', '123456789012345678901234567890']) {
+      requests.push(() => send('POST', '/v1/submissions', { body: `{"externalRef":${n}}`, headers: { 'content-type': 'application/json' } }));
+    }
+    const accepted = await all(requests);
+    expect(await jobCount()).toBe(before + accepted);
+    expect(tally.fiveXx).toBe(0);
+  });
+
+  it('multipart form fields: every value as documentType and as the file name', async () => {
+    const before = await jobCount();
+    const requests: (() => Promise<ApiResponse>)[] = [];
+    for (const v of ALL_VALUES) {
+      requests.push(() => {
+        const form = new FormData();
+        form.append('documentType', v);
+        form.append('file', new Blob([Buffer.from('hostile')], { type: 'text/plain' }), 'h.txt');
+        return send('POST', `/v1/submissions/${otherSubmission}/attachments`, { body: form });
+      });
+      requests.push(() => {
+        const form = new FormData();
+        form.append('file', new Blob([Buffer.from('hostile')], { type: 'text/plain' }), v.replace(/[\ud800-\udfff]/g, '') || 'x');
+        return send('POST', `/v1/submissions/${otherSubmission}/attachments`, { body: form });
+      });
+    }
+    const accepted = await all(requests);
+    expect(await jobCount()).toBe(before + accepted);
+    expect(tally.fiveXx).toBe(0);
+  });
+
+  it('any string with a control character or a lone surrogate in any body field is 400 naming that field (fast-check)', async () => {
+    const before = await jobCount();
+    const fields = ['externalRef', 'applicant.legalName'] as const;
+    const bad = fc
+      .tuple(fc.string({ maxLength: 10 }), fc.constantFrom('\u0000', '\u0008', '\u001f', '\u007f', '\ud800', '\udbff', '\udc00', '\udfff'), fc.string({ maxLength: 10 }))
+      .map(([a, c, b]) => `${a}${c}${b}`);
+    let accepted = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...fields), bad, async (field, value) => {
+        const body = validSubmission() as Record<string, unknown>;
+        if (field === 'applicant.legalName') body.applicant = { legalName: value };
+        else body.externalRef = value;
+        const r = await send('POST', '/v1/submissions', { json: body });
+        if (r.status < 300) accepted++;
+        expect(r.status).toBe(400);
+        expect(r.body.error.details).toContainEqual(expect.objectContaining({ field }));
+      }),
+      { numRuns: 60 },
+    );
+    expect(accepted).toBe(0);
+    expect(await jobCount()).toBe(before);
   });
 });

@@ -118,3 +118,16 @@ describe('waiting requests', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 });
+
+describe('token endpoint under concurrent guessing', () => {
+  it('evaluates at most the failure limit of 200 concurrent wrong-secret attempts from one source', async () => {
+    const victim = await stack.createClient();
+    const answers = await Promise.all(Array.from({ length: 200 }, () => tokenFrom('10.4.0.1', victim.clientId, 'sk_wrong')));
+    const statuses = answers.map((r) => r.status);
+    // AUTH_MAX_FAILURES_PER_SOURCE is 5 here: 5 secrets checked (401), every other attempt refused
+    // before its secret was looked at (429).
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(5);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(195);
+    expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
+  });
+});

@@ -13,6 +13,8 @@ import { policyRoutes } from '../services/gateway/src/routes/policies.js';
 import { submissionRoutes } from '../services/gateway/src/routes/submissions.js';
 import { jobRoutes } from '../services/gateway/src/routes/jobs.js';
 import { attachmentRoutes } from '../services/gateway/src/routes/attachments.js';
+import { listRoutes } from '../services/gateway/src/routes/lists.js';
+import { eventRoutes } from '../services/gateway/src/routes/events.js';
 import type { RouteDeps } from '../services/gateway/src/routes/deps.js';
 import type { GatewayState } from '../services/gateway/src/context.js';
 import { ERROR_CODE_TABLE } from '../services/gateway/src/openapi/schemas.js';
@@ -113,7 +115,7 @@ describe('the document and the gateway stay in step', () => {
   it('lists exactly the operations the gateway routes', () => {
     const router = new Router<GatewayState>({ prefix: '/v1' });
     const deps = { config: { grpcTimeoutMs: 1000, jsonLimitBytes: 1024 }, clients: {}, waiters: {}, guard: () => async (_ctx: unknown, next: () => Promise<void>) => next() } as unknown as RouteDeps;
-    for (const register of [healthRoutes, policyRoutes, submissionRoutes, jobRoutes, attachmentRoutes]) register(router, deps);
+    for (const register of [healthRoutes, policyRoutes, submissionRoutes, jobRoutes, attachmentRoutes, listRoutes, eventRoutes]) register(router, deps);
     const routed = new Set<string>();
     for (const layer of router.stack) {
       for (const method of layer.methods) {

@@ -2,6 +2,10 @@
 // paging, filters, validation, partner and tenant isolation, and `policy import`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ROOT, Stack, type ClientCreds } from './support/stack.js';
 import { jsonlFile, listAll, policyDb, policyLine, seedPolicies } from './support/policies.js';
 import { listQuery } from '../services/policy/src/policies.js';
@@ -434,9 +438,22 @@ describe('policy import', () => {
     }
   });
 
-  it('imports the demo policies', async () => {
+  it('imports the demo policies, dated so that active ones are in force today', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const file = join(mkdtempSync(join(tmpdir(), 'demo-policies-')), 'policies.jsonl');
+    writeFileSync(file, execFileSync(process.execPath, [`${ROOT}scripts/demo/policies.mjs`]));
     const demo = await stack.createClient({ tenant: tenant1, partner: 'partner-demo' });
-    const out = await stack.admin('policy', 'import', '--tenant', demo.tenant, '--partner', demo.partnerId, `${ROOT}scripts/demo/policies.jsonl`);
+    const out = await stack.admin('policy', 'import', '--tenant', demo.tenant, '--partner', demo.partnerId, file);
     expect(out).toEqual({ imported: 6, updated: 0 });
+    const rows = await stack.sql<{ status: string; effective: string; expiration: string }>(
+      `SELECT status, effective_date::text AS effective, expiration_date::text AS expiration FROM policy.policies WHERE partner_id = $1`,
+      [demo.partnerId],
+    );
+    expect(rows.length).toBe(6);
+    for (const r of rows) {
+      if (r.status === 'active') expect(r.effective <= today && today < r.expiration, JSON.stringify(r)).toBe(true);
+      if (r.status === 'pending') expect(r.effective > today).toBe(true);
+      if (r.status === 'expired') expect(r.expiration < today).toBe(true);
+    }
   });
 });

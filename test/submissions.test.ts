@@ -97,6 +97,41 @@ describe('validation before any job exists', () => {
   });
 });
 
+describe('UAT sandbox directives', () => {
+  it.each(['sandbox:delay=61', 'sandbox:delay=0', 'sandbox:delay=5s', 'SANDBOX:fail=unknown_product', 'sandbox:delay=2 ', 'sandbox:fail=bogus_code', 'sandbox:fail=rate_limited'])(
+    'refuses the malformed directive %j before any job exists',
+    async (externalRef) => {
+      const before = await countJobs();
+      const r = await post(submission({ externalRef }));
+      expect(r.status).toBe(400);
+      expect(r.body.error).toMatchObject({ code: 'validation_error', retryable: false });
+      expect((r.body.error.details as { field: string }[]).map((d) => d.field)).toEqual(['externalRef']);
+      expect(await countJobs()).toBe(before);
+    },
+  );
+
+  it.each([
+    ['unknown_product', 422, false],
+    ['validation_error', 400, false],
+    ['not_found', 404, false],
+    ['conflict', 409, false],
+    ['unavailable', 503, true],
+    ['internal', 500, true],
+  ])('forces %s with the status and retryable of the error table', async (code, status, retryable) => {
+    const r = await post(submission({ externalRef: `sandbox:fail=${code}` }), { prefer: 'wait=10' });
+    expect(r.status).toBe(status);
+    expect(r.body.error).toMatchObject({ code, retryable });
+    expect(r.body.jobId).toMatch(/^job_/);
+  });
+
+  it('waits, then fails, for a combined directive', async () => {
+    const started = await post(submission({ externalRef: 'sandbox:delay=2;fail=conflict' }), { prefer: 'wait=1' });
+    expect(started.status).toBe(202);
+    const settled = await stack.api('GET', jobPath(started.body.statusUrl), { token, headers: { prefer: 'wait=10' } });
+    expect(settled.body).toMatchObject({ status: 'failed', error: { code: 'conflict', retryable: false } });
+  });
+});
+
 describe('the job handle and polling', () => {
   it('answers 202 with the handle, Location and Retry-After, then the processing body, then the result', async () => {
     const r = await post(submission({ externalRef: 'sandbox:delay=2' }));
@@ -118,7 +153,7 @@ describe('the job handle and polling', () => {
     expect(done.status).toBe(200);
     expect(done.headers.get('preference-applied')).toBe('wait=15');
     expect(done.headers.get('vary')).toContain('Prefer');
-    expect(Object.keys(done.body).sort()).toEqual(['createdAt', 'id', 'result', 'status', 'updatedAt']);
+    expect(Object.keys(done.body).sort()).toEqual(['createdAt', 'id', 'kind', 'result', 'status', 'updatedAt']);
     expect(done.body.status).toBe('succeeded');
     expect(done.body.result).toEqual({ submissionId: expect.any(String), submissionName: 'Acme Holdings LLC', status: 'submitted' });
     expect(done.body.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -227,7 +262,7 @@ describe('Prefer: wait', () => {
     expect(inactive.body.error.code).toBe('unknown_product');
 
     const job = await stack.api('GET', `/v1/jobs/${unknown.body.jobId}`, { token });
-    expect(Object.keys(job.body).sort()).toEqual(['createdAt', 'error', 'id', 'status', 'updatedAt']);
+    expect(Object.keys(job.body).sort()).toEqual(['createdAt', 'error', 'id', 'kind', 'status', 'updatedAt']);
     expect(job.body.status).toBe('failed');
     expect(job.body.error).toEqual(unknown.body.error);
 

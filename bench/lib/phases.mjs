@@ -360,7 +360,7 @@ export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
   const quiet = { OUTBOX_RELAY_INTERVAL_MS: '60000', SWEEP_INTERVAL_MS: '3600000' };
   await Promise.all(
     ['auth', 'policy', 'submission', 'job'].map((s) =>
-      stack.startService(s, { env: { DATABASE_URL: stack.databaseUrlVia(proxies[s].port), ...(s === 'job' ? quiet : {}) } }),
+      stack.startService(s, { env: { DATABASE_URL: stack.databaseUrlVia(proxies[s].port), ...(s === 'job' || s === 'submission' ? quiet : {}) } }),
     ),
   );
   const gateway = await stack.startService('gateway', { env: { MAX_WAITERS: String(Math.max(20_000, waiters + 1_000)) } });

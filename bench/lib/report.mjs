@@ -50,6 +50,18 @@ export function buildTable(r, { judge }) {
   add('wake-up p50 (settled_at → response)', r.wakeup.fromSettleMs.p50, 'ms', null, null);
   add('wake-up p99 (settled_at → response)', r.wakeup.fromSettleMs.p99, 'ms', null, null, { text: '≤ 5 ms', check: (_x, v) => v !== null && v <= 5 });
   add('wake-up p99 (event → response)', r.wakeup.fromEventMs.p99, 'ms', null, null);
+  if (r.events) {
+    const ev = r.events;
+    add('event feed: settle commit → long-poll reader p50', ev.wakeup.fromCommitMs.p50, 'ms', null, null);
+    add('event feed: settle commit → long-poll reader p99', ev.wakeup.fromCommitMs.p99, 'ms', null, null, { text: '≤ 10 ms', check: (_x, v) => v !== null && v <= 10 });
+    add('GET /v1/events?limit=100 16 conns', ev.reads.feed.rps, 'req/s', ev.reads.policies.rps, 'GET /v1/policies?limit=100, same slices');
+    add('GET /v1/events?limit=100 p50 / p99', ev.reads.feed.latencyMs.p50, 'ms', null, null);
+    rows.at(-1).product = `${fmt(ev.reads.feed.latencyMs.p50)} / ${fmt(ev.reads.feed.latencyMs.p99)}`;
+    add(`${ev.idle.readers} idle feed readers: extra gateway RSS`, ev.idle.extraRssMb, 'MB', null, null);
+    add(`${ev.idle.readers} idle feed readers: DB queries while idle`, ev.idle.queriesWhileIdle, '', null, null, { text: '0', check: (_x, v) => v === 0 });
+    add(`${ev.idle.readers} idle feed readers: all answered after a submit`, ev.idle.allAnsweredAfterSubmitMs, 'ms', null, null);
+    rows.at(-1).product = `${fmt(ev.idle.allAnsweredAfterSubmitMs)} (${ev.idle.ok}/${ev.idle.readers} ok)`;
+  }
   const w = r.waiters;
   add(`${w.waiters} waiters: extra gateway RSS`, w.extraRssMb, 'MB', null, null, { text: '< 200 MB', check: (_x, v) => v !== null && v < 200 });
   add(`${w.waiters} waiters: DB queries while waiting`, w.queriesWhileWaiting, '', null, null, {

@@ -165,7 +165,7 @@ export async function cpuDuring(stack, { procs, pgApps }, fn) {
   return { result, cpuMs: cpu };
 }
 
-const SERVICES = ['auth', 'policy', 'submission', 'job', 'worker', 'gateway'];
+const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'gateway'];
 
 export class BenchStack {
   constructor() {
@@ -235,7 +235,7 @@ export class BenchStack {
 
   /** Environment of every service; per-service ports are filled in by start(). */
   async allocate() {
-    const [gw, authHttp, authGrpc, policyGrpc, submissionGrpc, jobGrpc, ...ops] = await freePorts(12);
+    const [gw, authHttp, authGrpc, policyGrpc, submissionGrpc, jobGrpc, eventsGrpc, ...ops] = await freePorts(14);
     this.ports = {
       gateway: gw,
       authHttp,
@@ -243,6 +243,7 @@ export class BenchStack {
       policyGrpc,
       submissionGrpc,
       jobGrpc,
+      eventsGrpc,
       ops: Object.fromEntries(SERVICES.map((s, i) => [s, ops[i]])),
     };
     this.kek = randomBytes(32).toString('base64');
@@ -264,10 +265,12 @@ export class BenchStack {
       POLICY_GRPC_PORT: String(policyGrpc),
       SUBMISSION_GRPC_PORT: String(submissionGrpc),
       JOB_GRPC_PORT: String(jobGrpc),
+      EVENTS_GRPC_PORT: String(eventsGrpc),
       AUTH_GRPC_ADDR: `127.0.0.1:${authGrpc}`,
       POLICY_GRPC_ADDR: `127.0.0.1:${policyGrpc}`,
       SUBMISSION_GRPC_ADDR: `127.0.0.1:${submissionGrpc}`,
       JOB_GRPC_ADDR: `127.0.0.1:${jobGrpc}`,
+      EVENTS_GRPC_ADDR: `127.0.0.1:${eventsGrpc}`,
       // The bench client is one client sending thousands of requests a second: the per-client
       // default limit (50/s) would turn the measurement into a measurement of the limiter.
       RATE_LIMIT_RPS: '1000000',
@@ -311,12 +314,12 @@ export class BenchStack {
     await this.createDatabase();
     onStep(`database ${this.dbName}, NATS prefix ${this.prefix}`);
     const start = (s) => this.startService(s, { nodeArgs: nodeArgsOf(s), env: envOf(s) });
-    await Promise.all(['auth', 'policy', 'submission', 'job'].map(start));
+    await Promise.all(['auth', 'policy', 'submission', 'job', 'events'].map(start));
     await Promise.all(['worker', 'gateway'].map(start));
     onStep('services ready');
     this.client = await this.admin(
       'client', 'create', '--tenant', this.tenant, '--partner', this.partnerId, '--name', 'bench',
-      '--permissions', 'health/read,policies/read,submissions/read,submissions/write,jobs/read',
+      '--permissions', 'health/read,policies/read,submissions/read,submissions/write,jobs/read,events/read',
     );
     await this.admin('principal', 'add', '--tenant', this.tenant, '--partner', this.partnerId, '--principal', this.principalId);
     await this.admin('product', 'add', '--id', this.productId, '--name', 'Bench product');

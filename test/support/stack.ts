@@ -16,6 +16,8 @@ import { readSubmissionConfig } from '../../services/submission/src/config.js';
 import { startSubmission } from '../../services/submission/src/app.js';
 import { readJobConfig } from '../../services/job/src/config.js';
 import { startJob } from '../../services/job/src/app.js';
+import { readEventsConfig } from '../../services/events/src/config.js';
+import { startEvents } from '../../services/events/src/app.js';
 import { readWorkerConfig } from '../../services/worker/src/config.js';
 import { startWorker } from '../../services/worker/src/app.js';
 import { readGatewayConfig } from '../../services/gateway/src/config.js';
@@ -26,7 +28,7 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
-export const ALL_PERMISSIONS = ['health/read', 'policies/read', 'submissions/read', 'submissions/write', 'jobs/read'];
+export const ALL_PERMISSIONS = ['health/read', 'policies/read', 'submissions/read', 'submissions/write', 'jobs/read', 'events/read'];
 
 export interface ClientCreds {
   clientId: string;
@@ -93,6 +95,7 @@ export class Stack {
       POLICY_GRPC_PORT: '0',
       SUBMISSION_GRPC_PORT: '0',
       JOB_GRPC_PORT: '0',
+      EVENTS_GRPC_PORT: '0',
       // Small pools: two test files run at once, each with several services, under PostgreSQL's
       // default max_connections of 100.
       DB_POOL_MAX: '4',
@@ -154,6 +157,15 @@ export class Stack {
     this.env.JOB_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
   }
 
+  async startEvents(overrides: Record<string, string> = {}): Promise<{ stop(): Promise<void> }> {
+    const svc = await startEvents(readEventsConfig(this.reader(overrides)), { logger: this.serviceLogger('events') });
+    this.running.push(svc);
+    this.services.events = svc;
+    this.opsUrls.events = `http://127.0.0.1:${svc.ports.ops}`;
+    this.env.EVENTS_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
+    return svc;
+  }
+
   async startWorker(overrides: Record<string, string> = {}): Promise<{ stop(): Promise<void> }> {
     const svc = await startWorker(readWorkerConfig(this.reader(overrides)), { logger: this.serviceLogger('worker') });
     this.running.push(svc);
@@ -162,11 +174,12 @@ export class Stack {
   }
 
   /** Every service in-process, in dependency order (without a worker when a test runs its own). */
-  async startAll(overrides: Record<string, string> = {}, opts: { worker?: boolean } = {}): Promise<void> {
+  async startAll(overrides: Record<string, string> = {}, opts: { worker?: boolean; events?: boolean } = {}): Promise<void> {
     await this.startAuth(overrides);
     await this.startPolicy(overrides);
     await this.startSubmission(overrides);
     await this.startJob(overrides);
+    if (opts.events ?? true) await this.startEvents(overrides);
     if (opts.worker ?? true) await this.startWorker(overrides);
     await this.startGateway(overrides);
   }

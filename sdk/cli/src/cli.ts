@@ -15,6 +15,7 @@ import {
   PartnerTimeoutError,
   SDK_VERSION,
   type DocumentType,
+  type EventType,
   type JobHandle,
   type MutationOptions,
   type PolicyListParams,
@@ -22,6 +23,7 @@ import {
 } from '@partner/sdk';
 import { ConfigError, configFile, defaultScope, readStored, removeStored, resolveSettings, writeStored, type Settings } from './config.js';
 import { formatBytes, Output, Progress, type Io } from './output.js';
+import { LIST_COMMANDS } from './list-commands.js';
 
 export const EXIT = {
   ok: 0,
@@ -63,6 +65,13 @@ const OPTIONS = {
   output: { type: 'string', short: 'o' },
   force: { type: 'boolean' },
   timeout: { type: 'string' },
+  types: { type: 'string' },
+  since: { type: 'string' },
+  kind: { type: 'string' },
+  'created-since': { type: 'string' },
+  'created-before': { type: 'string' },
+  'external-ref': { type: 'string' },
+  'principal-id': { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -70,7 +79,7 @@ type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'boolean
 
 const GLOBAL: OptionName[] = ['json', 'help', 'version', 'principal'];
 
-interface Command {
+export interface Command {
   usage: string;
   summary: string;
   args: string[];
@@ -78,7 +87,7 @@ interface Command {
   run(ctx: Context, args: string[]): Promise<number>;
 }
 
-interface Context {
+export interface Context {
   io: Io;
   values: Values;
   out: Output;
@@ -90,7 +99,7 @@ interface Context {
 const POLICY_STATUSES: PolicyStatus[] = ['active', 'cancelled', 'expired', 'pending'];
 const DOCUMENT_TYPES: DocumentType[] = ['application', 'loss_run', 'schedule_of_values', 'financials', 'other'];
 
-function intOption(values: Values, name: 'limit' | 'wait' | 'timeout', fallback?: number): number | undefined {
+export function intOption(values: Values, name: 'limit' | 'wait' | 'timeout', fallback?: number): number | undefined {
   const raw = values[name];
   if (raw === undefined) return fallback;
   if (!/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a whole number`);
@@ -177,13 +186,15 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'submissions create': {
-    usage: 'submissions create --file app.json [--wait SECONDS] [--idempotency-key KEY]',
+    usage: 'submissions create --file app.json|- [--wait SECONDS] [--idempotency-key KEY]',
     summary: 'create a submission and wait for it (default 60 s; --wait 0 returns the job at once)',
     args: [],
     options: ['file', 'wait', 'idempotency-key'],
     run: async (ctx) => {
-      if (!ctx.values.file) throw new UsageError('--file is required: a JSON file with the submission');
-      const input = readJsonFile(ctx.values.file) as Parameters<PartnerClient['createSubmission']>[0];
+      if (!ctx.values.file) throw new UsageError('--file is required: a JSON file with the submission (- reads standard input)');
+      const input = (ctx.values.file === '-' ? parseJson('standard input', await readAll(ctx.io.stdin)) : readJsonFile(ctx.values.file)) as Parameters<
+        PartnerClient['createSubmission']
+      >[0];
       const client = ctx.client();
       return mutation(ctx, 'submission', (opts) => client.createSubmission(input, opts), (opts) => client.startSubmission(input, opts));
     },
@@ -292,6 +303,7 @@ const COMMANDS: Record<string, Command> = {
       return mutation(ctx, 'deletion', (opts) => client.deleteAttachment(submissionId!, attachmentId!, opts));
     },
   },
+  ...LIST_COMMANDS,
   'jobs get': {
     usage: 'jobs get JOB_ID',
     summary: 'a job: settled, or processing',
@@ -304,7 +316,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'jobs wait': {
     usage: 'jobs wait JOB_ID [--timeout SECONDS]',
-    summary: 'wait for a job to settle (default at most 300 s), polling as Retry-After says',
+    summary: 'wait for a job to settle (default at most 300 s), answered the moment it settles (Prefer: wait)',
     args: ['JOB_ID'],
     options: ['timeout'],
     run: async (ctx, [id]) => {
@@ -314,6 +326,8 @@ const COMMANDS: Record<string, Command> = {
         const job = await ctx.client().waitForJob(id!, {
           signal: ctx.signal,
           timeoutMs: timeoutS * 1000,
+          // Each poll holds the request (Prefer: wait), so the answer comes at settlement, not at the next poll.
+          pollWaitSeconds: 15,
           onPoll: (j) => ctx.progress.spin(`waiting for ${id}: ${j.status}, next check in ${j.retryAfter} s`),
         });
         ctx.progress.done();
@@ -325,7 +339,34 @@ const COMMANDS: Record<string, Command> = {
       }
     },
   },
+  'events tail': {
+    usage: 'events tail [--types T1,T2] [--since TIME | --cursor CURSOR] [--json]',
+    summary: 'print events as they happen (one JSON object a line with --json), until Ctrl-C',
+    args: [],
+    options: ['types', 'since', 'cursor'],
+    run: (ctx) => tailEvents(ctx),
+  },
 };
+
+/** `events tail`: follows the feed with long-poll; on Ctrl-C says how to resume where it stopped. */
+async function tailEvents(ctx: Context): Promise<number> {
+  const v = ctx.values;
+  if (v.since && v.cursor) throw new UsageError('give --since or --cursor, not both');
+  const types = v.types ? (v.types.split(',').map((t) => t.trim()) as EventType[]) : undefined;
+  let cursor = v.cursor;
+  const params = { ...(types ? { types } : {}), ...(v.since ? { since: v.since } : {}), ...(cursor ? { cursor } : {}) };
+  for await (const e of ctx.client().followEvents(params, { signal: ctx.signal, onCursor: (c) => (cursor = c) })) {
+    if (ctx.out.json) ctx.io.stdout.write(`${JSON.stringify(e)}\n`);
+    else {
+      const d = e.data as Record<string, unknown>;
+      const about = d.submissionId ?? d.attachmentId ?? d.id ?? '';
+      const extra = e.type === 'job.failed' ? ` ${(d.error as { code?: string } | undefined)?.code ?? ''}` : d.kind ? ` ${String(d.kind)}` : '';
+      ctx.io.stdout.write(`${e.timestamp}  ${e.type.padEnd(18)}  ${String(about)}${extra}  ${e.id}\n`);
+    }
+  }
+  if (cursor) ctx.out.note(`stopped; resume with: partner events tail --cursor ${cursor}${v.types ? ` --types ${v.types}` : ''}`);
+  return EXIT.ok;
+}
 
 /** A mutation: wait for the outcome (default 60 s) with a spinner, or with --wait 0 just start it. */
 async function mutation<T extends object>(
@@ -431,10 +472,14 @@ function readJsonFile(path: string): unknown {
   } catch (err) {
     throw new UsageError(`cannot read ${path}: ${(err as Error).message}`);
   }
+  return parseJson(path, text);
+}
+
+function parseJson(source: string, text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new UsageError(`${path} is not valid JSON: ${(err as Error).message}`);
+    throw new UsageError(`${source} is not valid JSON: ${(err as Error).message}`);
   }
 }
 
@@ -616,9 +661,16 @@ export async function run(argv: string[], io: Io, signal: AbortSignal): Promise<
     };
     return await command.run(ctx, args);
   } catch (err) {
+    // A wait cut short (Ctrl-C, or --timeout ran out) leaves a job running: say how to follow it.
+    const jobId = err instanceof PartnerError && 'jobId' in err && typeof err.jobId === 'string' && err.jobId ? err.jobId : undefined;
     if (signal.aborted) {
-      io.stderr.write('partner: interrupted\n');
+      io.stderr.write(jobId ? `partner: interrupted; job ${jobId} goes on. Follow it with: partner jobs wait ${jobId}\n` : 'partner: interrupted\n');
       return EXIT.interrupted;
+    }
+    if (err instanceof PartnerTimeoutError && jobId) {
+      out.record({ id: jobId, status: 'processing' });
+      out.note(`the job has not settled yet; follow it with: partner jobs wait ${jobId}`);
+      return EXIT.retryable;
     }
     report(err, out, io);
     return exitCodeOf(err);

@@ -8,10 +8,11 @@
 // - retries only where the API says `retryable` (429 and 503 after Retry-After), with jittered
 //   exponential backoff and a bounded number of attempts;
 // - everything cancellable with an AbortSignal.
-import { PartnerApiError, PartnerNetworkError, PartnerTimeoutError } from './errors.js';
+import { PartnerAbortError, PartnerApiError, PartnerError, PartnerNetworkError, PartnerTimeoutError } from './errors.js';
 import { multipartBody, type UploadProgress } from './multipart.js';
 import { abortReason, backoffMs, parseRetryAfter, sleep, type BackoffOptions } from './timing.js';
 import { TokenProvider } from './tokens.js';
+import type { JobListItem, JobListParams, SubmissionListParams } from './list-types.js';
 import type {
   Attachment,
   AttachmentDeleted,
@@ -30,7 +31,8 @@ import type {
   SubmissionResult,
 } from './types.js';
 
-export const SDK_VERSION = '0.1.0';
+import { eventQuery, followFeed, type EventListParams, type EventPage, type FollowOptions, type PartnerEvent } from './events.js';
+export const SDK_VERSION = '1.0.0';
 /** Poll interval when an answer carries no Retry-After (the API's own hint is 5 s). */
 const DEFAULT_POLL_SECONDS = 5;
 
@@ -49,6 +51,12 @@ export interface PartnerClientOptions {
   tokenRefreshMarginSeconds?: number;
   /** Attempts per request, the first included (default 4). */
   maxAttempts?: number;
+  /** Retries per request after the first attempt (default 3); overrides maxAttempts. */
+  maxRetries?: number;
+  /** Called before every HTTP attempt (for logging; the Authorization header is never included). */
+  onRequest?: (info: RequestEvent) => void;
+  /** Called with every HTTP answer, error answers included. */
+  onResponse?: (info: ResponseEvent) => void;
   /** Backoff between attempts (default 500 ms doubling up to 20 s, jittered). */
   backoff?: Partial<BackoffOptions>;
   /** Prefer: wait=N sent with mutations (default 15; 0 answers at once with the job handle). */
@@ -63,16 +71,78 @@ export interface PartnerClientOptions {
   principalId?: string;
   /** Appended to the User-Agent. */
   userAgent?: string;
+  /**
+   * Called once per operation the API marks deprecated (Deprecation/Sunset/Link headers). Default: a
+   * warning on stderr (console.warn). Pass `() => {}` to silence it.
+   */
+  onDeprecation?: (notice: DeprecationNotice) => void;
+}
+
+/** An operation the API answered with a `Deprecation` header (RFC 9745), with its `Sunset` (RFC 8594) and docs link. */
+export interface DeprecationNotice {
+  /** `METHOD /v1/path`, ids shown as `{id}`. */
+  operation: string;
+  /** When it was deprecated, when the header gave a date. */
+  deprecatedAt: Date | undefined;
+  /** When it stops answering, when announced. */
+  sunset: Date | undefined;
+  /** Where to read about the replacement (`Link: <…>; rel="deprecation"`). */
+  link: string | undefined;
 }
 
 export interface CallOptions {
   signal?: AbortSignal;
   /** x-principal-id for this call (overrides the client's). */
   principalId?: string;
+  /**
+   * Time allowed for the whole call, retries included. A read that runs out throws a
+   * PartnerNetworkError; a mutation or wait throws a PartnerTimeoutError carrying the jobId.
+   */
+  timeoutMs?: number;
+  /** Retries for this call (overrides the client's maxRetries). */
+  maxRetries?: number;
+}
+
+/** What onRequest sees of one HTTP attempt. */
+export interface RequestEvent {
+  method: string;
+  url: string;
+  attempt: number;
+  /** The request's headers, Authorization left out. */
+  headers: Record<string, string>;
+}
+
+/** What onResponse sees of one HTTP answer. */
+export interface ResponseEvent {
+  method: string;
+  url: string;
+  attempt: number;
+  status: number;
+  requestId: string | undefined;
+  durationMs: number;
+}
+
+/**
+ * The answer behind a successful call, as `result.lastResponse` (non-enumerable, so JSON output is
+ * unchanged): the X-Request-Id to quote, the job that produced a mutation's result when the SDK
+ * followed it, and whether the server replayed an earlier answer for the same Idempotency-Key.
+ */
+export interface LastResponse {
+  status: number;
+  requestId: string | undefined;
+  jobId: string | undefined;
+  replayed: boolean;
+}
+
+export type WithResponse<T> = T & { readonly lastResponse?: LastResponse };
+
+/** The `lastResponse` of a result the SDK returned, if it has one. */
+export function lastResponseOf(result: unknown): LastResponse | undefined {
+  return isRecord(result) ? (result as { lastResponse?: LastResponse }).lastResponse : undefined;
 }
 
 export interface WaitOptions extends CallOptions {
-  /** Give up (PartnerTimeoutError) when the job has not settled after this long. Default: no limit. */
+  /** Give up (PartnerTimeoutError, with the jobId) when the job has not settled after this long. Default: no limit. */
   timeoutMs?: number;
   /** Prefer: wait=N on each poll (default: the client's pollWaitSeconds). */
   pollWaitSeconds?: number;
@@ -150,21 +220,29 @@ export class PartnerClient {
   private readonly transferTimeoutMs: number;
   private readonly principalId: string | undefined;
   private readonly userAgent: string;
+  private readonly onDeprecation: (notice: DeprecationNotice) => void;
+  private readonly onRequest: ((info: RequestEvent) => void) | undefined;
+  private readonly onResponse: ((info: ResponseEvent) => void) | undefined;
+  private readonly deprecationsSeen = new Set<string>();
 
   constructor(opts: PartnerClientOptions) {
     for (const name of ['baseUrl', 'authUrl', 'clientId', 'clientSecret', 'scope'] as const) {
       if (typeof opts[name] !== 'string' || opts[name] === '') throw new TypeError(`PartnerClient: ${name} is required`);
     }
-    this.baseUrl = new URL(opts.baseUrl).href.replace(/\/+$/, '');
+    // The operations' paths begin with /v1: a base URL given with it (as the docs' {base_url}/v1 reads) is the same.
+    this.baseUrl = new URL(opts.baseUrl).href.replace(/\/+$/, '').replace(/\/v1$/, '');
     const authUrl = new URL(opts.authUrl).href.replace(/\/+$/, '');
     this.fetchFn = opts.fetch ?? globalThis.fetch.bind(globalThis);
-    this.maxAttempts = Math.max(1, opts.maxAttempts ?? 4);
+    this.maxAttempts = Math.max(1, opts.maxRetries !== undefined ? opts.maxRetries + 1 : (opts.maxAttempts ?? 4));
+    this.onRequest = opts.onRequest;
+    this.onResponse = opts.onResponse;
     this.backoff = { baseMs: opts.backoff?.baseMs ?? 500, maxMs: opts.backoff?.maxMs ?? 20_000 };
     this.wait = opts.wait ?? 15;
     this.pollWaitSeconds = opts.pollWaitSeconds ?? 0;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
     this.transferTimeoutMs = opts.transferTimeoutMs ?? 600_000;
     this.principalId = opts.principalId;
+    this.onDeprecation = opts.onDeprecation ?? ((n) => console.warn(deprecationMessage(n)));
     const node = typeof process === 'object' && process.version ? ` node/${process.version}` : '';
     this.userAgent = `partner-sdk/${SDK_VERSION}${node}${opts.userAgent ? ` ${opts.userAgent}` : ''}`;
     this.tokens = new TokenProvider({
@@ -192,12 +270,12 @@ export class PartnerClient {
   }
 
   /** GET /v1/health: who the credentials belong to. */
-  async health(opts: CallOptions = {}): Promise<Health> {
+  async health(opts: CallOptions = {}): Promise<WithResponse<Health>> {
     return (await this.request<Health>({ method: 'GET', path: '/v1/health', ...opts })).body;
   }
 
   /** GET /v1/policies: one page. */
-  async listPolicies(params: PolicyListParams = {}, opts: CallOptions = {}): Promise<Page<Policy>> {
+  async listPolicies(params: PolicyListParams = {}, opts: CallOptions = {}): Promise<WithResponse<Page<Policy>>> {
     return (await this.request<Page<Policy>>({ method: 'GET', path: '/v1/policies', query: { ...params }, ...opts })).body;
   }
 
@@ -206,13 +284,33 @@ export class PartnerClient {
     return this.paginate((cursor) => this.listPolicies({ ...params, ...(cursor ? { cursor } : {}) }, opts));
   }
 
+  /** GET /v1/jobs: one page of the partner's jobs, newest first. */
+  async listJobs(params: JobListParams = {}, opts: CallOptions = {}): Promise<Page<JobListItem>> {
+    return (await this.request<Page<JobListItem>>({ method: 'GET', path: '/v1/jobs', query: { ...params }, ...opts })).body;
+  }
+
+  /** Every job matching the filters, page after page. */
+  iterateJobs(params: Omit<JobListParams, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<JobListItem> {
+    return this.paginate((cursor) => this.listJobs({ ...params, ...(cursor ? { cursor } : {}) }, opts));
+  }
+
+  /** GET /v1/submissions: one page of the partner's submissions, newest first. */
+  async listSubmissions(params: SubmissionListParams = {}, opts: CallOptions = {}): Promise<Page<Submission>> {
+    return (await this.request<Page<Submission>>({ method: 'GET', path: '/v1/submissions', query: { ...params }, ...opts })).body;
+  }
+
+  /** Every submission matching the filters, page after page (e.g. { externalRef } to find a lost one). */
+  iterateSubmissions(params: Omit<SubmissionListParams, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<Submission> {
+    return this.paginate((cursor) => this.listSubmissions({ ...params, ...(cursor ? { cursor } : {}) }, opts));
+  }
+
   /** GET /v1/policies/{id}. */
-  async getPolicy(policyId: string, opts: CallOptions = {}): Promise<Policy> {
+  async getPolicy(policyId: string, opts: CallOptions = {}): Promise<WithResponse<Policy>> {
     return (await this.request<Policy>({ method: 'GET', path: `/v1/policies/${seg(policyId)}`, ...opts })).body;
   }
 
   /** POST /v1/submissions, the whole pattern: resolves with the result once the job has succeeded. */
-  async createSubmission(input: SubmissionCreate, opts: MutationOptions = {}): Promise<SubmissionResult> {
+  async createSubmission(input: SubmissionCreate, opts: MutationOptions = {}): Promise<WithResponse<SubmissionResult>> {
     return this.mutate<SubmissionResult>(() => ({ method: 'POST', path: '/v1/submissions', json: input }), opts);
   }
 
@@ -222,7 +320,7 @@ export class PartnerClient {
   }
 
   /** GET /v1/submissions/{id}. */
-  async getSubmission(submissionId: string, opts: CallOptions = {}): Promise<Submission> {
+  async getSubmission(submissionId: string, opts: CallOptions = {}): Promise<WithResponse<Submission>> {
     return (await this.request<Submission>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}`, ...opts })).body;
   }
 
@@ -230,7 +328,7 @@ export class PartnerClient {
    * POST /v1/submissions/{id}/attachments: uploads the file (a Blob or File, or bytes) and resolves
    * with the attachment record once the job has succeeded. A resend re-reads the Blob.
    */
-  async uploadAttachment(submissionId: string, file: Blob | Uint8Array, opts: UploadOptions = {}): Promise<Attachment> {
+  async uploadAttachment(submissionId: string, file: Blob | Uint8Array, opts: UploadOptions = {}): Promise<WithResponse<Attachment>> {
     return this.mutate<Attachment>(() => this.uploadSpec(submissionId, file, opts), opts);
   }
 
@@ -240,7 +338,7 @@ export class PartnerClient {
   }
 
   /** GET /v1/submissions/{id}/attachments: one page. */
-  async listAttachments(submissionId: string, params: PageParams = {}, opts: CallOptions = {}): Promise<Page<Attachment>> {
+  async listAttachments(submissionId: string, params: PageParams = {}, opts: CallOptions = {}): Promise<WithResponse<Page<Attachment>>> {
     return (await this.request<Page<Attachment>>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/attachments`, query: { ...params }, ...opts })).body;
   }
 
@@ -250,7 +348,7 @@ export class PartnerClient {
   }
 
   /** GET /v1/submissions/{id}/attachments/{attachmentId}. */
-  async getAttachment(submissionId: string, attachmentId: string, opts: CallOptions = {}): Promise<Attachment> {
+  async getAttachment(submissionId: string, attachmentId: string, opts: CallOptions = {}): Promise<WithResponse<Attachment>> {
     return (await this.request<Attachment>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/attachments/${seg(attachmentId)}`, ...opts })).body;
   }
 
@@ -274,7 +372,7 @@ export class PartnerClient {
   }
 
   /** DELETE /v1/submissions/{id}/attachments/{attachmentId}, as a job; resolves once it has succeeded. */
-  async deleteAttachment(submissionId: string, attachmentId: string, opts: MutationOptions = {}): Promise<AttachmentDeleted> {
+  async deleteAttachment(submissionId: string, attachmentId: string, opts: MutationOptions = {}): Promise<WithResponse<AttachmentDeleted>> {
     return this.mutate<AttachmentDeleted>(
       () => ({ method: 'DELETE', path: `/v1/submissions/${seg(submissionId)}/attachments/${seg(attachmentId)}` }),
       opts,
@@ -295,6 +393,30 @@ export class PartnerClient {
     ).body;
   }
 
+  /** GET /v1/events: one page of the event feed. `wait` holds an empty page up to that many seconds. */
+  async listEvents(params: EventListParams = {}, opts: CallOptions & { wait?: number } = {}): Promise<EventPage> {
+    const wait = opts.wait ?? 0;
+    return (
+      await this.request<EventPage>({
+        method: 'GET',
+        path: '/v1/events',
+        query: eventQuery(params),
+        ...(wait > 0 ? { headers: { prefer: `wait=${wait}` }, holdSeconds: wait } : {}),
+        ...pick(opts),
+      })
+    ).body;
+  }
+
+  /** Follows the event feed forever with long-poll; ends when opts.signal aborts (see events.ts). */
+  followEvents(params: EventListParams = {}, opts: FollowOptions = {}): AsyncGenerator<PartnerEvent> {
+    return followFeed((p, o) => this.listEvents(p, o), params, opts);
+  }
+
+  /** GET /v1/events/{id}. */
+  async getEvent(eventId: string, opts: CallOptions = {}): Promise<PartnerEvent> {
+    return (await this.request<PartnerEvent>({ method: 'GET', path: `/v1/events/${seg(eventId)}`, ...opts })).body;
+  }
+
   /**
    * Polls a job until it settles, never sooner than Retry-After says, and returns it (succeeded or
    * failed). Takes the job id or its statusUrl; the poll goes to this client's base URL, so the
@@ -302,6 +424,10 @@ export class PartnerClient {
    */
   async waitForJob<T = unknown>(jobIdOrStatusUrl: string, opts: WaitOptions = {}): Promise<SettledJob<T>> {
     const id = jobIdOf(jobIdOrStatusUrl);
+    return this.stillFollowing(id, opts.signal, () => this.pollJob<T>(id, opts));
+  }
+
+  private async pollJob<T>(id: string, opts: WaitOptions): Promise<SettledJob<T>> {
     const deadline = opts.timeoutMs !== undefined ? Date.now() + opts.timeoutMs : Infinity;
     const pollWait = opts.pollWaitSeconds ?? this.pollWaitSeconds;
     for (;;) {
@@ -324,6 +450,18 @@ export class PartnerClient {
     }
   }
 
+  /** Runs `wait` for job `id`; when the caller's signal aborts it, a PartnerAbortError naming the job. */
+  private async stillFollowing<R>(id: string, signal: AbortSignal | undefined, wait: () => Promise<R>): Promise<R> {
+    try {
+      return await wait();
+    } catch (err) {
+      if (signal?.aborted && !(err instanceof PartnerError)) {
+        throw new PartnerAbortError(`stopped waiting for job ${id}; it goes on: follow it with waitForJob('${id}')`, id, { cause: err });
+      }
+      throw err;
+    }
+  }
+
   // ---- the mutation pattern ----------------------------------------------------------------
 
   /**
@@ -331,30 +469,35 @@ export class PartnerClient {
    * a retryable error is tried again with a new Idempotency-Key (the old key would replay the
    * failure), unless the caller chose the key.
    */
-  private async mutate<T>(spec: () => RequestSpec, opts: MutationOptions): Promise<T> {
+  private async mutate<T>(spec: () => RequestSpec, opts: MutationOptions): Promise<WithResponse<T>> {
     const deadline = opts.timeoutMs !== undefined ? Date.now() + opts.timeoutMs : undefined;
+    const rounds = opts.maxRetries !== undefined ? opts.maxRetries + 1 : this.maxAttempts;
     for (let round = 1; ; round++) {
       const key = opts.idempotencyKey ?? crypto.randomUUID();
       try {
         const left = deadline !== undefined ? deadline - Date.now() : undefined;
         const wait = left !== undefined ? Math.min(opts.wait ?? this.wait, Math.max(0, Math.floor(left / 1000))) : opts.wait;
         const outcome = await this.send<T>(spec(), key, { ...opts, ...(wait !== undefined ? { wait } : {}) });
-        if (outcome.settled) return outcome.result;
+        if (outcome.settled) return outcome.result as WithResponse<T>;
         opts.onAccepted?.(outcome.job);
         // The 202's Retry-After is the time to the first poll.
         const firstPollMs = outcome.retryAfterSeconds * 1000;
         if (deadline !== undefined && Date.now() + firstPollMs > deadline) {
           throw new PartnerTimeoutError(`job ${outcome.job.id} did not settle in time; read it later with getJob`, outcome.job.id);
         }
-        await sleep(firstPollMs, opts.signal);
-        const job = await this.waitForJob<T>(outcome.job.id, {
+        const jobId = outcome.job.id;
+        await this.stillFollowing(jobId, opts.signal, () => sleep(firstPollMs, opts.signal));
+        const job = await this.waitForJob<T>(jobId, {
           ...opts,
           ...(deadline !== undefined ? { timeoutMs: Math.max(0, deadline - Date.now()) } : {}),
         });
-        if (job.status === 'succeeded') return job.result;
+        if (job.status === 'succeeded') {
+          const polled = lastResponseOf(job);
+          return attachResponse(job.result as WithResponse<T>, { status: 200, requestId: polled?.requestId, jobId, replayed: outcome.replayed });
+        }
         throw PartnerApiError.fromJob(job);
       } catch (err) {
-        const retry = err instanceof PartnerApiError && err.jobId !== undefined && err.retryable && !opts.idempotencyKey && round < this.maxAttempts;
+        const retry = err instanceof PartnerApiError && err.jobId !== undefined && err.retryable && !opts.idempotencyKey && round < rounds;
         if (!retry) throw err;
         const delay = Math.max((err.retryAfterSeconds ?? 0) * 1000, backoffMs(round, this.backoff));
         if (deadline !== undefined && Date.now() + delay > deadline) throw err;
@@ -382,7 +525,15 @@ export class PartnerClient {
 
   private uploadSpec(submissionId: string, file: Blob | Uint8Array, opts: UploadOptions): RequestSpec {
     const blob = file instanceof Blob ? file : new Blob([file as Uint8Array<ArrayBuffer>]);
-    const fileName = opts.fileName ?? (typeof File !== 'undefined' && blob instanceof File && blob.name ? blob.name : 'attachment');
+    const named = opts.fileName ?? (typeof File !== 'undefined' && blob instanceof File && blob.name ? blob.name : undefined);
+    // Without a media type or a file name to type it by, the API could only refuse the upload (415).
+    if (!opts.contentType && !blob.type && !(named && /\.[A-Za-z0-9]+$/.test(named))) {
+      throw new TypeError(
+        'uploadAttachment: the file has no media type and no file name with an extension; pass contentType (e.g. "application/pdf") ' +
+          'or fileName (e.g. "loss-runs.pdf"), or a File/Blob that has a type',
+      );
+    }
+    const fileName = named ?? 'attachment';
     const contentType = opts.contentType ?? (blob.type || 'application/octet-stream');
     const form = multipartBody(blob, fileName, contentType, opts.documentType ? { documentType: opts.documentType } : {});
     return {
@@ -407,12 +558,20 @@ export class PartnerClient {
     const url = new URL(`${this.baseUrl}${spec.path}`);
     for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const principalId = spec.principalId ?? this.principalId;
+    const maxAttempts = spec.maxRetries !== undefined ? Math.max(0, spec.maxRetries) + 1 : this.maxAttempts;
+    // The call's own time limit (timeoutMs) joins the caller's signal; running out is not an abort.
+    const callTimeout = spec.timeoutMs !== undefined ? AbortSignal.timeout(spec.timeoutMs) : undefined;
+    const signal = callTimeout ? AbortSignal.any([...(spec.signal ? [spec.signal] : []), callTimeout]) : spec.signal;
+    const timedOut = () => new PartnerNetworkError(`${spec.method} ${url.pathname} did not complete within ${spec.timeoutMs} ms`);
     let refreshedToken = false;
     let lastNetworkError: unknown;
 
-    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
-      spec.signal?.throwIfAborted();
-      const token = await this.tokens.get(spec.signal);
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      if (spec.signal?.aborted) throw abortReason(spec.signal);
+      if (callTimeout?.aborted) throw timedOut();
+      const token = await this.tokens.get(signal).catch((err: unknown) => {
+        throw callTimeout?.aborted && !spec.signal?.aborted ? timedOut() : err;
+      });
       const headers: Record<string, string> = {
         accept: 'application/json',
         'user-agent': this.userAgent,
@@ -436,12 +595,19 @@ export class PartnerClient {
       }
       const budget = spec.stream || spec.body ? this.transferTimeoutMs : this.requestTimeoutMs;
       const timeout = AbortSignal.timeout(budget + (spec.holdSeconds ?? 0) * 1000);
-      init.signal = AbortSignal.any([...(spec.signal ? [spec.signal] : []), timeout]);
+      init.signal = AbortSignal.any([...(signal ? [signal] : []), timeout]);
+      if (this.onRequest) {
+        const { authorization: _omitted, ...shown } = headers;
+        this.onRequest({ method: spec.method, url: url.href, attempt, headers: shown });
+      }
+      const started = Date.now();
 
       let res: Response;
       let body: unknown;
       try {
         res = await this.fetchFn(url, init);
+        this.onResponse?.({ method: spec.method, url: url.href, attempt, status: res.status, requestId: res.headers.get('x-request-id') ?? undefined, durationMs: Date.now() - started });
+        if (res.ok && spec.stream) this.noticeDeprecation(spec.method, url.pathname, res.headers);
         if (res.ok && spec.stream) return { status: res.status, headers: res.headers, body: res.body as T };
         const text = await res.text().catch((err: unknown) => {
           throw new BodyReadError('the response body could not be read', { cause: err });
@@ -450,14 +616,24 @@ export class PartnerClient {
         if (!res.ok && init.duplex) stopSending.abort();
       } catch (err) {
         if (spec.signal?.aborted) throw abortReason(spec.signal);
+        if (callTimeout?.aborted) throw timedOut();
         // No answer (refused, reset, dropped mid-body, timed out): send the same request again. Every
         // request is safe to resend: reads are, and mutations carry their Idempotency-Key.
         lastNetworkError = err;
-        if (attempt < this.maxAttempts) await sleep(backoffMs(attempt, this.backoff), spec.signal);
+        if (attempt < maxAttempts) await this.pause(backoffMs(attempt, this.backoff), spec.signal, callTimeout, timedOut);
         continue;
       }
 
-      if (res.ok) return { status: res.status, headers: res.headers, body: body as T };
+      this.noticeDeprecation(spec.method, url.pathname, res.headers);
+      if (res.ok) {
+        const info: LastResponse = {
+          status: res.status,
+          requestId: res.headers.get('x-request-id') ?? undefined,
+          jobId: undefined,
+          replayed: res.headers.get('idempotent-replayed') === 'true',
+        };
+        return { status: res.status, headers: res.headers, body: attachResponse(body, info) as T };
+      }
       const error = apiError(res, body);
       if (res.status === 401 && error.code === 'invalid_token' && !refreshedToken) {
         // The token was refused (revoked key, clock skew): one fresh token, then the request again.
@@ -467,13 +643,58 @@ export class PartnerClient {
         continue;
       }
       // A failed job is not retried here: the same key would replay it (see mutate()).
-      if (!error.retryable || error.jobId !== undefined || attempt >= this.maxAttempts) throw error;
-      await sleep(Math.max((error.retryAfterSeconds ?? 0) * 1000, backoffMs(attempt, this.backoff)), spec.signal);
+      if (!error.retryable || error.jobId !== undefined || attempt >= maxAttempts) throw error;
+      await this.pause(Math.max((error.retryAfterSeconds ?? 0) * 1000, backoffMs(attempt, this.backoff)), spec.signal, callTimeout, timedOut);
     }
-    throw new PartnerNetworkError(`${spec.method} ${url.pathname} failed after ${this.maxAttempts} attempts: ${describe(lastNetworkError)}`, {
+    throw new PartnerNetworkError(`${spec.method} ${url.pathname} failed after ${maxAttempts} attempts: ${describe(lastNetworkError)}`, {
       cause: lastNetworkError,
     });
   }
+
+  /** Sleeps between attempts; the caller's abort rethrows its reason, the call's time limit a timeout. */
+  private async pause(ms: number, signal: AbortSignal | undefined, callTimeout: AbortSignal | undefined, timedOut: () => Error): Promise<void> {
+    const both = callTimeout ? AbortSignal.any([...(signal ? [signal] : []), callTimeout]) : signal;
+    try {
+      await sleep(ms, both);
+    } catch (err) {
+      if (signal?.aborted) throw abortReason(signal);
+      if (callTimeout?.aborted) throw timedOut();
+      throw err;
+    }
+  }
+
+  /** Tells the caller, once per operation, that the API has deprecated it. */
+  private noticeDeprecation(method: string, path: string, headers: Headers): void {
+    const deprecation = headers.get('deprecation');
+    if (deprecation === null) return;
+    const operation = `${method} ${operationPath(path)}`;
+    if (this.deprecationsSeen.has(operation)) return;
+    this.deprecationsSeen.add(operation);
+    const at = /^@(-?\d+)$/.exec(deprecation.trim());
+    const sunset = headers.get('sunset');
+    const link = /<([^>]*)>\s*;[^,]*rel="?deprecation"?/i.exec(headers.get('link') ?? '')?.[1];
+    this.onDeprecation({
+      operation,
+      deprecatedAt: at ? new Date(Number(at[1]) * 1000) : undefined,
+      sunset: sunset && !Number.isNaN(Date.parse(sunset)) ? new Date(sunset) : undefined,
+      link,
+    });
+  }
+}
+
+/** The operation a path belongs to: ids (UUIDs, job ids) shown as `{id}`. */
+function operationPath(path: string): string {
+  return path
+    .split('/')
+    .map((s) => (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s) || /^job_/.test(s) ? '{id}' : s))
+    .join('/');
+}
+
+/** The one-line warning for a deprecated operation. */
+export function deprecationMessage(n: DeprecationNotice): string {
+  const sunset = n.sunset ? `; it stops working on ${n.sunset.toISOString().slice(0, 10)}` : '';
+  const link = n.link ? `; see ${n.link}` : '';
+  return `warning: ${n.operation} is deprecated${sunset}${link}`;
 }
 
 function parseJson(text: string): unknown {
@@ -484,13 +705,21 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** Attaches `lastResponse` to an object result, non-enumerable (JSON output stays the API's). */
+function attachResponse<T>(body: T, info: LastResponse): T {
+  if (isRecord(body) && Object.isExtensible(body)) {
+    Object.defineProperty(body, 'lastResponse', { value: info, enumerable: false, configurable: true, writable: false });
+  }
+  return body;
+}
+
 /** The API's error envelope as a PartnerApiError; anything else (a proxy's page) by its status. */
 function apiError(res: Response, body: unknown): PartnerApiError {
   const requestId = res.headers.get('x-request-id') ?? undefined;
   const retryAfterSeconds = parseRetryAfter(res.headers.get('retry-after'));
   const e = isRecord(body) && isRecord(body.error) ? body.error : undefined;
   if (e && typeof e.code === 'string') {
-    return new PartnerApiError({
+    return PartnerApiError.of({
       status: res.status,
       code: e.code,
       message: typeof e.message === 'string' ? e.message : e.code,
@@ -501,7 +730,7 @@ function apiError(res: Response, body: unknown): PartnerApiError {
       retryAfterSeconds,
     });
   }
-  return new PartnerApiError({
+  return PartnerApiError.of({
     status: res.status,
     code: `http_${res.status}`,
     message: `HTTP ${res.status} ${res.statusText}`.trim(),
@@ -534,7 +763,11 @@ function jobIdOf(idOrUrl: string): string {
 
 /** The call options a nested request passes on. */
 function pick(opts: CallOptions): CallOptions {
-  return { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.principalId !== undefined ? { principalId: opts.principalId } : {}) };
+  return {
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.principalId !== undefined ? { principalId: opts.principalId } : {}),
+    ...(opts.maxRetries !== undefined ? { maxRetries: opts.maxRetries } : {}),
+  };
 }
 
 /** The file name of a Content-Disposition header, preferring filename* (RFC 6266, RFC 5987). */

@@ -14,9 +14,38 @@ export class PartnerError extends Error {
   }
 }
 
+/**
+ * The error codes the API documents (its error table). New codes may be added within /v1 (an
+ * additive change), so `code` is typed as this union or any other string: handle an unknown code by
+ * its `retryable` and HTTP status.
+ */
+export type ApiErrorCode =
+  | 'unauthenticated'
+  | 'invalid_token'
+  | 'insufficient_scope'
+  | 'forbidden'
+  | 'principal_not_registered'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'invalid_json'
+  | 'validation_error'
+  | 'idempotency_key_reused'
+  | 'unknown_product'
+  | 'conflict'
+  | 'unsupported_media_type'
+  | 'payload_too_large'
+  | 'cursor_expired'
+  | 'limit_exceeded'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal';
+
+/** A documented code, or one added later (autocompletion keeps the documented ones). */
+export type ErrorCode = ApiErrorCode | (string & {});
+
 export interface PartnerApiErrorInit {
   status: number;
-  code: string;
+  code: ErrorCode;
   message: string;
   retryable: boolean;
   requestId?: string | undefined;
@@ -33,7 +62,7 @@ export class PartnerApiError extends PartnerError {
   override readonly name: string = 'PartnerApiError';
   /** HTTP status; 0 for a job that failed while being polled (its error came in a 200). */
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly requestId: string | undefined;
   readonly details: ErrorDetail[] | undefined;
   /** The job that failed, when the error is a job's. Retrying needs a new Idempotency-Key. */
@@ -53,7 +82,17 @@ export class PartnerApiError extends PartnerError {
 
   /** The error of a job that failed (read with GET /v1/jobs/{id}). */
   static fromJob(job: JobFailed, requestId?: string): PartnerApiError {
-    return new PartnerApiError({ status: 0, ...job.error, jobId: job.id, requestId });
+    return PartnerApiError.of({ status: 0, ...job.error, jobId: job.id, requestId });
+  }
+
+  /**
+   * The error as an instance of its category's subclass (PartnerAuthError, PartnerPermissionError,
+   * PartnerRateLimitError, PartnerValidationError, PartnerIdempotencyError, PartnerNotFoundError,
+   * PartnerUnavailableError), by code, else by HTTP status; a plain PartnerApiError otherwise.
+   */
+  static of(init: PartnerApiErrorInit): PartnerApiError {
+    const Category = categoryOf(init.code, init.status);
+    return new Category(init);
   }
 
   /** The error envelope, as the API sends it. */
@@ -73,6 +112,86 @@ export class PartnerApiError extends PartnerError {
  */
 export class PartnerAuthError extends PartnerApiError {
   override readonly name: string = 'PartnerAuthError';
+}
+
+/** 403: the token's scope, the client's permissions or the x-principal-id do not allow the call. */
+export class PartnerPermissionError extends PartnerApiError {
+  override readonly name: string = 'PartnerPermissionError';
+}
+
+/** 429 rate_limited: retry after `retryAfterSeconds` (the SDK already did, up to maxRetries). */
+export class PartnerRateLimitError extends PartnerApiError {
+  override readonly name: string = 'PartnerRateLimitError';
+}
+
+/** The request itself is wrong (400, 413, 415): `details` lists the failing fields. Do not retry unchanged. */
+export class PartnerValidationError extends PartnerApiError {
+  override readonly name: string = 'PartnerValidationError';
+}
+
+/** 422 idempotency_key_reused: the same Idempotency-Key was sent with a different request. */
+export class PartnerIdempotencyError extends PartnerApiError {
+  override readonly name: string = 'PartnerIdempotencyError';
+}
+
+/** 404 not_found: no such resource for your partner (another partner's is indistinguishable). */
+export class PartnerNotFoundError extends PartnerApiError {
+  override readonly name: string = 'PartnerNotFoundError';
+}
+
+/** 503 unavailable or 500 internal: try again later (the SDK already did, up to maxRetries). */
+export class PartnerUnavailableError extends PartnerApiError {
+  override readonly name: string = 'PartnerUnavailableError';
+}
+
+type ApiErrorClass = new (init: PartnerApiErrorInit) => PartnerApiError;
+
+function categoryOf(code: string, status: number): ApiErrorClass {
+  switch (code) {
+    case 'unauthenticated':
+    case 'invalid_token':
+      return PartnerAuthError;
+    case 'insufficient_scope':
+    case 'forbidden':
+    case 'principal_not_registered':
+      return PartnerPermissionError;
+    case 'rate_limited':
+      return PartnerRateLimitError;
+    case 'invalid_json':
+    case 'validation_error':
+    case 'unsupported_media_type':
+    case 'payload_too_large':
+      return PartnerValidationError;
+    case 'idempotency_key_reused':
+      return PartnerIdempotencyError;
+    case 'not_found':
+      return PartnerNotFoundError;
+    case 'unavailable':
+    case 'internal':
+      return PartnerUnavailableError;
+  }
+  if (status === 401) return PartnerAuthError;
+  if (status === 403) return PartnerPermissionError;
+  if (status === 429) return PartnerRateLimitError;
+  if (status === 404) return PartnerNotFoundError;
+  if (status >= 500) return PartnerUnavailableError;
+  return PartnerApiError;
+}
+
+/**
+ * The caller's signal aborted while the SDK was waiting for a job it had already started: the job
+ * goes on and may still settle; follow it with `waitForJob(jobId)`. `name` is "AbortError" like the
+ * DOMException an abort usually throws; `cause` is the signal's reason.
+ */
+export class PartnerAbortError extends PartnerError {
+  override readonly name: string = 'AbortError';
+  constructor(
+    message: string,
+    readonly jobId: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, true, options);
+  }
 }
 
 /** The API could not be reached (connection refused or dropped, attempt timed out), after every retry. */

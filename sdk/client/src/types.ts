@@ -64,6 +64,8 @@ export interface JobProcessing {
 
 export interface JobSucceeded<T = unknown> {
   id: string;
+  /** What the job does, e.g. submission.create (absent from servers before the job lists). */
+  kind?: string;
   status: 'succeeded';
   result: T;
   createdAt: string;
@@ -72,6 +74,8 @@ export interface JobSucceeded<T = unknown> {
 
 export interface JobFailed {
   id: string;
+  /** What the job does, e.g. submission.create (absent from servers before the job lists). */
+  kind?: string;
   status: 'failed';
   error: ErrorObject;
   createdAt: string;

@@ -1,7 +1,8 @@
 // Operator commands of the auth service (clients, principals, signing keys), reached through
 // `npm run -s admin -- <group> <command>`. They work on the auth schema directly, like a migration,
 // so they need the database but not the running services.
-import { EnvReader } from '@partner/shared/config';
+import { EnvReader, readNats } from '@partner/shared/config';
+import { natsNames, publishOnce } from '@partner/shared/nats';
 import type { Pool } from '@partner/shared/pg';
 import { identifier, parseFlags, required, UsageError, type CommandGroup, withAdminPool } from '@partner/shared/cli';
 import { isPermission, PERMISSIONS, type Permission } from '@partner/shared/permissions';
@@ -24,6 +25,19 @@ async function tenantOf(pool: Pool, partnerId: string, tenant: string | undefine
   const r = await pool.query<{ tenant_id: string }>('SELECT tenant_id FROM partners WHERE partner_id = $1', [partnerId]);
   if (r.rowCount === 1) return r.rows[0]!.tenant_id;
   throw new UsageError(r.rowCount === 0 ? `unknown partner ${partnerId} (give --tenant to create it)` : `partner ${partnerId} exists in several tenants: give --tenant`);
+}
+
+/**
+ * Tells every gateway that the client's provisioning or revocation changed (core NATS, under the
+ * stack's NATS_PREFIX): they drop what they cached of it and read it afresh on its next request.
+ * When NATS cannot be reached the change still takes effect, within the gateways' cache time
+ * (CLIENT_STATE_CACHE_MS) instead of at once: the output says so.
+ */
+async function announce(clientId: string): Promise<{ effective: string }> {
+  const env = new EnvReader();
+  const nats = env.done(readNats(env));
+  const pushed = await publishOnce(nats.natsUrl, natsNames(nats.natsPrefix).clientChangedSubject, JSON.stringify({ clientId }));
+  return { effective: pushed ? 'on every gateway within seconds' : 'NATS not reachable: on every gateway within its client cache time (CLIENT_STATE_CACHE_MS)' };
 }
 
 export const client: CommandGroup = {
@@ -59,7 +73,7 @@ export const client: CommandGroup = {
       return withPool(async (pool) => {
         const row = await repo.setPermissions(pool, clientId, permissions);
         if (!row) throw new UsageError(`unknown client ${clientId}`);
-        return { clientId, tenant: row.tenant_id, partnerId: row.partner_id, permissions };
+        return { clientId, tenant: row.tenant_id, partnerId: row.partner_id, permissions, ...(await announce(clientId)) };
       });
     },
   },
@@ -83,7 +97,7 @@ export const client: CommandGroup = {
       }
       return withPool(async (pool) => {
         if (!(await repo.setRateLimit(pool, clientId, limit))) throw new UsageError(`unknown client ${clientId}`);
-        return { clientId, rateLimit: limit ?? 'default', effective: 'for tokens issued from now on' };
+        return { clientId, rateLimit: limit ?? 'default', ...(await announce(clientId)) };
       });
     },
   },
@@ -95,7 +109,19 @@ export const client: CommandGroup = {
       return withPool(async (pool) => {
         const row = await repo.disableClient(pool, clientId);
         if (!row) throw new UsageError(`unknown client ${clientId}`);
-        return { clientId, disabled: true, disabledAt: row.disabled_at.toISOString() };
+        return { clientId, disabled: true, disabledAt: row.disabled_at.toISOString(), ...(await announce(clientId)) };
+      });
+    },
+  },
+  'revoke-tokens': {
+    usage: 'client revoke-tokens --client ID',
+    run: async (argv) => {
+      const { values } = parseFlags(argv, { client: { type: 'string' } });
+      const clientId = required(values, 'client');
+      return withPool(async (pool) => {
+        const row = await repo.revokeTokens(pool, clientId);
+        if (!row) throw new UsageError(`unknown client ${clientId}`);
+        return { clientId, tokensRevoked: true, tokenVersion: Number(row.token_version), ...(await announce(clientId)) };
       });
     },
   },
@@ -140,8 +166,9 @@ export const key: CommandGroup = {
       const env = new EnvReader();
       const kekB64 = env.str('AUTH_KEY_ENCRYPTION_KEY', { doc: 'the key-encryption key the auth service uses' });
       env.done({});
-      const kek = Buffer.from(kekB64, 'base64');
-      if (kek.length !== 32) throw new UsageError('AUTH_KEY_ENCRYPTION_KEY must decode to 32 bytes');
+      // While the KEK rotates the variable lists several, newest first: new keys are sealed under it.
+      const kek = Buffer.from(kekB64.split(',')[0]!.trim(), 'base64');
+      if (kek.length !== 32) throw new UsageError('AUTH_KEY_ENCRYPTION_KEY (its first key) must decode to 32 bytes');
       return withPool(async (pool) => {
         const { kid, retired } = await rotateKey(pool, kek);
         return { kid, retired };

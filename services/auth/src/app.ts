@@ -8,8 +8,8 @@ import { implement, serviceDefs, SERVICE_NAMES, startGrpcServer, type GrpcServer
 import { createRegistry, startOpsServer, type OpsServer } from '@partner/shared/ops';
 import type { AuthConfig } from './config.js';
 import { createTokenApp } from './token-server.js';
-import { principalRegistered } from './repo.js';
-import { loadSigningKey } from './keys.js';
+import { clientState, principalRegistered } from './repo.js';
+import { loadSigningKey, resealKeys } from './keys.js';
 import { fileURLToPath } from 'node:url';
 import { dbError } from '@partner/shared/pg';
 
@@ -33,8 +33,12 @@ export async function startAuth(
   const logger = opts.logger ?? createLogger('auth', config.logLevel);
   const pool = createPool({ url: config.databaseUrl, schema: SCHEMA, max: config.poolMax, applicationName: 'auth', logger });
   if (opts.migrate ?? true) await migrateAuth(pool, logger);
+  // Signing keys sealed under an older KEK are re-sealed under the newest (KEK rotation); a key no
+  // configured KEK opens stops the start here, with a message saying what to do.
+  const resealed = await resealKeys(pool, config.keyEncryptionKeys, (msg, kid) => logger.warn({ kid }, msg));
+  if (resealed.length > 0) logger.info({ kids: resealed }, 'signing keys re-sealed under the newest key-encryption key');
   // Make sure a signing key exists before the first token request.
-  await loadSigningKey(pool, config.keyEncryptionKey);
+  await loadSigningKey(pool, config.keyEncryptionKeys);
 
   const registry = createRegistry('auth');
   registerPoolMetrics(pool, registry, config.poolMax);
@@ -76,6 +80,19 @@ export async function startAuth(
               const registered = await principalRegistered(pool, req.tenantId, req.partnerId, req.principalId).catch(dbError);
               return { registered };
             },
+            GetClientState: async (req) => {
+              const c = await clientState(pool, req.clientId).catch(dbError);
+              if (!c) return { found: false, disabled: true, tokenVersion: '0', permissions: [], rateLimitRps: 0, rateLimitBurst: 0, version: '0' };
+              return {
+                found: true,
+                disabled: c.disabled,
+                tokenVersion: c.token_version,
+                permissions: c.permissions,
+                rateLimitRps: c.rate_limit_rps ? Number(c.rate_limit_rps) : 0,
+                rateLimitBurst: c.rate_limit_burst ?? 0,
+                version: c.version,
+              };
+            },
           },
           logger,
           { registry },
@@ -97,7 +114,7 @@ export async function startAuth(
     stop: async () => {
       ops.setDraining();
       await Promise.all([
-        grpc.shutdown(),
+        grpc.shutdown(config.drainMs),
         new Promise<void>((resolve) => {
           http.close(() => resolve());
           http.closeIdleConnections();

@@ -19,4 +19,24 @@ describe('AttemptGuard', () => {
     // Sources are distinct, so none of them is refused: the victim client keeps working from its own.
     expect(g.sourceBlockedFor('10.9.9.9', 2000)).toBe(0);
   });
+
+  it('counts an attempt when it begins: of 200 concurrent attempts, at most the limit are evaluated', () => {
+    const g = guard();
+    const begun = Array.from({ length: 200 }, () => g.begin('10.0.2.1', 1000));
+    expect(begun.filter((w) => w === 0)).toHaveLength(3);
+    expect(begun.filter((w) => w > 0)).toHaveLength(197);
+    // The three fail: the source stays refused for the window.
+    for (let i = 0; i < 3; i++) g.finish('10.0.2.1', { clientId: 'cli_x' }, 1001);
+    expect(g.begin('10.0.2.1', 2001)).toBe(59);
+    expect(g.begin('10.0.2.1', 1001 + 60_000)).toBe(0);
+  });
+
+  it('frees the place of an attempt that did not fail', () => {
+    const g = guard();
+    for (let round = 0; round < 10; round++) {
+      expect(g.begin('10.0.3.1', 1000)).toBe(0);
+      g.finish('10.0.3.1', undefined, 1000);
+    }
+    expect(g.sourceBlockedFor('10.0.3.1', 1000)).toBe(0);
+  });
 });

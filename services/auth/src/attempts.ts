@@ -50,10 +50,37 @@ class WindowCounter {
 export class AttemptGuard {
   private readonly bySource: WindowCounter;
   private readonly byClient: WindowCounter;
+  /** Attempts of each source begun and not yet over: they count against its limit while they run. */
+  private readonly running = new Map<string, number>();
 
   constructor(private readonly opts: AttemptGuardOptions) {
     this.bySource = new WindowCounter(opts.windowMs, opts.maxEntries ?? 100_000);
     this.byClient = new WindowCounter(opts.windowMs, opts.maxEntries ?? 100_000);
+  }
+
+  /**
+   * Begins an attempt of the source, before anything is checked: 0 when it may go on (then call
+   * finish() exactly once when it is over), or the seconds it must wait. The attempt counts against
+   * the source's limit from now on, so concurrent attempts cannot all pass the check before the first
+   * failure is recorded: at most maxFailuresPerSource attempts are evaluated per window.
+   */
+  begin(source: string, now = Date.now()): number {
+    const running = this.running.get(source) ?? 0;
+    const failed = this.bySource.count(source, now);
+    if (failed + running >= this.opts.maxFailuresPerSource) return failed > 0 ? this.bySource.retryAfterS(source, now) : 1;
+    this.running.set(source, running + 1);
+    return 0;
+  }
+
+  /**
+   * Ends an attempt begun with begin(): a failed client authentication is recorded (returns how long
+   * to hold the failed response, see recordFailure); any other outcome frees its place.
+   */
+  finish(source: string, failure?: { clientId: string | undefined }, now = Date.now()): number {
+    const running = (this.running.get(source) ?? 1) - 1;
+    if (running > 0) this.running.set(source, running);
+    else this.running.delete(source);
+    return failure ? this.recordFailure(source, failure.clientId, now) : 0;
   }
 
   /** Seconds the source must wait, or 0 when it may try. */

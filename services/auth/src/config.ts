@@ -12,8 +12,10 @@ export interface AuthConfig extends BaseConfig, DbConfig {
   /** Access scopes this token server issues tokens for, e.g. api.uat.example.com/access. */
   scopes: string[];
   tokenTtlSeconds: number;
-  /** 32-byte key (base64) that seals private signing keys at rest. */
+  /** 32-byte key (base64) that seals private signing keys at rest: the newest of keyEncryptionKeys. */
   keyEncryptionKey: Buffer;
+  /** Every configured KEK, newest first: the newest seals, the older ones only unseal (rotation). */
+  keyEncryptionKeys: Buffer[];
   /** Trust X-Forwarded-For from the proxy in front (the ingress) for the client's address. */
   trustProxy: boolean;
   /** Credential-stuffing protection at the token endpoint. */
@@ -22,9 +24,16 @@ export interface AuthConfig extends BaseConfig, DbConfig {
 
 export function readAuthConfig(env = new EnvReader()): Readonly<AuthConfig> {
   const base = readBase(env, 'auth', 9481);
-  const kekB64 = env.str('AUTH_KEY_ENCRYPTION_KEY', { doc: '32 random bytes, base64; seals signing keys at rest' });
-  const kek = kekB64 ? Buffer.from(kekB64, 'base64') : Buffer.alloc(0);
-  if (kekB64 && kek.length !== 32) env.problem('AUTH_KEY_ENCRYPTION_KEY', `must decode to 32 bytes, got ${kek.length}`);
+  const kekB64 = env.str('AUTH_KEY_ENCRYPTION_KEY', { doc: '32 random bytes, base64, seals signing keys at rest; a comma list (newest first) while rotating' });
+  const keks = kekB64
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean)
+    .map((k) => Buffer.from(k, 'base64'));
+  keks.forEach((k, i) => {
+    if (k.length !== 32) env.problem('AUTH_KEY_ENCRYPTION_KEY', `key ${i + 1} of ${keks.length} must decode to 32 bytes, got ${k.length}`);
+  });
+  const kek = keks[0] ?? Buffer.alloc(0);
   const scopes = env.list('AUTH_SCOPES', { default: ['127.0.0.1:8080/access', 'api.example.com/access'] });
   for (const s of scopes) {
     if (!/^[A-Za-z0-9.-]+(:\d+)?\/access$/.test(s)) env.problem('AUTH_SCOPES', `entry "${s}" is not of the form <api_host>/access`);
@@ -39,6 +48,7 @@ export function readAuthConfig(env = new EnvReader()): Readonly<AuthConfig> {
     scopes,
     tokenTtlSeconds: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400 }),
     keyEncryptionKey: kek,
+    keyEncryptionKeys: keks,
     trustProxy: env.bool('TRUST_PROXY', { default: false }),
     attempts: {
       windowMs: env.int('AUTH_FAILURE_WINDOW_MS', { default: 60_000, min: 1_000, max: 3_600_000 }),

@@ -61,12 +61,24 @@ export function createTokenApp(opts: { config: AuthConfig; pool: Pool; logger: L
 
   const signingKey = async (activeKid: string | null): Promise<SigningKey> => {
     if (signing && (activeKid === null || signing.kid === activeKid)) return signing;
-    loading ??= loadSigningKey(pool, config.keyEncryptionKey).finally(() => (loading = undefined));
+    loading ??= loadSigningKey(pool, config.keyEncryptionKeys).finally(() => (loading = undefined));
     signing = await loading;
     return signing;
   };
 
+  /** The token request, begun as an attempt of its source (attempts.begin) before anything is checked. */
   const issue = async (ctx: Koa.Context): Promise<void> => {
+    let failure: { clientId: string | undefined } | undefined;
+    try {
+      await issueToken(ctx, (clientId) => (failure = { clientId }));
+    } finally {
+      const delay = attempts.finish(ctx.ip, failure);
+      // A failed client authentication is answered late when its client id has failed often.
+      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    }
+  };
+
+  const issueToken = async (ctx: Koa.Context, failed: (clientId: string | undefined) => void): Promise<void> => {
     if (!ctx.is('application/x-www-form-urlencoded')) {
       throw new OAuthError(400, 'invalid_request', 'the body must be application/x-www-form-urlencoded');
     }
@@ -82,9 +94,8 @@ export function createTokenApp(opts: { config: AuthConfig; pool: Pool; logger: L
     }
 
     const basic = parseBasic(ctx.get('authorization'));
-    const refuse = async (description: string): Promise<never> => {
-      const delay = attempts.recordFailure(ctx.ip, basic?.id);
-      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    const refuse = (description: string): never => {
+      failed(basic?.id);
       throw new OAuthError(401, 'invalid_client', description);
     };
     if (form.has('client_secret') || (form.has('client_id') && !basic)) {
@@ -119,6 +130,8 @@ export function createTokenApp(opts: { config: AuthConfig; pool: Pool; logger: L
       tenant: client.tenant_id,
       partner_id: client.partner_id,
       permissions: client.permissions,
+      // The client's token version: a gateway refuses the token once `client revoke-tokens` raised it.
+      tv: Number(client.token_version),
       ...(client.rate_limit_rps && client.rate_limit_burst
         ? { rate_limit: { rps: Number(client.rate_limit_rps), burst: client.rate_limit_burst } }
         : {}),
@@ -175,7 +188,7 @@ export function createTokenApp(opts: { config: AuthConfig; pool: Pool; logger: L
         ctx.set('Allow', 'POST');
         throw new OAuthError(405, 'invalid_request', 'use POST');
       }
-      const wait = attempts.sourceBlockedFor(ctx.ip);
+      const wait = attempts.begin(ctx.ip);
       if (wait > 0) {
         ctx.set('Retry-After', String(wait));
         throw new OAuthError(429, 'temporarily_unavailable', `too many failed attempts from this address; retry after ${wait} s`);

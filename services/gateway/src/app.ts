@@ -1,11 +1,14 @@
 // Builds the gateway: the Koa app (createGatewayApp, importable by tests with injected clients) and
-// the running service with its gRPC clients, JWKS, ops listener (startGateway). Readiness: NATS, the
-// JWKS and the four gRPC services it calls.
+// the running service with its gRPC clients, JWKS, ops listener (startGateway). Readiness says "this
+// pod can serve": it is not draining and has the token keys. Shared dependencies (NATS, the gRPC
+// services) stay out of it: when one is down every gateway would leave the ingress at once, and
+// partners would get the ingress's 503 instead of our envelope (the request path answers 503
+// `unavailable` itself, and mutations are accepted into the outbox while NATS is down).
 import Koa from 'koa';
 import Router from '@koa/router';
 import { createServer, type Server } from 'node:http';
 import { createLogger, type Logger } from '@partner/shared/logger';
-import { createClient, grpcReadiness, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
+import { createClient, serviceDefs } from '@partner/shared/grpc';
 import { createRegistry, startOpsServer } from '@partner/shared/ops';
 import type { Registry } from 'prom-client';
 import type { GatewayConfig } from './config.js';
@@ -13,6 +16,7 @@ import type { GatewayState } from './context.js';
 import { pipeline } from './middleware/pipeline.js';
 import { authenticator } from './middleware/authenticate.js';
 import { cachedResolver, guard, type PrincipalResolver } from './middleware/guard.js';
+import { deprecationHeaders } from './http/deprecation.js';
 import { KeyStore } from './jwks.js';
 import { rateLimiter } from './middleware/rate-limit.js';
 import { gatewayMetrics, type GatewayMetrics } from './metrics.js';
@@ -22,9 +26,12 @@ import { policyRoutes } from './routes/policies.js';
 import { submissionRoutes } from './routes/submissions.js';
 import { jobRoutes } from './routes/jobs.js';
 import { attachmentRoutes } from './routes/attachments.js';
+import { listRoutes } from './routes/lists.js';
+import { eventRoutes } from './routes/events.js';
 import { openapiRoute } from './routes/openapi.js';
 import { SettlementWaiters } from './waiters.js';
-import { connectNats, natsNames, natsReadiness } from '@partner/shared/nats';
+import { ClientStates } from './client-state.js';
+import { connectNats, natsNames } from '@partner/shared/nats';
 import { tracerProviderRegistered } from '@partner/shared/tracing';
 import type { NatsConnection } from 'nats';
 
@@ -36,6 +43,9 @@ export interface GatewayAppDeps {
   registry: Registry;
   metrics: GatewayMetrics;
   waiters: SettlementWaiters;
+  clientStates: ClientStates;
+  /** True once the drain started (startGateway's stop). */
+  draining?: () => boolean;
 }
 
 export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
@@ -57,6 +67,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
     clients,
     waiters: deps.waiters,
     guard: (permission) => guard(permission, resolvePrincipal),
+    ...(deps.draining ? { draining: deps.draining } : {}),
   };
 
   const router = new Router<GatewayState>({ prefix: '/v1' });
@@ -65,6 +76,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   submissionRoutes(router, routeDeps);
   jobRoutes(router, routeDeps);
   attachmentRoutes(router, routeDeps);
+  listRoutes(router, routeDeps);
+  eventRoutes(router, routeDeps);
 
   app.use(
     pipeline({
@@ -78,6 +91,9 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
         audience: config.audience,
         scope: config.scope,
         keys: deps.keys,
+        maxLifetimeS: config.tokenMaxLifetimeS,
+        clients: deps.clientStates,
+        stateTimeoutMs: config.grpcTimeoutMs,
         onFailure: metrics.tokenFailure,
       }),
       rateLimit: rateLimiter({
@@ -87,6 +103,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
       }),
     }),
   );
+  app.use(deprecationHeaders(config.deprecations));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
@@ -106,11 +123,24 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
     policy: createClient(defs.policy, config.grpc.policy, config.grpcTimeoutMs, { registry }),
     submission: createClient(defs.submission, config.grpc.submission, config.grpcTimeoutMs, { registry }),
     job: createClient(defs.job, config.grpc.job, config.grpcTimeoutMs, { registry }),
+    events: createClient(defs.events, config.grpc.events, config.grpcTimeoutMs, { registry }),
   };
   const keys = new KeyStore(config.jwksUrl, 'ES256');
   await keys.refresh().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'JWKS not reachable yet; will fetch on first token'));
-  const metrics = gatewayMetrics(registry);
+  const metrics = gatewayMetrics(registry, { maxWaiters: config.maxWaiters });
   const waiters = new SettlementWaiters(config.maxWaiters, logger, metrics.waiters);
+  const clientStates = new ClientStates(
+    async (clientId, timeoutMs) => {
+      const s = await clients.auth.GetClientState({ clientId }, { timeoutMs });
+      return {
+        disabled: !s.found || s.disabled,
+        tokenVersion: Number(s.tokenVersion),
+        permissions: new Set(s.permissions),
+        rateLimit: s.rateLimitRps > 0 && s.rateLimitBurst >= 1 ? { rps: s.rateLimitRps, burst: s.rateLimitBurst } : undefined,
+      };
+    },
+    { ttlMs: config.clientStateCacheMs, unpushedTtlMs: 2_000, logger },
+  );
   // NATS may come later than the gateway: until then waits end at their deadline with one re-read.
   let nc: NatsConnection | undefined;
   let stopped = false;
@@ -119,16 +149,24 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
       if (stopped) return conn.close();
       nc = conn;
       waiters.attach(conn, natsNames(config.natsPrefix).settledSubject);
+      waiters.attachFeed(conn, natsNames(config.natsPrefix).feedWakeSubject);
+      clientStates.attach(conn, natsNames(config.natsPrefix).clientChangedSubject);
     })
     .catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
-  const app = createGatewayApp({ config, logger, clients, keys, registry, metrics, waiters });
+  let draining = false;
+  const app = createGatewayApp({ config, logger, clients, keys, registry, metrics, waiters, clientStates, draining: () => draining });
+  const handle = app.callback();
 
   // Slow clients are cut off: headers must arrive within headersTimeout, the whole request within
   // requestTimeout (Node answers 408 and closes), checked every second rather than Node's default 30 s.
   // Waiting under Prefer happens after the request is received, so it is not limited by these.
   const http: Server = createServer(
     { headersTimeout: config.headersTimeoutMs, requestTimeout: config.receiveTimeoutMs, connectionsCheckingInterval: 1_000 },
-    app.callback(),
+    (req, res) => {
+      // While draining, every answer closes its connection: the client's next request goes to another pod.
+      if (draining) res.setHeader('connection', 'close');
+      void handle(req, res);
+    },
   ).listen(config.port, config.host);
   http.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -145,11 +183,6 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
       jwks: async () => {
         if (!keys.loaded) await keys.refresh();
       },
-      nats: natsReadiness(() => nc),
-      auth: grpcReadiness(clients.auth, SERVICE_NAMES.auth),
-      job: grpcReadiness(clients.job, SERVICE_NAMES.job),
-      submission: grpcReadiness(clients.submission, SERVICE_NAMES.submission),
-      policy: grpcReadiness(clients.policy, SERVICE_NAMES.policy),
     },
   });
 
@@ -157,19 +190,24 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
     ports: { http: (http.address() as { port: number }).port, ops: ops.port },
     stop: async () => {
       stopped = true;
+      draining = true;
       ops.setDraining();
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
       // Waiting requests answer now (202 / processing after one re-read) instead of holding shutdown.
       waiters.cancelAll();
-      // Close connections as they go idle; a client that keeps one open regardless (e.g. after a
-      // refused upload) is cut off after 5 s.
+      // Close connections as they go idle; in-flight transfers (uploads, downloads) get the drain
+      // budget (SHUTDOWN_DRAIN_MS, the chart's drainSeconds) to finish before they are cut.
       http.closeIdleConnections();
       const idle = setInterval(() => http.closeIdleConnections(), 250);
-      const force = setTimeout(() => http.closeAllConnections(), 5_000);
+      const force = setTimeout(() => {
+        logger.warn('drain budget spent; closing the connections still open');
+        http.closeAllConnections();
+      }, config.drainMs);
       await closed;
       clearInterval(idle);
       clearTimeout(force);
       waiters.stop();
+      clientStates.stop();
       await nc?.drain().catch(() => undefined);
       for (const c of Object.values(clients)) c.close();
       await ops.close();

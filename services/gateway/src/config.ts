@@ -1,6 +1,7 @@
 // Gateway configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/config';
 import { readAttachments, type AttachmentConfig } from './attachments/config.js';
+import { parseDeprecations, type DeprecationRule } from './http/deprecation.js';
 
 export interface GatewayConfig extends BaseConfig, NatsConfig {
   port: number;
@@ -12,11 +13,15 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   issuer: string;
   audience: string;
   jwksUrl: string;
-  grpc: { auth: string; policy: string; submission: string; job: string };
+  grpc: { auth: string; policy: string; submission: string; job: string; events: string };
   /** Default deadline of a gRPC call, further capped by the request's own budget. */
   grpcTimeoutMs: number;
   /** Time budget of a request, apart from any Prefer: wait. */
   requestTimeoutMs: number;
+  /** The issuer's token lifetime: a token whose exp - iat is longer is refused. */
+  tokenMaxLifetimeS: number;
+  /** How long a client's provisioning/revocation state is cached while NATS pushes changes. */
+  clientStateCacheMs: number;
   /** How long a principal lookup is cached (positive answers; negative ones for a fifth of it). */
   principalCacheMs: number;
   /** Largest JSON body accepted. */
@@ -34,6 +39,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   trustTraceparent: boolean;
   /** Attachment limits (ATTACHMENT_LIMIT_BYTES, ATTACHMENT_TRANSFER_TIMEOUT_MS). */
   attachments: AttachmentConfig;
+  /** Operations scheduled for removal (DEPRECATIONS, a JSON array; see README "Versioning and deprecation"). */
+  deprecations: DeprecationRule[];
 }
 
 export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig> {
@@ -61,9 +68,12 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
       policy: env.str('POLICY_GRPC_ADDR', { default: '127.0.0.1:50052' }),
       submission: env.str('SUBMISSION_GRPC_ADDR', { default: '127.0.0.1:50053' }),
       job: env.str('JOB_GRPC_ADDR', { default: '127.0.0.1:50054' }),
+      events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055' }),
     },
     grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000 }),
     requestTimeoutMs: env.int('REQUEST_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000 }),
+    tokenMaxLifetimeS: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400 }),
+    clientStateCacheMs: env.int('CLIENT_STATE_CACHE_MS', { default: 60_000, min: 1_000, max: 3_600_000 }),
     principalCacheMs: env.int('PRINCIPAL_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000 }),
     jsonLimitBytes: env.int('JSON_LIMIT_BYTES', { default: 1024 * 1024, min: 1024, max: 16 * 1024 * 1024 }),
     maxWaiters: env.int('MAX_WAITERS', { default: 20_000, min: 0, max: 1_000_000 }),
@@ -76,5 +86,12 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     receiveTimeoutMs: env.int('REQUEST_RECEIVE_TIMEOUT_MS', { default: 300_000, min: 1_000, max: 3_600_000 }),
     trustTraceparent: env.bool('TRUST_TRACEPARENT', { default: false }),
     attachments: readAttachments(env),
+    deprecations: readDeprecations(env),
   });
+}
+
+function readDeprecations(env: EnvReader): DeprecationRule[] {
+  const { rules, problems } = parseDeprecations(env.str('DEPRECATIONS', { default: '[]' }));
+  for (const p of problems) env.problem('DEPRECATIONS', p);
+  return rules;
 }

@@ -5,8 +5,9 @@ export interface Caller {
   clientId: string;
   tenant: string;
   partnerId: string;
+  /** The client's current permissions (client-state.ts), not its token's. */
   permissions: ReadonlySet<string>;
-  /** The client's own rate limit from its token; the gateway default applies when absent. */
+  /** The client's current own rate limit (client-state.ts); the gateway default applies when absent. */
   rateLimit?: { rps: number; burst: number };
   /** Set by the principal middleware: the registered principal, or null without x-principal-id. */
   principalId: string | null;

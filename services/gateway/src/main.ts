@@ -13,5 +13,5 @@ main(async () => {
   const logger = createLogger('gateway', config.logLevel);
   const service = await startGateway(config, { logger });
   announceReady(logger, service.ports);
-  runUntilSignalled(service, logger);
+  runUntilSignalled(service, logger, config.drainMs);
 });

@@ -1,9 +1,19 @@
 // Gateway metrics (Prometheus): RED by route template, errors by code, in-flight requests, token
 // failures by reason. Label values are bounded: route templates, never raw paths or ids.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { ERROR_CODES, isKnownCode } from '@partner/shared/errors';
 import type { GatewayContext } from './context.js';
 
-export function gatewayMetrics(registry: Registry) {
+/**
+ * The `code` label's values: the documented codes plus `other`. A job may fail with any code (a
+ * sandbox directive can name one), and an unbounded label would mint a new series per value.
+ */
+export const codeLabel = (code: string): string => (isKnownCode(code) ? code : 'other');
+
+/** Label values panels and alerts read, created at 0 so rate() and absent() see them from the start. */
+const ERROR_CODE_LABELS = [...Object.keys(ERROR_CODES), 'other'];
+
+export function gatewayMetrics(registry: Registry, opts: { maxWaiters?: number } = {}) {
   const requests = new Counter({
     name: 'partner_gateway_http_requests_total',
     help: 'HTTP requests answered, by route template, method and status.',
@@ -12,17 +22,18 @@ export function gatewayMetrics(registry: Registry) {
   });
   const duration = new Histogram({
     name: 'partner_gateway_http_request_duration_seconds',
-    help: 'Time to answer an HTTP request, by route template, method and status.',
-    labelNames: ['route', 'method', 'status'],
+    help: 'Time to answer an HTTP request, by route template, method, status and whether it asked to wait (Prefer: wait).',
+    labelNames: ['route', 'method', 'status', 'prefer_wait'],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
   const errors = new Counter({
     name: 'partner_gateway_http_errors_total',
-    help: 'Error responses, by error code.',
+    help: 'Error responses, by error code (the documented codes, `other` for any other).',
     labelNames: ['code'],
     registers: [registry],
   });
+  for (const code of ERROR_CODE_LABELS) errors.inc({ code }, 0);
   const inflight = new Gauge({
     name: 'partner_gateway_http_requests_in_flight',
     help: 'HTTP requests being handled.',
@@ -45,6 +56,17 @@ export function gatewayMetrics(registry: Registry) {
     labelNames: ['outcome'],
     registers: [registry],
   });
+  for (const outcome of ['settled', 'timed_out']) waitOutcomes.inc({ outcome }, 0);
+  const waitRejected = new Counter({
+    name: 'partner_gateway_wait_rejected_total',
+    help: 'Prefer: wait requests answered at once because this process already held MAX_WAITERS waits.',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'partner_gateway_max_waiters',
+    help: 'Waits this process holds at most (MAX_WAITERS).',
+    registers: [registry],
+  }).set(opts.maxWaiters ?? 0);
   const rateLimited = new Counter({
     name: 'partner_gateway_rate_limited_total',
     help: 'Requests refused with 429 by the per-client rate limit.',
@@ -56,13 +78,16 @@ export function gatewayMetrics(registry: Registry) {
     waiters: {
       waiting: (d: number) => waiting.inc(d),
       outcome: (outcome: 'settled' | 'timed_out') => waitOutcomes.inc({ outcome }),
+      rejected: () => waitRejected.inc(),
     },
     tokenFailure: (reason: string) => tokenFailures.inc({ reason }),
     observe: (ctx: GatewayContext, seconds: number) => {
       const labels = { route: ctx.state.route ?? 'unmatched', method: ctx.method, status: String(ctx.status) };
       requests.inc(labels);
-      duration.observe(labels, seconds);
-      if (ctx.state.errorCode) errors.inc({ code: ctx.state.errorCode });
+      // Latency alerts leave out requests that asked to wait: their time is the job's, not the API's.
+      const preferWait = /(?:^|[,;\s])wait\s*=/i.test(ctx.get?.('prefer') ?? '') ? 'true' : 'false';
+      duration.observe({ ...labels, prefer_wait: preferWait }, seconds);
+      if (ctx.state.errorCode) errors.inc({ code: codeLabel(ctx.state.errorCode) });
     },
   };
 }

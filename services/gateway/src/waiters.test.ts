@@ -4,7 +4,7 @@ import { SettlementWaiters } from './waiters.js';
 import { fakeNats } from './waiters.test-helper.js';
 
 const logger = createLogger('test', 'silent');
-const job = (id: string) => ({ id, status: 'succeeded' as const, result: {}, createdAt: 'c', updatedAt: 'u' });
+const job = (id: string) => ({ id, kind: 'submission.create', status: 'succeeded' as const, result: {}, createdAt: 'c', updatedAt: 'u' });
 
 describe('SettlementWaiters', () => {
   it('wakes every waiter of a job with the settled job, and only them', async () => {

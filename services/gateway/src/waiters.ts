@@ -20,13 +20,20 @@ export interface Waiter {
 export interface WaiterMetrics {
   waiting(delta: number): void;
   outcome(o: 'settled' | 'timed_out'): void;
+  /** A wait refused because this process already holds maxWaiters (answered at once instead). */
+  rejected?(): void;
 }
 
+/** The waiter key of a partner's event feed (Prefer: wait on GET /v1/events); job ids never collide with it. */
+export const feedKey = (owner: { tenantId: string; partnerId: string }): string => `feed:${owner.tenantId}\u0000${owner.partnerId}`;
+
 export class SettlementWaiters {
-  private readonly waiters = new Map<string, Set<(job: JobView) => void>>();
+  /** Waiters by job id, and feed readers by feedKey(partner), sharing one cap. */
+  private readonly waiters = new Map<string, Set<(job: JobView | undefined) => void>>();
   private readonly cancels = new Set<() => void>();
   private count = 0;
   private sub: Subscription | undefined;
+  private feedSub: Subscription | undefined;
 
   constructor(
     private readonly maxWaiters: number,
@@ -69,16 +76,42 @@ export class SettlementWaiters {
     });
   }
 
+  /**
+   * Subscribes to feed wake-ups (the events service stored an event of a partner; payload
+   * {tenantId, partnerId, position}): wakes that partner's waiting feed readers, which read again.
+   */
+  attachFeed(nc: NatsConnection, subject: string): void {
+    this.feedSub = nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (err) return this.logger.warn({ err: err.message }, 'feed wake-up subscription error');
+        if (this.waiters.size === 0) return;
+        let wake: { tenantId?: unknown; partnerId?: unknown };
+        try {
+          wake = JSON.parse(msg.string()) as typeof wake;
+        } catch {
+          return;
+        }
+        if (typeof wake.tenantId !== 'string' || typeof wake.partnerId !== 'string') return;
+        const set = this.waiters.get(feedKey({ tenantId: wake.tenantId, partnerId: wake.partnerId }));
+        if (set) for (const w of [...set]) w(undefined);
+      },
+    });
+  }
+
   get size(): number {
     return this.count;
   }
 
   /**
-   * Registers a waiter for jobId that gives up after timeoutMs. Returns undefined when the process
+   * Registers a waiter for jobId (or a feedKey) that gives up after timeoutMs. A feed waiter's
+   * settled resolves undefined either way: its reader reads the feed again. Returns undefined when the process
    * already holds maxWaiters (the caller then answers at once instead of holding the connection).
    */
   register(jobId: string, timeoutMs: number): Waiter | undefined {
-    if (this.count >= this.maxWaiters) return undefined;
+    if (this.count >= this.maxWaiters) {
+      this.metrics?.rejected?.();
+      return undefined;
+    }
     let set = this.waiters.get(jobId);
     if (!set) {
       set = new Set();
@@ -103,9 +136,10 @@ export class SettlementWaiters {
       this.metrics?.waiting(-1);
       resolve(job);
     };
-    const wake = (job: JobView) => {
+    const wake = (job: JobView | undefined) => {
       this.metrics?.outcome('settled');
-      requestSpan?.addEvent('job settled', { 'partner.job.id': job.id, 'partner.job.status': job.status });
+      if (job) requestSpan?.addEvent('job settled', { 'partner.job.id': job.id, 'partner.job.status': job.status });
+      else requestSpan?.addEvent('feed woken');
       finish(job);
     };
     const timer = setTimeout(() => {
@@ -126,5 +160,6 @@ export class SettlementWaiters {
 
   stop(): void {
     this.sub?.unsubscribe();
+    this.feedSub?.unsubscribe();
   }
 }

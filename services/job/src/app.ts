@@ -7,14 +7,17 @@ import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { DomainError, notFound } from '@partner/shared/errors';
 import { isJobId } from '@partner/shared/ids';
 import { JOB_KINDS, jobMessageJson, type SettlementEvent } from '@partner/shared/jobs';
-import { connectNats, natsNames, traceHeaders } from '@partner/shared/nats';
+import { connectNats, ensureJobsStream, natsNames, traceHeaders } from '@partner/shared/nats';
+import { eventOutbox } from '@partner/shared/events';
+import { OutboxRelay } from '@partner/shared/outbox-relay';
 import { context, contextCarrier, failSpan, SpanKind, trace, tracer } from '@partner/shared/tracing';
 import { dbError } from '@partner/shared/pg';
 import type { Logger } from '@partner/shared/logger';
 import { startGrpcService, type RunningService } from '@partner/shared/service';
 import type { JobConfig } from './config.js';
 import * as repo from './repo.js';
-import { OutboxRelay } from './relay.js';
+import { listJobs, loadJobCursorCodec, parseListJobs } from './list.js';
+import { metricSourceFailures } from '@partner/shared/metric-sources';
 
 export const SCHEMA = 'job';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -35,6 +38,11 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
         labelNames: ['kind', 'outcome'],
         registers: [registry],
       });
+      // Pre-initialised: the accepted-vs-settled panels and alerts see every kind from the first scrape.
+      for (const kind of Object.values(JOB_KINDS)) {
+        accepted.inc({ kind }, 0);
+        for (const outcome of ['succeeded', 'failed']) settled.inc({ kind, outcome }, 0);
+      }
       const settleLatency = new Histogram({
         name: 'partner_job_settle_latency_seconds',
         help: 'Time from a job being accepted to its settlement, by kind.',
@@ -48,24 +56,58 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
         help: 'Failed attempts to publish outbox rows (retried).',
         registers: [registry],
       });
+      // One outbox query per scrape for both gauges; a failed read marks them NaN and is counted.
+      const sourceFailed = metricSourceFailures(registry, ['partner_job_outbox_backlog']);
+      let outboxRead: Promise<{ n: number; age: number } | undefined> | undefined;
+      const readOutbox = () =>
+        (outboxRead ??= pool
+          .query<{ n: string; age: string | null }>('SELECT count(*) AS n, extract(epoch FROM now() - min(created_at)) AS age FROM outbox')
+          .then((r) => ({ n: Number(r.rows[0]?.n ?? 0), age: Number(r.rows[0]?.age ?? 0) }))
+          .catch(() => {
+            sourceFailed('partner_job_outbox_backlog');
+            return undefined;
+          })
+          .finally(() => setTimeout(() => (outboxRead = undefined), 100)));
       new Gauge({
         name: 'partner_job_outbox_backlog',
-        help: 'Jobs committed but not yet published to JetStream.',
+        help: 'Jobs committed but not yet published to JetStream (NaN when the count failed).',
         registers: [registry],
         async collect() {
-          const r = await pool.query<{ n: string }>('SELECT count(*) AS n FROM outbox').catch(() => undefined);
-          if (r) this.set(Number(r.rows[0]?.n ?? 0));
+          const r = await readOutbox();
+          this.set(r ? r.n : Number.NaN);
+        },
+      });
+      new Gauge({
+        name: 'partner_job_outbox_oldest_age_seconds',
+        help: 'Age of the oldest job waiting in the outbox (0 when empty; NaN when the read failed).',
+        registers: [registry],
+        async collect() {
+          const r = await readOutbox();
+          this.set(r ? r.age : Number.NaN);
         },
       });
 
-      const relay = new OutboxRelay(pool, names, {
-        replicas: config.streamReplicas,
-        duplicateWindowMs: config.duplicateWindowMs,
-        intervalMs: config.relayIntervalMs,
-        logger,
-        metrics: { published: (n) => published.inc(n), failed: () => publishFailures.inc() },
-      });
+      const cursors = await loadJobCursorCodec(pool).catch(dbError);
+      const stream = { replicas: config.streamReplicas, duplicateWindowMs: config.duplicateWindowMs };
+      const relay = new OutboxRelay(
+        pool,
+        {
+          table: 'outbox',
+          // A row the loop publishes carries the job id alone: the worker reads the job first.
+          columns: `id, job_id AS msg_id, subject, json_build_object('jobId', job_id)::text AS body, trace_context`,
+          streamName: names.jobsStream,
+          ensureStream: (jsm) => ensureJobsStream(jsm, names, { ...stream, owner: true }),
+        },
+        {
+          intervalMs: config.relayIntervalMs,
+          logger,
+          metrics: { published: (n) => published.inc(n), failed: () => publishFailures.inc() },
+        },
+      );
       relay.start();
+      // Settlement events (job.succeeded/job.failed) go to the events stream through their own outbox.
+      const eventRelay = new OutboxRelay(pool, eventOutbox(names, stream), { intervalMs: config.relayIntervalMs, logger });
+      eventRelay.start();
 
       // NATS may be down at start: the service accepts jobs regardless (they wait in the outbox).
       let nc: NatsConnection | undefined;
@@ -74,6 +116,7 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
         if (stopped) return conn.close();
         nc = conn;
         relay.attach(conn);
+        eventRelay.attach(conn);
       });
       connecting.catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
 
@@ -81,6 +124,7 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
         const event: SettlementEvent = {
           job: {
             id: row.job_id,
+            kind: row.kind,
             status: row.status,
             ...(row.status === 'succeeded' ? { result: row.result } : {}),
             ...(row.status === 'failed' && row.error ? { error: row.error } : {}),
@@ -161,7 +205,7 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
             if (out.outboxId) {
               accepted.inc({ kind: req.kind });
               const jobCaller = { tenantId: caller.tenantId, partnerId: caller.partnerId, clientId: caller.clientId, principalId: caller.principalId };
-              relay.publishNow(out.outboxId, { jobId: req.jobId, subject, body: jobMessageJson(req.jobId, req.kind, jobCaller, req.payloadJson) });
+              relay.publishNow(out.outboxId, { msgId: req.jobId, subject, body: jobMessageJson(req.jobId, req.kind, jobCaller, req.payloadJson) });
             }
             return { job: repo.toProto(out.row), replayed: out.replayed };
           },
@@ -171,6 +215,10 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
               : undefined;
             if (!row) throw notFound('job');
             return { job: repo.toProto(row) };
+          },
+          ListJobs: async (req) => {
+            const page = await listJobs(pool, parseListJobs(req, cursors), cursors).catch(dbError);
+            return { jobs: page.rows.map((r) => repo.toProto(r)), nextPageToken: page.nextCursor };
           },
           StartJob: async (req) => {
             const row = isJobId(req.jobId) ? await repo.startJob(pool, req.jobId, req.delivery).catch(dbError) : undefined;
@@ -192,8 +240,9 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
             } else {
               throw new DomainError('validation_error', 'a result or an error is required');
             }
-            const out = await repo.settleJob(pool, req.jobId, outcome, req.delivery).catch(dbError);
+            const out = await repo.settleJob(pool, names, req.jobId, outcome, req.delivery).catch(dbError);
             if (!out) throw notFound('job');
+            if (out.event) eventRelay.publishNow(out.event.outboxId, out.event);
             if (out.settledNow) {
               // The event first: waiting requests are answered before the rest of this reply is built.
               publishSettlement(out.row);
@@ -215,6 +264,7 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
           stopped = true;
           clearInterval(sweep);
           await relay.stop();
+          await eventRelay.stop();
           await nc?.drain().catch(() => undefined);
         },
       };

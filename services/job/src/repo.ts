@@ -2,6 +2,8 @@
 // reading, starting and settling jobs, and the sweeps.
 import { DomainError } from '@partner/shared/errors';
 import { withTx, dbError, prepared, type Pool } from '@partner/shared/pg';
+import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/events';
+import type { natsNames } from '@partner/shared/nats';
 import type { Job, JobError } from '@partner/shared/proto-types';
 
 export interface JobRow {
@@ -25,6 +27,7 @@ export interface JobRow {
 const COLUMNS = `job_id, kind, tenant_id, partner_id, client_id, principal_id, status, result, error,
                  deliveries, created_at, updated_at`;
 const COLUMNS_WITH_PAYLOAD = `${COLUMNS}, payload`;
+export const LIST_COLUMNS = COLUMNS;
 
 const PROTO_STATUS = {
   accepted: 'JOB_STATUS_ACCEPTED',
@@ -167,46 +170,64 @@ export async function startJob(pool: Pool, jobId: string, delivery: number): Pro
   return r.rows[0] ?? (await getJob(pool, jobId, undefined, COLUMNS_WITH_PAYLOAD));
 }
 
+// One statement, so one round trip and one commit: settle the job if it is unsettled, and record its
+// event (job.succeeded / job.failed) in event_outbox. The event's data is the job as GET /v1/jobs/{id}
+// shows it, with its kind (timestamps as the API prints them; both columns are whole milliseconds).
+const SETTLE = `WITH settled AS (
+     UPDATE jobs SET status = $2, result = $3, error = $4, settled_at = now(), deliveries = GREATEST(deliveries, $5),
+            updated_at = date_trunc('milliseconds', clock_timestamp())
+      WHERE job_id = $1 AND status IN ('accepted', 'running')
+      RETURNING ${COLUMNS}
+   ), event AS (
+     ${outboxInsertSql({
+       source: 'settled',
+       eventId: '$6',
+       subject: '$7',
+       type: '$8',
+       timestampSql: sqlIso('s.updated_at'),
+       dataSql: `jsonb_build_object('id', s.job_id, 'kind', s.kind, 'status', s.status,
+                                    'createdAt', ${sqlIso('s.created_at')}, 'updatedAt', ${sqlIso('s.updated_at')})
+                 || CASE WHEN s.status = 'succeeded' THEN jsonb_build_object('result', s.result)
+                         ELSE jsonb_build_object('error', s.error) END`,
+     })}
+   )
+   SELECT settled.*, event.id AS outbox_id, event.body AS event_body FROM settled, event`;
+
 /**
- * Settles an unsettled job. Exactly once: the UPDATE only matches an unsettled row, so of two
- * concurrent settlements one wins and the other gets the settled job back with settledNow=false.
+ * Settles an unsettled job, and records its event (job.succeeded / job.failed) in the same
+ * statement. Exactly once: the UPDATE only matches an unsettled row, so of two concurrent
+ * settlements one wins and the other gets the settled job back with settledNow=false (and no event).
  */
 export async function settleJob(
   pool: Pool,
+  names: ReturnType<typeof natsNames>,
   jobId: string,
   outcome: { resultJson: string } | { error: JobError },
   delivery = 0,
-): Promise<{ row: JobRow; settledNow: boolean } | undefined> {
+): Promise<{ row: JobRow; settledNow: boolean; event?: RecordedEvent } | undefined> {
   const isResult = 'resultJson' in outcome;
-  const r = await pool.query<JobRow>(
-    prepared(
-      `UPDATE jobs SET status = $2, result = $3, error = $4, settled_at = now(), deliveries = GREATEST(deliveries, $5),
-              updated_at = date_trunc('milliseconds', clock_timestamp())
-        WHERE job_id = $1 AND status IN ('accepted', 'running')
-        RETURNING ${COLUMNS}`,
-      [
-        jobId,
-        isResult ? 'succeeded' : 'failed',
-        isResult ? outcome.resultJson : null,
-        isResult ? null : JSON.stringify({ code: outcome.error.code, message: outcome.error.message, retryable: !!outcome.error.retryable }),
-        delivery,
-      ],
-    ),
+  const type = isResult ? 'job.succeeded' : 'job.failed';
+  const eventId = newEventId();
+  const subject = names.eventSubject(type);
+  const r = await pool.query<JobRow & { outbox_id: string; event_body: string }>(
+    prepared(SETTLE, [
+      jobId,
+      isResult ? 'succeeded' : 'failed',
+      isResult ? outcome.resultJson : null,
+      isResult ? null : JSON.stringify({ code: outcome.error.code, message: outcome.error.message, retryable: !!outcome.error.retryable }),
+      delivery,
+      eventId,
+      subject,
+      type,
+    ]),
   );
-  if (r.rows[0]) return { row: r.rows[0], settledNow: true };
+  const settled = r.rows[0];
+  if (settled) {
+    const { outbox_id: outboxId, event_body: body, ...row } = settled;
+    return { row, settledNow: true, event: { outboxId, msgId: eventId, subject, body } };
+  }
   const existing = await getJob(pool, jobId);
   return existing ? { row: existing, settledNow: false } : undefined;
-}
-
-export interface OutboxRow {
-  id: string;
-  job_id: string;
-  subject: string;
-  trace_context: Record<string, string> | null;
-}
-
-export async function deleteOutbox(pool: Pool, ids: string[]): Promise<void> {
-  if (ids.length) await pool.query(prepared('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [ids]));
 }
 
 /** Removes idempotency keys past their retention. */

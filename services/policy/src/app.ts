@@ -8,10 +8,12 @@ import type { Logger } from '@partner/shared/logger';
 import { startGrpcService, type RunningService } from '@partner/shared/service';
 import type { PolicyConfig } from './config.js';
 import { getProduct } from './products.js';
-import { loadCursorCodec } from './cursor-keys.js';
+import { loadCursorCodec } from '@partner/shared/list-cursor';
 import { getPolicy, listPolicies, ownerOf, parseListRequest, toProto } from './policies.js';
 
 export const SCHEMA = 'policy';
+/** Names the policy list in its cursors (a cursor of another list never passes). */
+export const CURSOR_CONTEXT = 'partner.policy.v1/list-cursor';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 
 export function startPolicy(config: PolicyConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningService> {
@@ -21,7 +23,7 @@ export function startPolicy(config: PolicyConfig, opts: { logger?: Logger; migra
     migrationsDir: MIGRATIONS_DIR,
     ...opts,
     build: async ({ pool, registry, logger }) => {
-      const codec = await loadCursorCodec(pool, config.cursorSecrets).catch(dbError);
+      const codec = await loadCursorCodec(pool, config.cursorSecrets, CURSOR_CONTEXT).catch(dbError);
       return {
         bindings: [
           {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '@partner/shared/errors';
 import type { ListPoliciesRequest__Output } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
-import { bindingOf, CursorCodec, newCursorSecret } from './cursor.js';
+import { bindingOf, CursorCodec, newCursorSecret } from '@partner/shared/list-cursor';
 import { listQuery, parseListRequest, statusFromProto, statusToProto } from './policies.js';
 
 const owner = { tenantId: 'tenant-a', partnerId: 'partner-a' };
-const codec = new CursorCodec([newCursorSecret()]);
+const codec = new CursorCodec([newCursorSecret()], 'partner.policy.v1/list-cursor');
 const request = (over: Partial<ListPoliciesRequest__Output> = {}): ListPoliciesRequest__Output => ({
   owner,
   pageSize: 0,
@@ -65,7 +65,7 @@ describe('parseListRequest', () => {
   });
 
   it('accepts a cursor only with the owner and filters it was issued for (same instant, any spelling)', () => {
-    const after = { createdAtMs: Date.parse('2025-03-01T00:00:00.5Z'), policyId: '0192f1a4-7c3e-7b2a-9d4e-1f2a3b4c5d6e' };
+    const after = { createdAtMs: Date.parse('2025-03-01T00:00:00.5Z'), id: '0192f1a4-7c3e-7b2a-9d4e-1f2a3b4c5d6e' };
     const filters = ['active', undefined, undefined, '2025-01-31T10:00:00.000Z'];
     const token = codec.encode(after, bindingOf(owner, filters));
     const ok = request({ pageToken: token, status: 'POLICY_STATUS_ACTIVE', updatedSince: '2025-01-31T12:00:00+02:00' });
@@ -85,7 +85,7 @@ describe('listQuery', () => {
       limit: 50,
       status: 'active',
       policyNumber: "x' OR '1'='1",
-      after: { createdAtMs: 0, policyId: '0192f1a4-7c3e-7b2a-9d4e-1f2a3b4c5d6e' },
+      after: { createdAtMs: 0, id: '0192f1a4-7c3e-7b2a-9d4e-1f2a3b4c5d6e' },
     });
     expect(q.text).toContain('WHERE tenant_id = $1 AND partner_id = $2 AND status = $3 AND policy_number = $4');
     expect(q.text).toContain('(created_at, policy_id) < ($5::timestamptz, $6::uuid)');

@@ -7,7 +7,7 @@ import { prepared, type Pool } from '@partner/shared/pg';
 import type { Policy } from '@partner/shared/generated/partner/policy/v1/Policy';
 import type { PolicyStatus__Output } from '@partner/shared/generated/partner/policy/v1/PolicyStatus';
 import type { ListPoliciesRequest__Output } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
-import { bindingOf, type CursorCodec, type CursorPosition } from './cursor.js';
+import { bindingOf, type CursorCodec, type CursorPosition } from '@partner/shared/list-cursor';
 import { isPolicyStatus, isUuid, parseTimestamp, policyNumberIssue, type PolicyStatusName } from './values.js';
 
 export interface Owner {
@@ -119,7 +119,7 @@ export function listQuery(owner: Owner, args: ListArgs): { text: string; values:
   if (args.policyNumber) add((p) => `policy_number = ${p}`, args.policyNumber);
   if (args.updatedSince) add((p) => `updated_at >= ${p}::timestamptz`, args.updatedSince);
   if (args.after) {
-    values.push(new Date(args.after.createdAtMs).toISOString(), args.after.policyId);
+    values.push(new Date(args.after.createdAtMs).toISOString(), args.after.id);
     where.push(`(created_at, policy_id) < ($${values.length - 1}::timestamptz, $${values.length}::uuid)`);
   }
   values.push(args.limit + 1);
@@ -140,7 +140,7 @@ export async function listPolicies(
   if (rows.length <= args.limit) return { rows, nextCursor: '' };
   const page = rows.slice(0, args.limit);
   const last = page[page.length - 1]!;
-  const nextCursor = codec.encode({ createdAtMs: last.created_at.getTime(), policyId: last.policy_id }, bindingOf(owner, filtersOf(args)));
+  const nextCursor = codec.encode({ createdAtMs: last.created_at.getTime(), id: last.policy_id }, bindingOf(owner, filtersOf(args)));
   return { rows: page, nextCursor };
 }
 

@@ -32,3 +32,17 @@ describe('policy field formats', () => {
     }
   });
 });
+
+describe('the representable range', () => {
+  it('dates and timestamps stay within years 0001–9999, offsets included', () => {
+    expect(isCalendarDate('0001-01-01')).toBe(true);
+    expect(isCalendarDate('0000-12-31')).toBe(false);
+    expect(parseTimestamp('0001-01-01T00:00:00Z')).toBeDefined();
+    expect(parseTimestamp('9999-12-31T23:59:59.999Z')).toBeDefined();
+    for (const bad of ['9999-12-31T23:59:59-23:59', '9999-12-31T23:00:00-01:00', '0001-01-01T00:00:00+00:01', '0001-01-01T10:00:00+23:59', '0000-06-01T00:00:00Z']) {
+      expect(parseTimestamp(bad), bad).toBeUndefined();
+    }
+    // Each accepted instant prints as a plain four-digit-year ISO string (what PostgreSQL reads).
+    expect(new Date(parseTimestamp('0001-01-01T23:00:00+22:00')!).toISOString()).toBe('0001-01-01T01:00:00.000Z');
+  });
+});

@@ -118,6 +118,12 @@ export interface BaseConfig {
   logLevel: string;
   host: string;
   opsPort: number;
+  /**
+   * Shutdown budget after SIGTERM (SHUTDOWN_DRAIN_MS): in-flight HTTP transfers, gRPC calls and jobs
+   * get this long to finish before they are cut; the process exits at the latest 10 s after it. The
+   * chart derives it and the pod's terminationGracePeriodSeconds from one value (drainSeconds).
+   */
+  drainMs: number;
 }
 
 export function readBase(env: EnvReader, serviceName: string, defaultOpsPort: number): BaseConfig {
@@ -128,6 +134,7 @@ export function readBase(env: EnvReader, serviceName: string, defaultOpsPort: nu
     }),
     host: env.str('HOST', { default: '127.0.0.1', doc: 'address every listener binds to' }),
     opsPort: env.int('OPS_PORT', { default: defaultOpsPort, min: 0, max: 65535, doc: '/livez, /readyz, /metrics' }),
+    drainMs: env.int('SHUTDOWN_DRAIN_MS', { default: 20_000, min: 0, max: 3_600_000, doc: 'shutdown budget for in-flight work' }),
   };
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { status } from '@grpc/grpc-js';
-import { DomainError, ERROR_CODES, fromGrpcError, httpStatusForCode, toGrpcError } from './errors.js';
+import { DomainError, ERROR_CODES, fromGrpcError, httpStatusForCode, sqlStateError, toGrpcError } from './errors.js';
 
 describe('error table', () => {
   it('maps the documented codes to their HTTP statuses and retryability', () => {
@@ -35,5 +35,26 @@ describe('error table', () => {
     expect(fromGrpcError({ code: status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' }).code).toBe('unavailable');
     expect(fromGrpcError({ code: status.INTERNAL, details: 'Received RST_STREAM with code 2' }).code).toBe('unavailable');
     expect(fromGrpcError({ code: status.UNIMPLEMENTED, details: 'no such method' }).code).toBe('internal');
+  });
+});
+
+describe('database errors by SQLSTATE class', () => {
+  const pgError = (code: string) => Object.assign(new Error('pg'), { code });
+
+  it('a value the database cannot store is the request’s fault: validation_error, not retryable, over gRPC too', () => {
+    for (const code of ['22008', '22021', '22P05', '22001', '23514']) {
+      expect(sqlStateError(pgError(code)), code).toMatchObject({ code: 'validation_error', retryable: false });
+    }
+    const status = toGrpcError(pgError('22008'));
+    const back = fromGrpcError(status);
+    expect(back).toMatchObject({ code: 'validation_error', retryable: false });
+  });
+
+  it('transient classes are retryable; races and everything else are left alone', () => {
+    for (const code of ['40001', '40P01', '53300', '57014']) expect(sqlStateError(pgError(code)), code).toMatchObject({ code: 'unavailable', retryable: true });
+    for (const code of ['23505', '42P01', 'XX000']) expect(sqlStateError(pgError(code)), code).toBeUndefined();
+    expect(sqlStateError(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBeUndefined();
+    expect(sqlStateError(new TypeError('x'))).toBeUndefined();
+    expect(toGrpcError(pgError('42P01')).metadata?.get('x-error-code')).toEqual(['internal']);
   });
 });

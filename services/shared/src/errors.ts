@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   idempotency_key_reused: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false },
   unknown_product: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false },
   conflict: { http: 409, grpc: GrpcStatus.ABORTED, retryable: false },
+  cursor_expired: { http: 410, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false },
   unsupported_media_type: { http: 415, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false },
   payload_too_large: { http: 413, grpc: GrpcStatus.OUT_OF_RANGE, retryable: false },
   rate_limited: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED, retryable: true },
@@ -86,9 +87,33 @@ const MD_CODE = 'x-error-code';
 const MD_RETRYABLE = 'x-error-retryable';
 const MD_DETAILS = 'x-error-details';
 
-/** gRPC status object for an error thrown by a handler. Unknown errors become INTERNAL, unexplained. */
+/**
+ * The domain error a database error stands for, by its SQLSTATE class, when the class says whether
+ * retrying can help: a data exception (22: a value out of range, NUL in text, a bad date) or an
+ * integrity violation (23) is caused by the request itself and fails the same way every time, so it
+ * is not retryable; a transaction rollback (40: serialization failure, deadlock), insufficient
+ * resources (53) or an operator intervention (57: statement timeout, shutdown) pass. Undefined for
+ * anything else (not a database error, or one that says nothing about retrying).
+ */
+export function sqlStateError(err: unknown): DomainError | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
+  const cls = code.slice(0, 2);
+  // A unique or exclusion violation can be a race another attempt resolves: not settled here.
+  if (cls === '22' || (cls === '23' && code !== '23505' && code !== '23P01')) {
+    return new DomainError('validation_error', `a value of the request cannot be stored (SQLSTATE ${code})`, { retryable: false, cause: err });
+  }
+  if (cls === '40' || cls === '53' || cls === '57') return unavailable('the database is busy; retry later', err);
+  return undefined;
+}
+
+/**
+ * gRPC status object for an error thrown by a handler. A database error whose class settles its
+ * retryability goes out as what it stands for (sqlStateError); other unknown errors become INTERNAL,
+ * unexplained.
+ */
 export function toGrpcError(err: unknown): Partial<ServiceError> & { code: GrpcStatus } {
-  const e = err instanceof DomainError ? err : new DomainError('internal', 'internal error');
+  const e = err instanceof DomainError ? err : (sqlStateError(err) ?? new DomainError('internal', 'internal error'));
   const metadata = new Metadata();
   metadata.set(MD_CODE, e.code);
   metadata.set(MD_RETRYABLE, String(e.retryable));

@@ -38,6 +38,7 @@ const seen = {
 const handlers: StreamingHandlers<Def> = {
   CreateSubmission: unused,
   GetSubmission: unused,
+  ListSubmissions: unused,
   DiscardUpload: unused,
   CreateAttachment: unused,
   GetAttachment: unused,

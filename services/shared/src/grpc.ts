@@ -17,6 +17,7 @@ import type { Logger } from './logger.js';
 import type { ReadinessCheck } from './ops.js';
 import { context } from './tracing.js';
 import type { ProtoGrpcType as AuthProto } from './generated/auth.js';
+import type { ProtoGrpcType as EventsProto } from './generated/events.js';
 import type { ProtoGrpcType as JobProto } from './generated/job.js';
 import type { ProtoGrpcType as PolicyProto } from './generated/policy.js';
 import type { ProtoGrpcType as SubmissionProto } from './generated/submission.js';
@@ -41,6 +42,7 @@ let defs: ReturnType<typeof loadAll> | undefined;
 function loadAll() {
   return {
     auth: load<AuthProto>('partner/auth/v1/auth.proto').partner.auth.v1.AuthService.service,
+    events: load<EventsProto>('partner/events/v1/events.proto').partner.events.v1.EventsService.service,
     job: load<JobProto>('partner/job/v1/job.proto').partner.job.v1.JobService.service,
     policy: load<PolicyProto>('partner/policy/v1/policy.proto').partner.policy.v1.PolicyService.service,
     submission: load<SubmissionProto>('partner/submission/v1/submission.proto').partner.submission.v1.SubmissionService
@@ -57,6 +59,7 @@ export function serviceDefs(): ReturnType<typeof loadAll> {
 /** Fully qualified gRPC service names, as grpc.health.v1 and probes name them. */
 export const SERVICE_NAMES = {
   auth: 'partner.auth.v1.AuthService',
+  events: 'partner.events.v1.EventsService',
   job: 'partner.job.v1.JobService',
   policy: 'partner.policy.v1.PolicyService',
   submission: 'partner.submission.v1.SubmissionService',

@@ -13,3 +13,6 @@ export const isUuid = (s: string): boolean => UUID.test(s);
 
 /** RFC 3339 UTC with milliseconds, as the API prints every timestamp. */
 export const iso = (d: Date): string => d.toISOString();
+
+/** A principal id as x-principal-id carries it: 1-128 of letters, digits and `._:@-`, starting with a letter or digit. */
+export const isPrincipalId = (s: string): boolean => /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/.test(s);

@@ -17,6 +17,8 @@ export interface JobErrorView {
 /** A job as GET /v1/jobs/{id} shows it once settled (or, unsettled, as accepted/running). */
 export interface JobView {
   id: string;
+  /** What the job does, e.g. submission.create (JOB_KINDS). */
+  kind: string;
   status: 'accepted' | 'running' | 'succeeded' | 'failed';
   result?: unknown;
   error?: JobErrorView;
@@ -45,6 +47,7 @@ export function jobView(j: Job__Output): JobView {
   const status = STATUS[j.status as keyof typeof STATUS] ?? 'accepted';
   return {
     id: j.id,
+    kind: j.kind,
     status,
     ...(status === 'succeeded' ? { result: JSON.parse(j.resultJson) as unknown } : {}),
     ...(status === 'failed' && j.error ? { error: { code: j.error.code, message: j.error.message, retryable: j.error.retryable } } : {}),

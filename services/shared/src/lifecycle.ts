@@ -1,6 +1,6 @@
 // Process lifecycle for every service's main.ts: run until SIGTERM/SIGINT, then shut down in order
 // (stop accepting → drain → close pools → flush telemetry → exit), with a hard deadline so a stuck
-// step cannot hang.
+// step cannot hang: the drain budget (SHUTDOWN_DRAIN_MS) plus 10 s for pools and telemetry.
 import type { Logger } from './logger.js';
 import { shutdownTelemetry } from './telemetry.js';
 
@@ -8,7 +8,11 @@ export interface Stoppable {
   stop(): Promise<void>;
 }
 
-export function runUntilSignalled(service: Stoppable, logger: Logger, graceMs = 20_000): void {
+/** Time after the drain budget for closing pools and flushing telemetry before the process is killed. */
+export const SHUTDOWN_MARGIN_MS = 10_000;
+
+export function runUntilSignalled(service: Stoppable, logger: Logger, drainMs = 20_000): void {
+  const graceMs = drainMs + SHUTDOWN_MARGIN_MS;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -23,6 +23,6 @@ export function serviceMain<C extends BaseConfig & DbConfig>(opts: {
     }
     const service = await opts.start(config, logger);
     announceReady(logger, service.ports);
-    runUntilSignalled(service, logger);
+    runUntilSignalled(service, logger, config.drainMs);
   });
 }

@@ -19,7 +19,34 @@ export function natsNames(prefix: string) {
     workerConsumer: 'workers',
     /** Core NATS subject of settlement events (one for all jobs; every gateway subscribes). */
     settledSubject: `${prefix}.events.job_settled`,
+    /** JetStream stream of the event log (API "Events"): every committed change's event, in order. */
+    eventsStream: `${prefix}_EVENTS`,
+    /** Subject of an event of a type in the events stream, e.g. partner.eventlog.job_succeeded. */
+    eventSubject: (type: string) => `${prefix}.eventlog.${type.replace(/[^A-Za-z0-9_-]/g, '_')}`,
+    eventSubjects: `${prefix}.eventlog.>`,
+    /** Core NATS subject of feed wake-ups: an event of a partner was stored (payload names the partner). */
+    feedWakeSubject: `${prefix}.feed.stored`,
+    /** Core NATS subject on which a change of a client's provisioning or revocation reaches every gateway. */
+    clientChangedSubject: `${prefix}.events.client_changed`,
   };
+}
+
+/**
+ * For a short-lived process (an admin command): connects, publishes one message on a core subject,
+ * flushes and closes. False when NATS could not be reached within timeoutMs.
+ */
+export async function publishOnce(url: string, subject: string, data: string, timeoutMs = 3_000): Promise<boolean> {
+  let nc: NatsConnection | undefined;
+  try {
+    nc = await connect({ servers: url.split(','), name: 'admin', timeout: timeoutMs, maxReconnectAttempts: 0 });
+    nc.publish(subject, data);
+    await Promise.race([nc.flush(), new Promise((_, reject) => setTimeout(() => reject(new Error('flush timed out')), timeoutMs).unref())]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await nc?.close().catch(() => undefined);
+  }
 }
 
 /**
@@ -75,6 +102,40 @@ export async function ensureJobsStream(
     if (!/stream not found/i.test((err as Error).message)) throw err;
     await jsm.streams.add(config).catch(async (e: unknown) => {
       // Another process created it meanwhile.
+      if (!/already in use/i.test((e as Error).message)) throw e;
+    });
+  }
+}
+
+/** How long the events stream keeps a message: the events service stores it long before that. */
+export const EVENTS_STREAM_MAX_AGE_MS = 7 * 24 * 3_600_000;
+
+/**
+ * Creates the events stream if it is missing (publishers and the events service alike; none of them
+ * overwrites an existing stream's settings). Limits retention: the events service reads it with an
+ * ordered consumer from the position it stored last, so messages stay after they were read.
+ */
+export async function ensureEventsStream(
+  jsm: JetStreamManager,
+  names: ReturnType<typeof natsNames>,
+  opts: { replicas: number; duplicateWindowMs: number },
+): Promise<void> {
+  const config = {
+    name: names.eventsStream,
+    subjects: [names.eventSubjects],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    num_replicas: opts.replicas,
+    max_age: nanos(EVENTS_STREAM_MAX_AGE_MS),
+    // Publishes carry Nats-Msg-Id = event id: an event published twice in this window is stored once.
+    duplicate_window: nanos(opts.duplicateWindowMs),
+  };
+  try {
+    await jsm.streams.info(config.name);
+  } catch (err) {
+    if (!/stream not found/i.test((err as Error).message)) throw err;
+    await jsm.streams.add(config).catch((e: unknown) => {
       if (!/already in use/i.test((e as Error).message)) throw e;
     });
   }

@@ -1,14 +1,28 @@
 // The operations listener every process has, apart from its public port: /livez (the process
-// answers), /readyz (its dependencies answer) and /metrics (Prometheus). Not routed by the ingress.
+// answers and none of its liveness checks fails: a wedged process is restarted), /readyz (this pod
+// can serve) and /metrics (Prometheus). Not routed by the ingress.
 import { createServer, type Server } from 'node:http';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type ReadinessCheck = () => Promise<void>;
+/** A liveness check: a reason when the process is wedged (the kubelet restarts it), else undefined. */
+export type LivenessCheck = () => string | undefined;
 
-export function createRegistry(service: string): Registry {
+/**
+ * The process's metrics registry. No default labels: a `service` label on every series would be
+ * overwritten by the Prometheus Operator's target label of the same name (and kept as
+ * `exported_service`). The scrape target's `job` (`<release>-<component>`), `service`, `namespace` and
+ * `pod` identify the process; partner_process_info{component} says which component it is.
+ */
+export function createRegistry(component: string): Registry {
   const registry = new Registry();
-  registry.setDefaultLabels({ service });
   collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'partner_process_info',
+    help: 'Always 1: which component this process is, and its Node.js version.',
+    labelNames: ['component', 'node_version'],
+    registers: [registry],
+  }).set({ component, node_version: process.versions.node }, 1);
   return registry;
 }
 
@@ -33,6 +47,7 @@ export async function startOpsServer(opts: {
   port: number;
   registry: Registry;
   checks: Record<string, ReadinessCheck>;
+  liveness?: Record<string, LivenessCheck>;
 }): Promise<OpsServer> {
   let draining = false;
   const server: Server = createServer((req, res) => {
@@ -42,7 +57,14 @@ export async function startOpsServer(opts: {
       res.end(body);
     };
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, '{"status":"method not allowed"}');
-    if (path === '/livez') return send(200, '{"status":"ok"}');
+    if (path === '/livez') {
+      const failed = Object.entries(opts.liveness ?? {}).flatMap(([name, check]) => {
+        const reason = check();
+        return reason === undefined ? [] : [[name, `failed: ${reason}`] as const];
+      });
+      if (failed.length > 0) return send(503, JSON.stringify({ status: 'wedged', checks: Object.fromEntries(failed) }));
+      return send(200, '{"status":"ok"}');
+    }
     if (path === '/readyz') {
       if (draining) return send(503, JSON.stringify({ status: 'draining' }));
       const results: Record<string, string> = {};

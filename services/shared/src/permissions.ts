@@ -5,6 +5,7 @@ export const PERMISSIONS = [
   'submissions/read',
   'submissions/write',
   'jobs/read',
+  'events/read',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from './logger.js';
 import { Gauge, type Registry } from 'prom-client';
-import { DomainError, unavailable } from './errors.js';
+import { DomainError, sqlStateError, unavailable } from './errors.js';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -91,11 +91,15 @@ export function isConnectionError(err: unknown): boolean {
   );
 }
 
-/** Maps database-unreachable errors to a retryable `unavailable` DomainError; rethrows the rest. */
+/**
+ * Maps database-unreachable errors to a retryable `unavailable` DomainError, and errors whose SQLSTATE
+ * class settles their retryability to what they stand for (sqlStateError: a value the database cannot
+ * store is a non-retryable validation_error); rethrows the rest.
+ */
 export function dbError(err: unknown): never {
   if (err instanceof DomainError) throw err;
   if (isConnectionError(err)) throw unavailable('the database is unavailable; retry later', err);
-  throw err;
+  throw sqlStateError(err) ?? err;
 }
 
 /** Runs fn in a transaction on one client; rolls back on error. */

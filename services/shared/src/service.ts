@@ -63,7 +63,7 @@ export async function startGrpcService(opts: GrpcServiceOptions): Promise<Runnin
     registry,
     stop: async () => {
       ops.setDraining();
-      await grpc.shutdown();
+      await grpc.shutdown(opts.config.drainMs);
       await parts.stop?.();
       await pool.end();
       await ops.close();

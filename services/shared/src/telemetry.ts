@@ -9,6 +9,7 @@
 // pg instrumentation to apply. Metrics stay with prom-client on the ops port and logs with pino on
 // stdout, so the SDK's own metric and log pipelines are switched off.
 import { register } from 'node:module';
+import { querySpanName } from './db-span-name.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -49,7 +50,18 @@ export async function startTelemetry(service: string, env: Env = process.env): P
       new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, requireParentforOutgoingSpans: true }),
       // Only queries made on behalf of a traced request or job (not the relay's and sweeps' polling);
       // statements without their parameter values.
-      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+      // Spans are named by what the statement does (`INSERT jobs`), not by the prepared statement's
+      // hash name (db-span-name.ts).
+      new PgInstrumentation({
+        requireParentSpan: true,
+        enhancedDatabaseReporting: false,
+        requestHook: (span, { query }) => {
+          const named = querySpanName(query.text);
+          span.updateName(named.name);
+          span.setAttribute('db.operation.name', named.operation);
+          if (named.collection) span.setAttribute('db.collection.name', named.collection);
+        },
+      }),
     ],
     metricReaders: [],
     logRecordProcessors: [],

@@ -8,10 +8,15 @@ import { isJobId, isUuid } from '@partner/shared/ids';
 import { dbError } from '@partner/shared/pg';
 import type { Logger } from '@partner/shared/logger';
 import { startGrpcService, type RunningService } from '@partner/shared/service';
+import { connectNats, natsNames } from '@partner/shared/nats';
+import { eventOutbox } from '@partner/shared/events';
+import { OutboxRelay } from '@partner/shared/outbox-relay';
+import type { NatsConnection } from 'nats';
 import type { SubmissionConfig } from './config.js';
 import * as repo from './repo.js';
 import { PgBlobStore } from './blob-store.js';
 import { attachmentService, startSweeper } from './attachments.js';
+import { listSubmissions, loadSubmissionCursorCodec, parseListSubmissions } from './list.js';
 
 export const SCHEMA = 'submission';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -24,8 +29,23 @@ export function startSubmission(config: SubmissionConfig, opts: { logger?: Logge
     ...opts,
     build: async ({ pool, registry, logger }) => {
       const created = new Counter({ name: 'partner_submissions_created_total', help: 'Submissions created.', registers: [registry] });
+      const cursors = await loadSubmissionCursorCodec(pool).catch(dbError);
       const store = new PgBlobStore(pool);
-      const attachments = attachmentService({ pool, store, settings: config.attachments, registry, logger });
+      // Events (submission.created, attachment.*) are recorded in their change's transaction and
+      // published to the events stream by this relay; NATS may come later (they wait in the outbox).
+      const names = natsNames(config.natsPrefix);
+      const events = new OutboxRelay(pool, eventOutbox(names, config.eventsStream), { intervalMs: config.relayIntervalMs, logger });
+      events.start();
+      let nc: NatsConnection | undefined;
+      let stopped = false;
+      connectNats({ url: config.natsUrl, name: 'submission', logger })
+        .then(async (conn) => {
+          if (stopped) return conn.close();
+          nc = conn;
+          events.attach(conn);
+        })
+        .catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
+      const attachments = attachmentService({ pool, store, settings: config.attachments, registry, logger, names, events });
       const sweeper = startSweeper(pool, store, config.attachments, logger, registry);
       const impl = implementWithStreaming(
         serviceDefs().submission,
@@ -36,7 +56,7 @@ export function startSubmission(config: SubmissionConfig, opts: { logger?: Logge
               throw new DomainError('validation_error', 'job_id, owner, applicant.legal_name and a UUID product_id are required');
             }
             const out = await repo
-              .createSubmission(pool, {
+              .createSubmission(pool, names, {
                 jobId: req.jobId,
                 tenantId: req.owner.tenantId,
                 partnerId: req.owner.partnerId,
@@ -48,6 +68,7 @@ export function startSubmission(config: SubmissionConfig, opts: { logger?: Logge
                 legalName: req.applicant.legalName,
               })
               .catch(dbError);
+            if (out.event) events.publishNow(out.event.outboxId, out.event);
             if (out.created) created.inc();
             return { submission: repo.toProto(out.row) };
           },
@@ -59,13 +80,22 @@ export function startSubmission(config: SubmissionConfig, opts: { logger?: Logge
             if (!row) throw notFound('submission');
             return { submission: repo.toProto(row) };
           },
+          ListSubmissions: async (req) => {
+            const page = await listSubmissions(pool, parseListSubmissions(req, cursors), cursors).catch(dbError);
+            return { submissions: page.rows.map(repo.toProto), nextPageToken: page.nextCursor };
+          },
         },
         logger,
         { registry },
       );
       return {
         bindings: [{ name: SERVICE_NAMES.submission, def: serviceDefs().submission, impl }],
-        stop: () => sweeper.stop(),
+        stop: async () => {
+          stopped = true;
+          await sweeper.stop();
+          await events.stop();
+          await nc?.drain().catch(() => undefined);
+        },
       };
     },
   });

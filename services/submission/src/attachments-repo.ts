@@ -1,8 +1,11 @@
 // Data access for attachment records (the bytes are the blob store's). Every read and change is
 // scoped to the owner (tenant, partner) and the submission; state changes are single conditional
 // UPDATEs, so concurrent jobs, redeliveries and the sweep cannot both win the same row.
-import type { Pool } from '@partner/shared/pg';
-import type { Attachment } from '@partner/shared/generated/partner/submission/v1/Attachment';
+import { withTx, type Pool } from '@partner/shared/pg';
+import { attachmentRecord } from '@partner/shared/attachments';
+import { recordEvent, type RecordedEvent } from '@partner/shared/events';
+import type { natsNames } from '@partner/shared/nats';
+import type { Attachment, Attachment__Output } from '@partner/shared/generated/partner/submission/v1/Attachment';
 
 export interface Owner {
   tenantId: string;
@@ -91,21 +94,31 @@ export async function claimStaged(pool: Pool, owner: Owner, attachmentId: string
  */
 export async function promote(
   pool: Pool,
+  names: ReturnType<typeof natsNames>,
   p: { jobId: string; owner: Owner; principalId: string | null; submissionId: string; uploadId: string; documentType: string },
-): Promise<AttachmentRow | undefined> {
+): Promise<{ row: AttachmentRow; event?: RecordedEvent } | undefined> {
   const byJob = async () =>
     (await pool.query<AttachmentRow>(`SELECT ${COLUMNS} FROM attachments WHERE create_job_id = $1`, [p.jobId])).rows[0];
   const earlier = await byJob();
-  if (earlier) return earlier;
-  const r = await pool.query<AttachmentRow>(
-    `UPDATE attachments
-        SET state = 'active', create_job_id = $1, principal_id = $2, document_type = $3, created_at = ${NOW_MS}
-      WHERE attachment_id = $4 AND submission_id = $5 AND tenant_id = $6 AND partner_id = $7 AND state = 'staged'
-      RETURNING ${COLUMNS}`,
-    [p.jobId, p.principalId, p.documentType, p.uploadId, p.submissionId, p.owner.tenantId, p.owner.partnerId],
-  );
+  if (earlier) return { row: earlier };
+  // The attachment.created event is recorded in the promoting transaction: one event, only if it commits.
+  const promoted = await withTx(pool, async (c) => {
+    const r = await c.query<AttachmentRow>(
+      `UPDATE attachments
+          SET state = 'active', create_job_id = $1, principal_id = $2, document_type = $3, created_at = ${NOW_MS}
+        WHERE attachment_id = $4 AND submission_id = $5 AND tenant_id = $6 AND partner_id = $7 AND state = 'staged'
+        RETURNING ${COLUMNS}`,
+      [p.jobId, p.principalId, p.documentType, p.uploadId, p.submissionId, p.owner.tenantId, p.owner.partnerId],
+    );
+    const row = r.rows[0];
+    if (!row) return undefined;
+    const record = attachmentRecord(toProto(row) as Attachment__Output);
+    return { row, event: await recordEvent(c, names, p.owner, 'attachment.created', record.createdAt, record) };
+  });
   // A concurrent delivery of the same job may have promoted it between the two statements.
-  return r.rows[0] ?? (await byJob());
+  if (promoted) return promoted;
+  const again = await byJob();
+  return again ? { row: again } : undefined;
 }
 
 export async function getActive(pool: Pool, owner: Owner, submissionId: string, attachmentId: string): Promise<AttachmentRow | undefined> {
@@ -148,16 +161,25 @@ export async function listActive(
  */
 export async function markDeleted(
   pool: Pool,
+  names: ReturnType<typeof natsNames>,
   d: { jobId: string; owner: Owner; submissionId: string; attachmentId: string },
-): Promise<'deleted' | 'again' | 'missing'> {
-  const r = await pool.query(
-    `UPDATE attachments SET state = 'deleted', delete_job_id = $1, deleted_at = ${NOW_MS}
-      WHERE attachment_id = $2 AND submission_id = $3 AND tenant_id = $4 AND partner_id = $5 AND state = 'active'`,
-    [d.jobId, d.attachmentId, d.submissionId, d.owner.tenantId, d.owner.partnerId],
-  );
-  if (r.rowCount === 1) return 'deleted';
+): Promise<{ outcome: 'deleted' | 'again' | 'missing'; event?: RecordedEvent }> {
+  // The attachment.deleted event is recorded in the deleting transaction.
+  const deleted = await withTx(pool, async (c) => {
+    const r = await c.query<{ deleted_at: Date }>(
+      `UPDATE attachments SET state = 'deleted', delete_job_id = $1, deleted_at = ${NOW_MS}
+        WHERE attachment_id = $2 AND submission_id = $3 AND tenant_id = $4 AND partner_id = $5 AND state = 'active'
+        RETURNING deleted_at`,
+      [d.jobId, d.attachmentId, d.submissionId, d.owner.tenantId, d.owner.partnerId],
+    );
+    const row = r.rows[0];
+    if (!row) return undefined;
+    const data = { submissionId: d.submissionId, attachmentId: d.attachmentId };
+    return { outcome: 'deleted' as const, event: await recordEvent(c, names, d.owner, 'attachment.deleted', row.deleted_at.toISOString(), data) };
+  });
+  if (deleted) return deleted;
   const again = await pool.query('SELECT 1 FROM attachments WHERE delete_job_id = $1 AND attachment_id = $2', [d.jobId, d.attachmentId]);
-  return again.rowCount === 1 ? 'again' : 'missing';
+  return { outcome: again.rowCount === 1 ? 'again' : 'missing' };
 }
 
 export async function markPurged(pool: Pool, attachmentId: string): Promise<void> {

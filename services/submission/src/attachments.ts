@@ -9,6 +9,8 @@ import { DomainError, notFound } from '@partner/shared/errors';
 import { isJobId, isUuid, newUuid } from '@partner/shared/ids';
 import { dbError, type Pool } from '@partner/shared/pg';
 import type { Logger } from '@partner/shared/logger';
+import type { natsNames } from '@partner/shared/nats';
+import type { OutboxRelay } from '@partner/shared/outbox-relay';
 import type { Owner as OwnerMessage } from '@partner/shared/generated/partner/submission/v1/Owner';
 import type { UploadAttachmentRequest__Output } from '@partner/shared/generated/partner/submission/v1/UploadAttachmentRequest';
 import type { UploadAttachmentResponse } from '@partner/shared/generated/partner/submission/v1/UploadAttachmentResponse';
@@ -87,6 +89,9 @@ export function attachmentService(deps: {
   settings: AttachmentSettings;
   registry: Registry;
   logger: Logger;
+  /** Where attachment events go: the stream names and the relay of the event outbox. */
+  names: ReturnType<typeof natsNames>;
+  events: OutboxRelay;
 }): AttachmentService {
   const { pool, store, settings, logger } = deps;
   const uploads = new Counter({
@@ -196,9 +201,9 @@ export function attachmentService(deps: {
     if (!isDocumentType(req.documentType)) {
       throw invalid(`document_type must be one of ${DOCUMENT_TYPES.join(', ')}`, 'document_type');
     }
-    const row = isUuid(req.uploadId)
+    const promoted = isUuid(req.uploadId)
       ? await repo
-          .promote(pool, {
+          .promote(pool, deps.names, {
             jobId: req.jobId,
             owner,
             principalId: req.principalId || null,
@@ -208,6 +213,8 @@ export function attachmentService(deps: {
           })
           .catch(dbError)
       : undefined;
+    if (promoted?.event) deps.events.publishNow(promoted.event.outboxId, promoted.event);
+    const row = promoted?.row;
     if (!row) {
       throw new DomainError('upload_expired', 'the uploaded file is no longer available (it was not attached in time); upload it again', {
         retryable: false,
@@ -269,7 +276,8 @@ export function attachmentService(deps: {
     const submissionId = submissionIdOf(req.submissionId);
     if (!isUuid(req.attachmentId)) throw notFound('attachment');
     const attachmentId = req.attachmentId.toLowerCase();
-    const outcome = await repo.markDeleted(pool, { jobId: req.jobId, owner, submissionId, attachmentId }).catch(dbError);
+    const { outcome, event } = await repo.markDeleted(pool, deps.names, { jobId: req.jobId, owner, submissionId, attachmentId }).catch(dbError);
+    if (event) deps.events.publishNow(event.outboxId, event);
     if (outcome === 'missing') throw notFound('attachment');
     // The record is gone from the API already; the bytes follow (the sweep retries if this fails).
     await store.delete(attachmentId).catch(dbError);

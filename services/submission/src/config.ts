@@ -1,5 +1,6 @@
 // Submission service configuration (environment variables; see README "Configuration").
-import { EnvReader, readBase, readDb, type BaseConfig, type DbConfig } from '@partner/shared/config';
+import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/config';
+import { readEventStream, type EventStreamConfig } from '@partner/shared/events';
 
 export interface AttachmentSettings {
   /** Ceiling on any upload, whatever limit the caller declares (the gateway's is the effective one). */
@@ -14,8 +15,10 @@ export interface AttachmentSettings {
   sweepIntervalMs: number;
 }
 
-export interface SubmissionConfig extends BaseConfig, DbConfig {
+export interface SubmissionConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {
   grpcPort: number;
+  /** How often the event relay looks for outbox rows its fast path did not publish. */
+  relayIntervalMs: number;
   attachments: AttachmentSettings;
 }
 
@@ -25,6 +28,9 @@ export function readSubmissionConfig(env = new EnvReader()): Readonly<Submission
   return env.done({
     ...readBase(env, 'submission', 9483),
     ...readDb(env),
+    ...readNats(env),
+    ...readEventStream(env),
+    relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000 }),
     grpcPort: env.int('SUBMISSION_GRPC_PORT', { default: 50053, min: 0, max: 65535 }),
     attachments: {
       maxBytes: env.int('ATTACHMENT_MAX_BYTES', { default: 100 * 1024 * 1024, min: 1, max: 2 ** 40, doc: 'ceiling on one upload' }),

@@ -6,6 +6,8 @@ import { createClient, grpcReadiness, serviceDefs, SERVICE_NAMES } from '@partne
 import { createLogger, type Logger } from '@partner/shared/logger';
 import { connectNats, natsNames, natsReadiness } from '@partner/shared/nats';
 import { createRegistry, startOpsServer } from '@partner/shared/ops';
+import { metricSourceFailures } from '@partner/shared/metric-sources';
+import { JOB_KINDS } from '@partner/shared/jobs';
 import type { WorkerConfig } from './config.js';
 import { JobConsumer } from './consumer.js';
 
@@ -36,6 +38,8 @@ export async function startWorker(config: WorkerConfig, opts: { logger?: Logger 
     registers: [registry],
   });
 
+  for (const kind of Object.values(JOB_KINDS)) for (const outcome of ['succeeded', 'failed', 'retried', 'skipped']) processed.inc({ kind, outcome }, 0);
+
   const nc = await connectNats({ url: config.natsUrl, name: 'worker', logger });
   consumerGauges(registry, nc, natsNames(config.natsPrefix));
   const consumer = new JobConsumer(nc, config, clients, logger, {
@@ -54,13 +58,15 @@ export async function startWorker(config: WorkerConfig, opts: { logger?: Logger 
       submission: grpcReadiness(clients.submission, SERVICE_NAMES.submission),
       policy: grpcReadiness(clients.policy, SERVICE_NAMES.policy),
     },
+    // A consume loop that died and cannot be restarted makes the process not live (restarted).
+    liveness: { consumer: () => consumer.wedged() },
   });
 
   return {
     ports: { ops: ops.port },
     stop: async () => {
       ops.setDraining();
-      await consumer.stop();
+      await consumer.stop(config.drainMs);
       await nc.drain().catch(() => undefined);
       for (const c of Object.values(clients)) c.close();
       await ops.close();
@@ -71,9 +77,11 @@ export async function startWorker(config: WorkerConfig, opts: { logger?: Logger 
 /**
  * The shared durable consumer's state, read from JetStream at scrape time: messages not yet
  * delivered, delivered but unacknowledged, and redelivered. Every worker reports the same consumer
- * (aggregate with max, not sum). Left unchanged when JetStream does not answer within a second.
+ * (aggregate with max, not sum). NaN (and partner_metric_source_failures_total counted) when
+ * JetStream does not answer within a second: never the last value as if it were current.
  */
 function consumerGauges(registry: ReturnType<typeof createRegistry>, nc: NatsConnection, names: ReturnType<typeof natsNames>): void {
+  const sourceFailed = metricSourceFailures(registry, ['partner_worker_consumer_pending']);
   let info: Promise<{ num_pending: number; num_ack_pending: number; num_redelivered: number } | undefined> | undefined;
   // One consumer-info request per scrape, shared by the three gauges.
   const read = () => {
@@ -82,7 +90,10 @@ function consumerGauges(registry: ReturnType<typeof createRegistry>, nc: NatsCon
       const jsm = await nc.jetstreamManager({ timeout: 1_000, checkAPI: false });
       return jsm.consumers.info(names.jobsStream, names.workerConsumer);
     })()
-      .catch(() => undefined)
+      .catch(() => {
+        sourceFailed('partner_worker_consumer_pending');
+        return undefined;
+      })
       .finally(() => setTimeout(() => (info = undefined), 100));
     return info;
   };
@@ -93,7 +104,7 @@ function consumerGauges(registry: ReturnType<typeof createRegistry>, nc: NatsCon
       registers: [registry],
       async collect() {
         const i = await read();
-        if (i) this.set(pick(i));
+        this.set(i ? pick(i) : Number.NaN);
       },
     });
   gauge('partner_worker_consumer_pending', 'Jobs in JetStream not yet delivered to any worker (the shared consumer).', (i) => i.num_pending);

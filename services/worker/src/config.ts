@@ -21,6 +21,8 @@ export interface WorkerConfig extends BaseConfig, NatsConfig {
   runningAfterMs: number;
   /** How long a product lookup is cached (unknown products: a fifth of it). */
   productCacheMs: number;
+  /** /livez fails once the job consumer has been down (and could not be restarted) this long. */
+  livenessAfterMs: number;
   /** Test-only fault injection: `exit-after-effect` kills the process after a job's effect, before its ack. */
   testFault: 'exit-after-effect' | undefined;
 }
@@ -47,6 +49,7 @@ export function readWorkerConfig(env = new EnvReader()): Readonly<WorkerConfig> 
     streamReplicas: env.int('JOBS_STREAM_REPLICAS', { default: 1, min: 1, max: 5 }),
     runningAfterMs: env.int('WORKER_RUNNING_AFTER_MS', { default: 100, min: 0, max: 60_000 }),
     productCacheMs: env.int('WORKER_PRODUCT_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000 }),
+    livenessAfterMs: env.int('WORKER_LIVENESS_AFTER_MS', { default: 60_000, min: 1_000, max: 3_600_000 }),
     testFault: fault as 'exit-after-effect' | undefined,
   });
 }

@@ -11,7 +11,7 @@ import { contextFromHeaders, DEFAULT_DUPLICATE_WINDOW_MS, ensureJobsStream, nats
 import { inSpan, SpanKind, SpanStatusCode, traceFields } from '@partner/shared/tracing';
 import type { Logger } from '@partner/shared/logger';
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
-import { HANDLERS, JobFailed, type HandlerContext, type JobToRun } from './handlers.js';
+import { deterministicFailure, HANDLERS, JobFailed, type HandlerContext, type JobToRun } from './handlers.js';
 import { cachedProducts, type ProductLookup } from './products.js';
 import type { WorkerConfig } from './config.js';
 
@@ -48,6 +48,21 @@ export class JobConsumer {
   private readonly names: ReturnType<typeof natsNames>;
 
   async start(): Promise<void> {
+    await this.ensureConsumer();
+    await this.pull();
+    // A pull request does not survive a server restart, and the client would only notice after two
+    // missed heartbeats (up to 30 s): pull afresh as soon as the connection comes back.
+    void (async () => {
+      for await (const status of this.nc.status()) {
+        if (status.type === 'reconnect' && !this.stopping) {
+          await this.pull().catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'could not pull after reconnect'));
+        }
+      }
+    })();
+  }
+
+  /** Creates the stream and the shared durable consumer if missing (or brings its settings up to date). */
+  private async ensureConsumer(): Promise<void> {
     const jsm = await this.nc.jetstreamManager();
     await ensureJobsStream(jsm, this.names, {
       replicas: this.config.streamReplicas,
@@ -85,23 +100,16 @@ export class JobConsumer {
       // Only when the settings changed: a worker starting should not rewrite a shared consumer.
       await jsm.consumers.update(this.names.jobsStream, this.names.workerConsumer, consumerConfig);
     }
-    await this.pull();
-    // A pull request does not survive a server restart, and the client would only notice after two
-    // missed heartbeats (up to 30 s): pull afresh as soon as the connection comes back.
-    void (async () => {
-      for await (const status of this.nc.status()) {
-        if (status.type === 'reconnect' && !this.stopping) {
-          await this.pull().catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'could not pull after reconnect'));
-        }
-      }
-    })();
   }
 
   /** Starts (or restarts) pulling; in-flight messages of the previous pull are still acked normally. */
   private async pull(): Promise<void> {
     const previous = this.messages;
     const consumer = await this.nc.jetstream().consumers.get(this.names.jobsStream, this.names.workerConsumer);
-    this.messages = await consumer.consume({ max_messages: this.config.concurrency });
+    // A deleted consumer (or stream) ends the iterator instead of retrying silently for ever: the loop
+    // then restarts, recreating them (restartLoop).
+    this.messages = await consumer.consume({ max_messages: this.config.concurrency, abort_on_missing_resource: true });
+    this.loopDownSince = undefined;
     void this.loop(this.messages);
     await previous?.close().catch(() => undefined);
   }
@@ -120,6 +128,33 @@ export class JobConsumer {
     else this.slots++;
   }
 
+  /**
+   * Why the process is wedged, for /livez: the consume loop has been down (and restarting it failed)
+   * for longer than livenessAfterMs. The kubelet then restarts the process.
+   */
+  wedged(now = Date.now()): string | undefined {
+    if (this.loopDownSince === undefined || now - this.loopDownSince < this.config.livenessAfterMs) return undefined;
+    return `job consumer down for ${Math.round((now - this.loopDownSince) / 1000)} s`;
+  }
+
+  private loopDownSince: number | undefined;
+
+  /** The consume loop ended while the worker runs: restart it (consumer and pull) until it works. */
+  private async restartLoop(): Promise<void> {
+    this.loopDownSince ??= Date.now();
+    for (let attempt = 1; !this.stopping; attempt++) {
+      try {
+        await this.ensureConsumer();
+        await this.pull();
+        this.logger.warn({ attempt }, 'job consumer restarted');
+        return;
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message, attempt }, 'could not restart the job consumer');
+        await new Promise((r) => setTimeout(r, Math.min(500 * 2 ** (attempt - 1), 10_000)));
+      }
+    }
+  }
+
   private async loop(messages: ConsumerMessages): Promise<void> {
     try {
       for await (const m of messages) {
@@ -133,8 +168,12 @@ export class JobConsumer {
         this.inflight.add(p);
       }
     } catch (err) {
-      this.logger.error({ err }, 'job consumer stopped');
+      this.logger.error({ err: (err as Error).message }, 'job consumer stopped');
     }
+    // Replaced by a newer pull (reconnect) or stopping: nothing to do. Otherwise it died on its own.
+    if (this.stopping || this.messages !== messages) return;
+    this.logger.error('job consumer loop ended; restarting it');
+    await this.restartLoop();
   }
 
   private backoff(delivery: number): number {
@@ -177,6 +216,7 @@ export class JobConsumer {
       const fields = {
         jobId: r.jobId,
         delivery: m.info.deliveryCount,
+        seq: m.info.streamSequence,
         kind: r.kind,
         outcome: r.outcome,
         ...(r.error ? { err: r.error } : {}),
@@ -270,8 +310,15 @@ export class JobConsumer {
         }
         outcome = { resultJson: JSON.stringify(result) };
       } catch (err) {
-        if (!(err instanceof JobFailed)) throw err;
-        outcome = { error: err.error };
+        if (err instanceof JobFailed) outcome = { error: err.error };
+        else {
+          // A failure that would recur on every delivery settles the job now (handler.ts); a
+          // transient one, or any failure while the worker is stopping, is delivered again.
+          const failure = this.abort.signal.aborted ? undefined : deterministicFailure(err);
+          if (!failure) throw err;
+          log().error({ err, kind: job.kind }, 'job failed on its own input; settled as failed at once');
+          outcome = { error: failure };
+        }
       }
       clearTimeout(markRunning);
       await marked;

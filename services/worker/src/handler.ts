@@ -48,3 +48,20 @@ export function failOnRefusal(err: unknown): never {
 export function ownerOf(job: JobToRun): { tenantId: string; partnerId: string } {
   return { tenantId: job.caller.tenantId, partnerId: job.caller.partnerId };
 }
+
+/**
+ * What a job settles with when its handler threw something other than JobFailed, or undefined when
+ * the delivery must be retried. Only a dependency's retryable refusal (unavailable, rate_limited, an
+ * unexpected `internal` from a service, which may be a passing fault) is retried, and only while
+ * the worker is not stopping. Anything else fails the same way on every delivery, so the job fails at
+ * once, not retryable: a non-retryable refusal with its own code (e.g. validation_error for a value
+ * the database cannot store), and an error that is no DomainError at all (a handler tripping over
+ * the job's own payload) as `internal`.
+ */
+export function deterministicFailure(err: unknown): { code: string; message: string; retryable: false } | undefined {
+  if (err instanceof DomainError) {
+    if (err.retryable) return undefined;
+    return { code: err.code, message: err.message, retryable: false };
+  }
+  return { code: 'internal', message: 'the job could not be processed: its input is not usable; do not retry it unchanged', retryable: false };
+}

@@ -1,24 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { sandboxDirective } from './handlers.js';
-
-describe('UAT sandbox directives', () => {
-  it.each([
-    ['sandbox:delay=1', { delayS: 1 }],
-    ['sandbox:delay=60', { delayS: 60 }],
-    ['sandbox:fail=unknown_product', { failCode: 'unknown_product' }],
-    ['sandbox:fail=unavailable', { failCode: 'unavailable' }],
-  ])('reads %s', (ref, expected) => {
-    expect(sandboxDirective(ref)).toEqual(expected);
-  });
-
-  it.each(['sandbox:delay=0', 'sandbox:delay=61', 'sandbox:delay=5s', 'sandbox:fail=', 'sandbox:fail=Bad-Code', 'sandbox:fail=unauthenticated', 'PO-123', ' sandbox:delay=5'])(
-    'treats %j as an ordinary reference',
-    (ref) => {
-      expect(sandboxDirective(ref)).toBeUndefined();
-    },
-  );
-});
-
 describe('the submission handler', () => {
   const job = {
     id: 'job_0123456789abcdef0123456789abcdef',
@@ -48,9 +28,34 @@ describe('the submission handler', () => {
     await expect(HANDLERS['submission.create']!(job, payload('sandbox:fail=conflict'), { clients, product, sandbox: true, sleep })).rejects.toBeInstanceOf(JobFailed);
   });
 
+  it('waits, then fails with the error table\'s retryable, for a combined directive', async () => {
+    const { HANDLERS } = await import('./handlers.js');
+    const slept: number[] = [];
+    const err = await HANDLERS['submission.create']!(job, payload('sandbox:delay=2;fail=internal'), {
+      clients,
+      product,
+      sandbox: true,
+      sleep: async (ms: number) => void slept.push(ms),
+    }).catch((e: unknown) => e);
+    expect(slept).toEqual([2000]);
+    expect(err).toMatchObject({ error: { code: 'internal', retryable: true } });
+  });
+
   it('treats them as ordinary references in production', async () => {
     const { HANDLERS } = await import('./handlers.js');
     const result = await HANDLERS['submission.create']!(job, payload('sandbox:fail=conflict'), { clients, product, sandbox: false, sleep });
     expect(result).toEqual({ submissionId: 's1', submissionName: 'Acme', status: 'submitted' });
+  });
+});
+
+describe('a failure the handler did not expect', () => {
+  it('fails the job at once, not retryable, unless a dependency said retrying may help', async () => {
+    const { deterministicFailure } = await import('./handlers.js');
+    const { DomainError, unavailable } = await import('@partner/shared/errors');
+    expect(deterministicFailure(unavailable())).toBeUndefined();
+    expect(deterministicFailure(new DomainError('rate_limited', 'slow down'))).toBeUndefined();
+    expect(deterministicFailure(new DomainError('internal', 'a passing fault'))).toBeUndefined();
+    expect(deterministicFailure(new DomainError('validation_error', 'date out of range'))).toEqual({ code: 'validation_error', message: 'date out of range', retryable: false });
+    expect(deterministicFailure(new TypeError("Cannot read properties of undefined (reading 'legalName')"))).toMatchObject({ code: 'internal', retryable: false });
   });
 });

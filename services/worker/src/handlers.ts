@@ -2,10 +2,11 @@
 // job must settle with (a business rule said no), and lets anything else (a dependency down)
 // propagate, which makes the message be delivered again later. Effects are idempotent by job id.
 import { JOB_KINDS } from '@partner/shared/jobs';
+import { parseSandbox } from '@partner/shared/sandbox';
 import { attachmentHandlers } from './attachments.js';
 import { failOnRefusal, JobFailed, ownerOf, type Handler } from './handler.js';
 
-export { JobFailed, type Handler, type HandlerContext, type JobToRun } from './handler.js';
+export { deterministicFailure, JobFailed, type Handler, type HandlerContext, type JobToRun } from './handler.js';
 
 interface SubmissionPayload {
   externalRef: string;
@@ -15,34 +16,19 @@ interface SubmissionPayload {
   applicant: { legalName: string };
 }
 
-/**
- * UAT sandbox directives (documented in README): `sandbox:delay=<1..60>` makes the job take that
- * many seconds before it succeeds; `sandbox:fail=<code>` fails it with that code (retryable only
- * for `unavailable`). Anything else is an ordinary reference.
- */
-export function sandboxDirective(externalRef: string): { delayS: number } | { failCode: string } | undefined {
-  const delay = /^sandbox:delay=(\d{1,2})$/.exec(externalRef);
-  if (delay) {
-    const s = Number(delay[1]);
-    return s >= 1 && s <= 60 ? { delayS: s } : undefined;
-  }
-  const fail = /^sandbox:fail=([a-z][a-z0-9_]{0,63})$/.exec(externalRef);
-  // Authentication codes answer with a challenge a job cannot give: not something a job fails with.
-  if (!fail || ['unauthenticated', 'invalid_token', 'insufficient_scope'].includes(fail[1]!)) return undefined;
-  return { failCode: fail[1]! };
-}
-
 const createSubmission: Handler = async (job, payload, ctx) => {
   const p = payload as SubmissionPayload;
-  const directive = ctx.sandbox ? sandboxDirective(p.externalRef) : undefined;
-  if (directive && 'failCode' in directive) {
+  // UAT sandbox directives (API.md): the gateway has refused malformed ones; the delay comes first,
+  // then the forced failure, answered with the error table's retryable like a real one.
+  const directive = ctx.sandbox ? parseSandbox(p.externalRef) : undefined;
+  if (directive?.delayS) await ctx.sleep(directive.delayS * 1000);
+  if (directive?.fail) {
     throw new JobFailed({
-      code: directive.failCode,
-      message: `sandbox failure requested by externalRef (${directive.failCode})`,
-      retryable: directive.failCode === 'unavailable',
+      code: directive.fail.code,
+      message: `sandbox failure requested by externalRef (${directive.fail.code})`,
+      retryable: directive.fail.retryable,
     });
   }
-  if (directive) await ctx.sleep(directive.delayS * 1000);
 
   const product = await ctx.product(p.productId);
   if (!product?.active) {

@@ -13,5 +13,5 @@ main(async () => {
   const logger = createLogger('worker', config.logLevel);
   const service = await startWorker(config, { logger });
   announceReady(logger, service.ports);
-  runUntilSignalled(service, logger);
+  runUntilSignalled(service, logger, config.drainMs);
 });

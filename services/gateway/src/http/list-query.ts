@@ -1,6 +1,7 @@
 // Query strings of the list endpoints (policies, attachments): each parameter at most once, unknown
 // ones refused, and the paging pair `limit` (1..200) and `cursor` (a nextCursor, opaque) read one way.
 import { DomainError, type ErrorDetail } from '@partner/shared/errors';
+import { parseTimestamp, TIMESTAMP_ISSUE } from '@partner/shared/time';
 
 export const MAX_LIMIT = 200;
 const MAX_CURSOR_LENGTH = 512;
@@ -36,6 +37,22 @@ export function pageParams(params: Map<string, string>, details: ErrorDetail[]):
     else details.push({ field: 'cursor', issue: 'is not a cursor of this listing: pass nextCursor unchanged, with the same filters' });
   }
   return page;
+}
+
+/**
+ * A timestamp parameter (updatedSince, since, …): every route reads them with this one parser
+ * (shared/time.ts: RFC 3339 with a zone, years 0001–9999 once the offset is applied). Returns the
+ * instant as UTC ISO 8601 with milliseconds, or reports the parameter and returns undefined.
+ */
+export function timestampParam(params: Map<string, string>, name: string, details: ErrorDetail[]): string | undefined {
+  const value = params.get(name);
+  if (value === undefined) return undefined;
+  const t = parseTimestamp(value);
+  if (t === undefined) {
+    details.push({ field: name, issue: TIMESTAMP_ISSUE });
+    return undefined;
+  }
+  return new Date(t).toISOString();
 }
 
 export function invalidQuery(details: ErrorDetail[]): DomainError {

@@ -3,13 +3,26 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule, { type FormatsPluginOptions } from 'ajv-formats';
 import { DomainError, type ErrorDetail } from '@partner/shared/errors';
+import { isCalendarDate, parseTimestamp } from '@partner/shared/time';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives as the module object.
 type AddFormats = (ajv: Ajv, options: FormatsPluginOptions) => Ajv;
 const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
 
 const ajv = new Ajv({ allErrors: true, strict: true, useDefaults: false, coerceTypes: false });
-addFormats(ajv, { mode: 'full', formats: ['date', 'uuid', 'date-time'] });
+addFormats(ajv, { mode: 'full', formats: ['uuid'] });
+// Dates and timestamps read as everywhere else (shared/time.ts): real ones, years 0001–9999 only.
+ajv.addFormat('date', { type: 'string', validate: isCalendarDate });
+ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseTimestamp(s) !== undefined });
+
+/**
+ * A name must show something: at least one letter, digit, punctuation mark or symbol. Names made only
+ * of spaces or invisible characters (zero-width space and joiners, BOM, soft hyphen) are refused.
+ */
+export const VISIBLE_TEXT = '[\\p{L}\\p{N}\\p{P}\\p{S}]';
+const PATTERN_ISSUES: Record<string, string> = {
+  [VISIBLE_TEXT]: 'must contain a visible character (not only spaces or invisible characters)',
+};
 
 function detail(e: ErrorObject): ErrorDetail {
   const base = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
@@ -21,6 +34,8 @@ function detail(e: ErrorObject): ErrorDetail {
       return { field: join((e.params as { additionalProperty: string }).additionalProperty), issue: 'is not a known field' };
     case 'format':
       return { field: base || '(body)', issue: `must be a valid ${(e.params as { format: string }).format}` };
+    case 'pattern':
+      return { field: base || '(body)', issue: PATTERN_ISSUES[(e.params as { pattern: string }).pattern] ?? e.message ?? 'is invalid' };
     case 'enum':
       return { field: base || '(body)', issue: `must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` };
     default:

@@ -1,18 +1,28 @@
 // Bearer authentication and the environment-scope check, before any routing: the token must be an
-// ES256 access token (typ at+jwt) from our issuer for our audience, unexpired, and carry this
-// environment's access scope. Verified tokens are cached until they expire, so a partner reusing its
-// token (as it should) pays for the signature check once, and afterwards for a prefix check and one
-// lookup. The pipeline (pipeline.ts) runs this for every request but the OpenAPI document.
+// ES256 access token (typ at+jwt) from our issuer for our audience, unexpired, issued no later than
+// now (within the clock skew) for no longer than the issuer's lifetime, and carry this environment's
+// access scope; then the client's current state (client-state.ts) applies: a disabled client or a
+// revoked token is refused, and the permissions and rate limit are the client's current ones (a
+// token's `rate_limit` claim is informative only). Verified tokens are cached until they expire, so a
+// partner reusing its token (as it should) pays for the signature check once, and afterwards for a
+// prefix check and two lookups. The pipeline (pipeline.ts) runs this for every request but the OpenAPI document.
 import { jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import { DomainError } from '@partner/shared/errors';
-import type { Caller, GatewayContext } from '../context.js';
+import { remainingMs, type Caller, type GatewayContext } from '../context.js';
 import type { KeyStore } from '../jwks.js';
+import type { ClientState, ClientStates } from '../client-state.js';
 
 export interface AuthenticateOptions {
   issuer: string;
   audience: string;
   scope: string;
   keys: KeyStore;
+  /** The issuer's token lifetime: exp - iat may not exceed it. */
+  maxLifetimeS: number;
+  /** Each client's current state, applied over its token's claims. */
+  clients: ClientStates;
+  /** Deadline of a state read from the auth service (cold cache). */
+  stateTimeoutMs: number;
   /** Called with the reason whenever a token is refused (metrics). */
   onFailure?: (reason: string) => void;
 }
@@ -25,6 +35,8 @@ interface Claims {
   caller: Omit<Caller, 'principalId'>;
   scopes: string[];
   exp: number;
+  /** The client's token version when the token was issued (`tv`; 0 for tokens issued without it). */
+  tokenVersion: number;
 }
 
 interface Verified {
@@ -33,13 +45,14 @@ interface Verified {
   /** Whether the token carries this environment's access scope. */
   inScope: boolean;
   exp: number;
+  tokenVersion: number;
 }
 
 /** The signature segment of a compact JWS: the cache key, far shorter to hash than the token. */
 const signatureOf = (token: string): string => token.slice(token.lastIndexOf('.') + 1);
 
-function claimsToCaller(p: JWTPayload): Claims {
-  const { client_id: clientId, tenant, partner_id: partnerId, permissions, scope, exp, rate_limit: rl } = p as Record<string, unknown>;
+function claimsToCaller(p: JWTPayload, maxLifetimeS: number, now = Date.now() / 1000): Claims {
+  const { client_id: clientId, tenant, partner_id: partnerId, permissions, scope, exp, iat, tv } = p as Record<string, unknown>;
   if (
     typeof clientId !== 'string' ||
     typeof tenant !== 'string' ||
@@ -52,15 +65,19 @@ function claimsToCaller(p: JWTPayload): Claims {
   ) {
     throw new DomainError('invalid_token', 'the token lacks required claims');
   }
-  const limit = rl as { rps?: unknown; burst?: unknown } | undefined;
-  const rateLimit =
-    limit && typeof limit.rps === 'number' && typeof limit.burst === 'number' && limit.rps > 0 && limit.burst >= 1
-      ? { rps: limit.rps, burst: limit.burst }
-      : undefined;
+  // jose checks iat only against a maxTokenAge: the lifetime bounds are checked here.
+  if (typeof iat !== 'number' || iat > now + CLOCK_TOLERANCE_S) {
+    throw new DomainError('invalid_token', 'the token is not valid yet (issued in the future)');
+  }
+  if (exp - iat > maxLifetimeS) throw new DomainError('invalid_token', "the token's lifetime is longer than the issuer grants");
+  if (tv !== undefined && !(typeof tv === 'number' && Number.isSafeInteger(tv) && tv >= 0)) {
+    throw new DomainError('invalid_token', 'the token lacks required claims');
+  }
   return {
-    caller: { clientId, tenant, partnerId, permissions: new Set(permissions as string[]), ...(rateLimit ? { rateLimit } : {}) },
+    caller: { clientId, tenant, partnerId, permissions: new Set(permissions as string[]) },
     scopes: scope.split(' '),
     exp,
+    tokenVersion: typeof tv === 'number' ? tv : 0,
   };
 }
 
@@ -108,8 +125,8 @@ export function authenticator(opts: AuthenticateOptions): (ctx: GatewayContext) 
       clockTolerance: CLOCK_TOLERANCE_S,
       requiredClaims: ['exp', 'iat', 'sub', 'jti'],
     });
-    const { caller, scopes, exp } = claimsToCaller(payload);
-    const v: Verified = { token, caller, inScope: scopes.includes(opts.scope), exp };
+    const { caller, scopes, exp, tokenVersion } = claimsToCaller(payload, opts.maxLifetimeS);
+    const v: Verified = { token, caller, inScope: scopes.includes(opts.scope), exp, tokenVersion };
     if (cache.size >= cacheSize) {
       // Drop the oldest entry (Map keeps insertion order).
       const oldest = cache.keys().next().value;
@@ -153,9 +170,14 @@ export function authenticator(opts: AuthenticateOptions): (ctx: GatewayContext) 
         new DomainError('insufficient_scope', `the token does not carry this environment's scope ${opts.scope}`),
       );
     }
+    const { clientId, tenant, partnerId } = verified.caller;
+    // The client's current state: from the cache without an await, read from the auth service when cold.
+    const state: ClientState = opts.clients.get(clientId) ?? (await opts.clients.load(clientId, Math.min(remainingMs(ctx), opts.stateTimeoutMs)));
+    if (state.disabled) return fail(ctx, 'client_disabled', new DomainError('invalid_token', 'the client is disabled'));
+    if (verified.tokenVersion < state.tokenVersion) return fail(ctx, 'revoked', new DomainError('invalid_token', 'the token has been revoked'));
     // A fresh caller per request (the guard sets its principal), of one fixed shape: a spread of the
-    // cached one would give every request an object of its own hidden class.
-    const { clientId, tenant, partnerId, permissions, rateLimit } = verified.caller;
-    ctx.state.caller = { clientId, tenant, partnerId, permissions, rateLimit, principalId: null };
+    // cached one would give every request an object of its own hidden class. Permissions and the rate
+    // limit are the client's current ones, not its token's.
+    ctx.state.caller = { clientId, tenant, partnerId, permissions: state.permissions, rateLimit: state.rateLimit, principalId: null };
   };
 }

@@ -1,7 +1,8 @@
 // The one middleware in front of the routes. For every request, in order: the request id (the
 // client's X-Request-Id when it is sane, a fresh one otherwise) and the request's time budget, the
 // server span when tracing is on, the in-flight gauge, GET /v1/openapi.json (served without a token),
-// authentication, the rate limit, the routes; then, whatever the outcome, the error envelope,
+// authentication, the rate limit, the text check of the query string (http/text.ts), the routes;
+// then, whatever the outcome, the error envelope,
 // X-Request-Id and the security headers every API response carries, the RED metrics and one
 // access-log line.
 //
@@ -16,6 +17,7 @@ import { context, startHttpServerSpan, traceIdOf, type HttpServerSpan } from '@p
 import type { GatewayContext, GatewayMiddleware } from '../context.js';
 import type { GatewayMetrics } from '../metrics.js';
 import { asDomainError, renderError } from './errors.js';
+import { checkQueryText } from '../http/text.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -76,6 +78,8 @@ export function pipeline(opts: PipelineOptions): GatewayMiddleware {
       if (opts.openapi(ctx)) return;
       await opts.authenticate(ctx);
       opts.rateLimit(ctx);
+      // Every route's query parameters are usable text (no control characters, no lone surrogates).
+      if (ctx.querystring) checkQueryText(ctx.querystring);
       await next();
       if (ctx.state.answer) await ctx.state.answer.done;
       if (ctx.body === undefined || ctx.body === null) {

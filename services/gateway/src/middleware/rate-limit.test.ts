@@ -21,10 +21,19 @@ describe('TokenBuckets', () => {
     expect(r).toMatchObject({ allowed: true, remaining: 99, resetS: 1 });
   });
 
-  it('starts afresh when the client gets a new limit', () => {
+  it('keeps one bucket per client when its limit changes: switching limits never refills it', () => {
     const b = new TokenBuckets();
-    b.take('c', { rps: 1, burst: 1 }, 0);
-    expect(b.take('c', { rps: 1, burst: 1 }, 0).allowed).toBe(false);
-    expect(b.take('c', { rps: 5, burst: 5 }, 0).allowed).toBe(true);
+    const strict = { rps: 5, burst: 5 };
+    const loose = { rps: 50, burst: 50 };
+    let allowed = 0;
+    // 300 requests in 300 ms, alternating two limits (two tokens of the same client): 5 burst plus
+    // at most 50/s × 0.3 s of refill get through, not 300.
+    for (let i = 0; i < 300; i++) if (b.take('c', i % 2 ? strict : loose, i).allowed) allowed++;
+    expect(allowed).toBeLessThanOrEqual(5 + 15);
+    // A lower limit caps what is left at once.
+    const c = new TokenBuckets();
+    c.take('c', loose, 0);
+    expect(c.take('c', { rps: 1, burst: 1 }, 0).allowed).toBe(true);
+    expect(c.take('c', { rps: 1, burst: 1 }, 0).allowed).toBe(false);
   });
 });

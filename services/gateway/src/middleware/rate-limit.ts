@@ -27,13 +27,17 @@ export class TokenBuckets {
   /** Takes one token; returns what is left and, when refused, the seconds until one is back. */
   take(clientId: string, limit: RateLimit, now = Date.now()): { allowed: boolean; remaining: number; resetS: number; retryAfterS: number } {
     let b = this.buckets.get(clientId);
-    if (!b || b.limit.rps !== limit.rps || b.limit.burst !== limit.burst) {
-      if (!b && this.buckets.size >= this.maxClients) this.buckets.delete(this.buckets.keys().next().value as string);
+    if (!b) {
+      if (this.buckets.size >= this.maxClients) this.buckets.delete(this.buckets.keys().next().value as string);
       b = { tokens: limit.burst, at: now, limit };
       this.buckets.set(clientId, b);
     } else {
-      b.tokens = Math.min(limit.burst, b.tokens + ((now - b.at) / 1000) * limit.rps);
+      // One bucket per client, whatever limit the request names: a new limit changes how fast the
+      // bucket refills and how much it holds from now on, never what is left in it (a bucket that
+      // started afresh on every change of limit could be reset at will by alternating two tokens).
+      b.tokens = Math.min(limit.burst, b.tokens + (Math.max(0, now - b.at) / 1000) * limit.rps);
       b.at = now;
+      b.limit = limit;
     }
     const allowed = b.tokens >= 1;
     if (allowed) b.tokens -= 1;
@@ -74,7 +78,7 @@ export function rateLimiter(opts: {
   };
   return (ctx) => {
     const caller = callerOf(ctx);
-    // The client's own limit from its token (set with `admin client limits`), else the default.
+    // The client's current own limit (set with `admin client limits`; client-state.ts), else the default.
     const configured = caller.rateLimit ?? opts.defaults;
     const { limit, policy } = shareOf(configured);
     const r = buckets.take(caller.clientId, limit);

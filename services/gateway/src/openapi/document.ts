@@ -6,6 +6,7 @@
 // against this document, so it stays true.
 import { ALLOWED_MEDIA_TYPES } from '../attachments/media-types.js';
 import { ERROR_CODE_TABLE, ref, schemas, type Schema } from './schemas.js';
+import { eventPaths, eventSchemas } from './events.js';
 
 export interface OpenApiOptions {
   /** {base_url}: the public API address. */
@@ -76,8 +77,9 @@ function mutationError(status: keyof typeof ERROR_HEADERS, description = MUTATIO
   return { description, headers: { ...apiHeaders(), ...ERROR_HEADERS[status] }, content: json(ref('MutationError')) };
 }
 
-/** Errors every authenticated operation can answer. */
+/** Errors every authenticated operation can answer (400: a query parameter that is not usable text). */
 const authErrors = (): Obj => ({
+  400: response('BadRequest'),
   401: response('Unauthenticated'),
   403: response('Forbidden'),
   429: response('RateLimited'),
@@ -120,6 +122,69 @@ const MUTATION_DESCRIPTION =
   'honouring `Retry-After` until the job has succeeded or failed; after a dropped connection resend the same request with ' +
   'the same key (it returns the same job and never creates a duplicate). If the job fails within the wait, the response is ' +
   "the job's error with `jobId`. Request validation happens before any job exists (400, nothing queued).";
+
+const LIST_400 =
+  'Another partner\'s items never appear. An unknown or repeated parameter, an out-of-range `limit`, a bad filter value, or a cursor ' +
+  'that is garbled or was issued to another partner or for other filters is 400 `validation_error` naming every bad parameter in `details`.';
+
+/** A timestamp filter of a list. */
+const timestampParam = (name: string, what: string): Obj => ({
+  name,
+  in: 'query',
+  description: `${what} RFC 3339 timestamp (with a time zone, years 0001-9999; write \`+\` as \`%2B\`).`,
+  schema: { type: 'string', format: 'date-time', examples: ['2025-01-31T00:00:00Z'] },
+});
+
+const EXAMPLE_JOB_ID = 'job_0199a3e47c1d7b529a0e3f2d4c5b6a72';
+const EXAMPLE_SUBMISSION = {
+  submissionId: '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71',
+  submissionName: 'Acme Holdings LLC',
+  status: 'submitted',
+  externalRef: 'BROKER-REF-2041',
+  submissionType: 'application',
+  effectiveDate: '2027-01-01',
+  productId: '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70',
+  applicant: { legalName: 'Acme Holdings LLC' },
+  principalId: 'demo-broker',
+  createdAt: '2026-11-21T12:00:08.012Z',
+  updatedAt: '2026-11-21T12:00:08.012Z',
+};
+
+const JOB_PAGE_EXAMPLES: Obj = {
+  mixed: {
+    summary: 'A running job, a succeeded one and a failed one; more pages follow',
+    value: {
+      items: [
+        { id: 'job_0199a3e57c1d7b529a0e3f2d4c5b6a73', kind: 'attachment.create', status: 'processing', createdAt: '2026-11-21T12:01:00.500Z', updatedAt: '2026-11-21T12:01:00.731Z' },
+        {
+          id: EXAMPLE_JOB_ID,
+          kind: 'submission.create',
+          status: 'succeeded',
+          result: { submissionId: EXAMPLE_SUBMISSION.submissionId, submissionName: 'Acme Holdings LLC', status: 'submitted' },
+          createdAt: '2026-11-21T12:00:08.000Z',
+          updatedAt: '2026-11-21T12:00:08.012Z',
+        },
+        {
+          id: 'job_0199a3e37c1d7b529a0e3f2d4c5b6a71',
+          kind: 'submission.create',
+          status: 'failed',
+          error: { code: 'unknown_product', message: 'the product does not exist or is not active', retryable: false },
+          createdAt: '2026-11-21T11:59:00.000Z',
+          updatedAt: '2026-11-21T11:59:00.020Z',
+        },
+      ],
+      nextCursor: 'AQAAAZqj5HwAAZmj43wde1KaDj8tTFtqcWOlLwNsNk6g1u1Vh9Hrkg4',
+    },
+  },
+  last: { summary: 'The last page', value: { items: [], nextCursor: null } },
+};
+
+const SUBMISSION_PAGE_EXAMPLES: Obj = {
+  byExternalRef: {
+    summary: 'GET /v1/submissions?externalRef=BROKER-REF-2041: the submission a lost job handle created',
+    value: { items: [EXAMPLE_SUBMISSION], nextCursor: null },
+  },
+};
 
 function paths(): Obj {
   const principal = param('PrincipalId');
@@ -212,6 +277,41 @@ function paths(): Obj {
       },
     },
     '/v1/submissions': {
+      get: {
+        operationId: 'listSubmissions',
+        tags: ['Submissions'],
+        summary: 'List submissions',
+        description:
+          "The calling partner's submissions, newest first (by `createdAt`, then `submissionId`; both immutable, so walking the pages " +
+          'returns every submission that existed when the walk began exactly once, while new ones land ahead of it). Each item is ' +
+          'exactly what `GET /v1/submissions/{id}` returns. For reconciliation: lost a job handle? Find the submission by the ' +
+          '`externalRef` you sent. ' +
+          LIST_400,
+        parameters: [
+          param('Limit'),
+          param('Cursor'),
+          { name: 'externalRef', in: 'query', description: 'Only submissions with exactly this `externalRef`.', schema: { type: 'string', minLength: 1, maxLength: 200 }, examples: { ref: { value: 'BROKER-REF-2041' } } },
+          { name: 'status', in: 'query', description: 'Only submissions with this status.', schema: { type: 'string', enum: ['submitted'] } },
+          timestampParam('createdSince', 'Only submissions created at or after this'),
+          timestampParam('updatedSince', 'Only submissions updated at or after this'),
+          {
+            name: 'principalId',
+            in: 'query',
+            description: 'Only submissions created by requests attributed to this principal.',
+            schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$', examples: ['demo-broker'] },
+          },
+          principal,
+        ],
+        responses: {
+          200: {
+            description: 'One page of submissions.',
+            headers: apiHeaders(),
+            content: { 'application/json': { schema: ref('SubmissionPage'), examples: SUBMISSION_PAGE_EXAMPLES } },
+          },
+          400: response('BadRequest'),
+          ...authErrors(),
+        },
+      },
       post: {
         operationId: 'createSubmission',
         tags: ['Submissions'],
@@ -335,6 +435,42 @@ function paths(): Obj {
         },
       },
     },
+    '/v1/jobs': {
+      get: {
+        operationId: 'listJobs',
+        tags: ['Jobs'],
+        summary: 'List jobs',
+        description:
+          "The calling partner's jobs, newest first (by `createdAt`, then `id`; both immutable, so walking the pages returns every job " +
+          'that existed when the walk began exactly once, while new ones land ahead of it). A settled job is shown exactly as ' +
+          '`GET /v1/jobs/{id}` shows it; an unsettled one as `{id, kind, status: "processing", createdAt, updatedAt}`. For ' +
+          'reconciliation: find the jobs still running, or the ones that failed, since a time. ' +
+          LIST_400,
+        parameters: [
+          param('Limit'),
+          param('Cursor'),
+          {
+            name: 'status',
+            in: 'query',
+            description: '`processing` (not settled yet: accepted or running), `succeeded` or `failed`.',
+            schema: { type: 'string', enum: ['processing', 'succeeded', 'failed'] },
+          },
+          { name: 'kind', in: 'query', description: 'Only jobs of this kind.', schema: ref('JobKind') },
+          timestampParam('createdSince', 'Only jobs created at or after this'),
+          timestampParam('createdBefore', 'Only jobs created before this'),
+          principal,
+        ],
+        responses: {
+          200: {
+            description: 'One page of jobs.',
+            headers: apiHeaders(),
+            content: { 'application/json': { schema: ref('JobPage'), examples: JOB_PAGE_EXAMPLES } },
+          },
+          400: response('BadRequest'),
+          ...authErrors(),
+        },
+      },
+    },
     '/v1/jobs/{jobId}': {
       parameters: [param('JobId')],
       get: {
@@ -357,6 +493,7 @@ function paths(): Obj {
         },
       },
     },
+    ...eventPaths({ apiHeaders, preferHeaders, param, response, json, authErrors }),
   };
 }
 
@@ -477,9 +614,13 @@ function components(opts: OpenApiOptions): Obj {
       ETag: stringHeader('The quoted lowercase hex sha256 of the bytes.', { type: 'string', pattern: '^"[0-9a-f]{64}"$' }, true),
     },
     responses: {
-      BadRequest: errorResponse('`validation_error`: a bad or unknown query parameter; `details` names every one.'),
+      BadRequest: errorResponse(
+        '`validation_error`: a bad or unknown query parameter, or on any operation a query parameter with a control character ' +
+          '(U+0000–U+001F, U+007F); `details` names every one.',
+      ),
       Unauthenticated: errorResponse(
-        '`unauthenticated` (no or malformed `Authorization` header) or `invalid_token` (bad signature, expired, not yet valid, wrong issuer or audience, unknown key). Fetch a new token and retry once.',
+        '`unauthenticated` (no or malformed `Authorization` header) or `invalid_token` (bad signature, expired, not yet valid, wrong issuer or audience, unknown key, ' +
+          'a lifetime longer than the issuer grants, a revoked token or a disabled client). Fetch a new token and retry once.',
         { 'WWW-Authenticate': header('WWW-Authenticate') },
       ),
       Forbidden: errorResponse(
@@ -496,7 +637,7 @@ function components(opts: OpenApiOptions): Obj {
       Internal: errorResponse('`internal` (retryable): something unexpected went wrong. Retry with backoff; report the `X-Request-Id` if it persists.'),
       Unavailable: errorResponse('`unavailable` (retryable): a dependency is unavailable. Retry after `Retry-After` seconds.', { 'Retry-After': header('Retry-After') }),
     },
-    schemas,
+    schemas: { ...schemas, ...eventSchemas },
   };
 }
 
@@ -548,6 +689,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Obj {
       { name: 'Submissions', description: 'New-business submissions; creating one is a job.' },
       { name: 'Attachments', description: 'Files attached to a submission; uploads and deletions are jobs.' },
       { name: 'Jobs', description: 'The asynchronous jobs that carry out every mutation.' },
+      { name: 'Events', description: 'The event feed: what happened to the partner\'s resources, in order, with long-poll.' },
       { name: 'Reference', description: 'This document.' },
     ],
     paths: paths(),

@@ -2,8 +2,10 @@
 // components.schemas of the published document. The submission create schema is the very one the
 // gateway validates requests with, so the reference cannot drift from the behaviour; the attachment
 // media types and document types come from the gateway's own allowlists for the same reason.
+import { JOB_KINDS } from '@partner/shared/jobs';
 import { submissionCreateSchema } from '../routes/submissions.js';
 import { ALLOWED_MEDIA_TYPES, DEFAULT_DOCUMENT_TYPE, DOCUMENT_TYPES } from '../attachments/media-types.js';
+import { JOB_FAILURE_CODES } from '@partner/shared/sandbox';
 
 export type Schema = Record<string, unknown>;
 
@@ -28,6 +30,7 @@ export const ERROR_CODE_TABLE: readonly [code: string, status: number, retryable
   ['unknown_product', 422, false, 'job failure: the product does not exist or is inactive'],
   ['upload_expired', 422, false, 'job failure: the staged upload expired before the attachment job ran'],
   ['conflict', 409, false, 'job failure: the change conflicts with the current state'],
+  ['cursor_expired', 410, false, 'a feed cursor older than the event retention; reconcile with the list endpoints'],
   ['unsupported_media_type', 415, false, 'wrong `Content-Type` (or a file type that may not be attached)'],
   ['payload_too_large', 413, false, 'body over the size limit (JSON 1 MiB, attachment 25 MiB by default)'],
   ['rate_limited', 429, true, 'rate limit exceeded; retry after `Retry-After` seconds'],
@@ -120,7 +123,9 @@ export const schemas: Record<string, Schema> = {
     description:
       'A new-business submission. All five fields are required and unknown fields anywhere are refused (`validation_error`, ' +
       'each listed in `details`). In the `uat` environment an `externalRef` of `sandbox:delay=<1..60>` makes the job take that many ' +
-      'seconds, and `sandbox:fail=<code>` makes it fail with that code.',
+      'seconds, `sandbox:fail=<code>` makes it fail with that code (status and `retryable` as the error table says), and ' +
+      '`sandbox:delay=<n>;fail=<code>` does both. `<code>` is one of ' + JOB_FAILURE_CODES.map((c) => '`' + c + '`').join(', ') + '. ' +
+      'Any other value beginning with `sandbox:` (any case, surrounding spaces ignored) is a `validation_error` naming `externalRef`.',
     properties: {
       ...submissionCreate.properties,
       externalRef: { ...submissionCreate.properties.externalRef, description: "Caller's own reference for the intake, 1–200 characters.", examples: ['broker-ref-001'] },
@@ -214,9 +219,10 @@ export const schemas: Record<string, Schema> = {
   JobSucceeded: {
     type: 'object',
     additionalProperties: false,
-    required: ['id', 'status', 'result', 'createdAt', 'updatedAt'],
+    required: ['id', 'kind', 'status', 'result', 'createdAt', 'updatedAt'],
     properties: {
       id: ref('JobId'),
+      kind: ref('JobKind'),
       status: { const: 'succeeded' },
       result: ref('JobResult'),
       createdAt: ref('Timestamp'),
@@ -226,9 +232,10 @@ export const schemas: Record<string, Schema> = {
   JobFailed: {
     type: 'object',
     additionalProperties: false,
-    required: ['id', 'status', 'error', 'createdAt', 'updatedAt'],
+    required: ['id', 'kind', 'status', 'error', 'createdAt', 'updatedAt'],
     properties: {
       id: ref('JobId'),
+      kind: ref('JobKind'),
       status: { const: 'failed' },
       error: ref('ErrorObject'),
       createdAt: ref('Timestamp'),
@@ -247,6 +254,55 @@ export const schemas: Record<string, Schema> = {
         failed: '#/components/schemas/JobFailed',
         processing: '#/components/schemas/JobProcessing',
       },
+    },
+  },
+  JobKind: {
+    type: 'string',
+    enum: [...Object.values(JOB_KINDS)],
+    description: 'What the job does: the mutation that queued it. New kinds may be added within `/v1`.',
+    examples: ['submission.create'],
+  },
+  JobListProcessing: {
+    type: 'object',
+    description: 'An unsettled job (accepted or running) as the job list shows it.',
+    additionalProperties: false,
+    required: ['id', 'kind', 'status', 'createdAt', 'updatedAt'],
+    properties: {
+      id: ref('JobId'),
+      kind: ref('JobKind'),
+      status: { const: 'processing' },
+      createdAt: ref('Timestamp'),
+      updatedAt: ref('Timestamp'),
+    },
+  },
+  JobListItem: {
+    description: 'A job in the list: settled exactly as `GET /v1/jobs/{id}` shows it, or `processing` with its times.',
+    oneOf: [ref('JobSucceeded'), ref('JobFailed'), ref('JobListProcessing')],
+    discriminator: {
+      propertyName: 'status',
+      mapping: {
+        succeeded: '#/components/schemas/JobSucceeded',
+        failed: '#/components/schemas/JobFailed',
+        processing: '#/components/schemas/JobListProcessing',
+      },
+    },
+  },
+  JobPage: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['items', 'nextCursor'],
+    properties: {
+      items: { type: 'array', items: ref('JobListItem') },
+      nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` (with the same filters) for the next page; null on the last page.' },
+    },
+  },
+  SubmissionPage: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['items', 'nextCursor'],
+    properties: {
+      items: { type: 'array', items: ref('Submission') },
+      nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` (with the same filters) for the next page; null on the last page.' },
     },
   },
   JobResult: {

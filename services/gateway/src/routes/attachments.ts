@@ -125,6 +125,12 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps):
   };
 
   router.post('/submissions/:id/attachments', deps.guard('submissions/write'), async (ctx) => {
+    if (deps.draining?.()) {
+      // A transfer that starts now might not fit in the drain budget: the client retries on another pod.
+      ctx.set('Retry-After', '1');
+      drainAfterEarlyAnswer(ctx);
+      throw new DomainError('unavailable', 'This gateway is shutting down; retry the upload.', { retryable: true });
+    }
     try {
       await createAttachment(ctx);
     } catch (err) {

@@ -14,6 +14,7 @@ export interface Clients {
   policy: PromiseClient<Defs['policy']>;
   submission: PromiseClient<Defs['submission']>;
   job: PromiseClient<Defs['job']>;
+  events: PromiseClient<Defs['events']>;
 }
 
 export interface RouteDeps {
@@ -21,4 +22,6 @@ export interface RouteDeps {
   clients: Clients;
   waiters: SettlementWaiters;
   guard(permission: Permission): GatewayMiddleware;
+  /** True once SIGTERM started the drain: new uploads are refused (retryable), in-flight ones finish. */
+  draining?: () => boolean;
 }

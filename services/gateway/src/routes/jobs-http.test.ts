@@ -47,7 +47,7 @@ describe('answerOnSettlement', () => {
     const answer = vi.fn<(job: JobView | undefined) => void>();
     answerOnSettlement(ctx, deps, 'job_a', waiter, answer);
     expect(answer).not.toHaveBeenCalled();
-    const job: JobView = { id: 'job_a', status: 'succeeded', result: {}, createdAt: 'c', updatedAt: 'u' };
+    const job: JobView = { id: 'job_a', kind: 'submission.create', status: 'succeeded', result: {}, createdAt: 'c', updatedAt: 'u' };
     publish(job);
     await ctx.state.answer?.done;
     expect(answer).toHaveBeenCalledWith(job);

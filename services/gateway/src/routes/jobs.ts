@@ -8,12 +8,16 @@ import { notFound } from '@partner/shared/errors';
 import type { RouteDeps } from './deps.js';
 import { answerOnSettlement, preferredWait, readJob, respondProcessing } from './jobs-http.js';
 
+/** A settled job as GET /v1/jobs/{id} (and the job list) shows it. */
+export function settledJobBody(job: JobView): Record<string, unknown> {
+  return job.status === 'succeeded'
+    ? { id: job.id, kind: job.kind, status: job.status, result: job.result, createdAt: job.createdAt, updatedAt: job.updatedAt }
+    : { id: job.id, kind: job.kind, status: job.status, error: job.error, createdAt: job.createdAt, updatedAt: job.updatedAt };
+}
+
 function respondJob(ctx: GatewayContext, job: JobView): void {
   ctx.status = 200;
-  ctx.body =
-    job.status === 'succeeded'
-      ? { id: job.id, status: job.status, result: job.result, createdAt: job.createdAt, updatedAt: job.updatedAt }
-      : { id: job.id, status: job.status, error: job.error, createdAt: job.createdAt, updatedAt: job.updatedAt };
+  ctx.body = settledJobBody(job);
 }
 
 export function jobRoutes(router: Router<GatewayState>, deps: RouteDeps): void {

@@ -1,7 +1,8 @@
 // GET /v1/policies and GET /v1/policies/{id} (policies/read), answered by the policy service.
 // The query string is validated here, every bad parameter reported at once in `details`
 // (400 validation_error): unknown or repeated parameters, limit 1..200, status, productId,
-// policyNumber, updatedSince (RFC 3339). The cursor is opaque to the gateway: the policy service
+// policyNumber, updatedSince (timestampParam: RFC 3339, years 0001–9999). The cursor is opaque to
+// the gateway: the policy service
 // issued it, signed it, and checks that it belongs to this caller and these filters.
 import type Router from '@koa/router';
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
@@ -12,32 +13,10 @@ import type { ListPoliciesRequest } from '@partner/shared/generated/partner/poli
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import type { RouteDeps } from './deps.js';
 import { isPolicyStatus, POLICY_STATUSES } from '@partner/shared/policies';
-import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
+import { invalidQuery, pageParams, singleParams, timestampParam } from '../http/list-query.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince']);
 const POLICY_NUMBER_MAX = 64;
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
-
-/** RFC 3339 with a real date and time (no 2025-02-30T25:00:00Z). The policy service normalises it. */
-function isTimestamp(s: string): boolean {
-  if (!RFC3339.test(s)) return false;
-  const [date, time] = s.toUpperCase().split('T') as [string, string];
-  const [y, mo, d] = date.split('-').map(Number) as [number, number, number];
-  const [h, mi, sec] = time.slice(0, 8).split(':').map(Number) as [number, number, number];
-  const day = new Date(Date.UTC(2000, mo - 1, d));
-  day.setUTCFullYear(y);
-  const offset = /([+-])(\d{2}):(\d{2})$/.exec(time);
-  return (
-    day.getUTCFullYear() === y &&
-    day.getUTCMonth() === mo - 1 &&
-    day.getUTCDate() === d &&
-    h <= 23 &&
-    mi <= 59 &&
-    sec <= 59 &&
-    (!offset || (Number(offset[2]) <= 23 && Number(offset[3]) <= 59))
-  );
-}
-
 export function parseListQuery(ctx: GatewayContext): Omit<ListPoliciesRequest, 'owner'> {
   const details: ErrorDetail[] = [];
   const params = singleParams(ctx.querystring, LIST_PARAMS, details);
@@ -62,16 +41,8 @@ export function parseListQuery(ctx: GatewayContext): Omit<ListPoliciesRequest, '
       details.push({ field: 'policyNumber', issue: `must be 1-${POLICY_NUMBER_MAX} characters without control characters or surrounding spaces` });
     }
   }
-  const updatedSince = params.get('updatedSince');
-  if (updatedSince !== undefined) {
-    if (isTimestamp(updatedSince)) req.updatedSince = updatedSince;
-    else {
-      details.push({
-        field: 'updatedSince',
-        issue: 'must be an RFC 3339 timestamp such as 2025-01-31T00:00:00Z (write + in an offset as %2B)',
-      });
-    }
-  }
+  const updatedSince = timestampParam(params, 'updatedSince', details);
+  if (updatedSince !== undefined) req.updatedSince = updatedSince;
   if (details.length > 0) throw invalidQuery(details);
   return req;
 }

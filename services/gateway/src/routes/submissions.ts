@@ -3,10 +3,12 @@ import type Router from '@koa/router';
 import { isUuid } from '@partner/shared/ids';
 import { JOB_KINDS } from '@partner/shared/jobs';
 import { grpcOptions, ownerOf, type GatewayState } from '../context.js';
-import { notFound } from '@partner/shared/errors';
+import { DomainError, notFound } from '@partner/shared/errors';
+import { parseSandbox, SANDBOX_GRAMMAR } from '@partner/shared/sandbox';
 import { readJson } from '../http/body.js';
-import { validator } from '../http/validate.js';
+import { validator, VISIBLE_TEXT } from '../http/validate.js';
 import type { RouteDeps } from './deps.js';
+import type { Submission__Output } from '@partner/shared/generated/partner/submission/v1/Submission';
 import { runMutation } from './mutations.js';
 
 export interface SubmissionCreate {
@@ -30,16 +32,42 @@ export const submissionCreateSchema = {
       type: 'object',
       additionalProperties: false,
       required: ['legalName'],
-      properties: { legalName: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } },
+      properties: { legalName: { type: 'string', minLength: 1, maxLength: 200, pattern: VISIBLE_TEXT } },
     },
   },
 } as const;
+
+/** A value that looks like a UAT sandbox directive must be a valid one, never a real submission. */
+function checkSandbox(externalRef: string): void {
+  if (parseSandbox(externalRef) !== null) return;
+  throw new DomainError('validation_error', 'the request body is invalid; see details', {
+    details: [{ field: 'externalRef', issue: `is not a valid sandbox directive; expected ${SANDBOX_GRAMMAR}` }],
+  });
+}
+
+/** The API's submission record (GET /v1/submissions/{id} and the submission list). */
+export function submissionRecord(s: Submission__Output): Record<string, unknown> {
+  return {
+    submissionId: s.submissionId,
+    submissionName: s.submissionName,
+    status: s.status,
+    externalRef: s.externalRef,
+    submissionType: s.submissionType,
+    effectiveDate: s.effectiveDate,
+    productId: s.productId,
+    applicant: { legalName: s.applicant?.legalName ?? '' },
+    principalId: s.principalId || null,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+  };
+}
 
 export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
   const validateCreate = validator<SubmissionCreate>(submissionCreateSchema);
 
   router.post('/submissions', deps.guard('submissions/write'), async (ctx) => {
     const body = validateCreate(await readJson(ctx, deps.config.jsonLimitBytes));
+    if (deps.config.environment === 'uat') checkSandbox(body.externalRef);
     const payload = { ...body, productId: body.productId.toLowerCase() };
     await runMutation(ctx, deps, {
       kind: JOB_KINDS.submissionCreate,
@@ -56,18 +84,6 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
       { owner: ownerOf(ctx), submissionId: id.toLowerCase() },
       grpcOptions(ctx, deps.config.grpcTimeoutMs),
     );
-    ctx.body = {
-      submissionId: s!.submissionId,
-      submissionName: s!.submissionName,
-      status: s!.status,
-      externalRef: s!.externalRef,
-      submissionType: s!.submissionType,
-      effectiveDate: s!.effectiveDate,
-      productId: s!.productId,
-      applicant: { legalName: s!.applicant?.legalName ?? '' },
-      principalId: s!.principalId || null,
-      createdAt: s!.createdAt,
-      updatedAt: s!.updatedAt,
-    };
+    ctx.body = submissionRecord(s!);
   });
 }

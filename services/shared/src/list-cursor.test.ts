@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { bindingOf, CursorCodec, newCursorSecret } from './cursor.js';
+import { bindingOf, CursorCodec, JOB_IDS, newCursorSecret } from './list-cursor.js';
+
+const CONTEXT = 'partner.policy.v1/list-cursor';
 
 const owner = { tenantId: 'tenant-a', partnerId: 'partner-a' };
 const binding = bindingOf(owner, ['active', undefined, undefined, undefined]);
-const pos = { createdAtMs: Date.parse('2025-03-01T12:34:56.789Z'), policyId: '0192f1a4-7c3e-7b2a-9d4e-1f2a3b4c5d6e' };
+const pos = { createdAtMs: Date.parse('2025-03-01T12:34:56.789Z'), id: '0192f1a4-7c3e-7b2a-9d4e-1f2a3b4c5d6e' };
 
 describe('CursorCodec', () => {
-  const codec = new CursorCodec([newCursorSecret()]);
+  const codec = new CursorCodec([newCursorSecret()], CONTEXT);
 
   it('round-trips a position for the same binding', () => {
     const token = codec.encode(pos, binding);
@@ -23,7 +25,7 @@ describe('CursorCodec', () => {
   });
 
   it('refuses a cursor signed with another secret', () => {
-    const other = new CursorCodec([newCursorSecret()]);
+    const other = new CursorCodec([newCursorSecret()], CONTEXT);
     expect(codec.decode(other.encode(pos, binding), binding)).toBeUndefined();
   });
 
@@ -49,13 +51,25 @@ describe('CursorCodec', () => {
 
   it('verifies with every configured secret but signs with the first (rotation)', () => {
     const [oldSecret, newSecret] = [newCursorSecret(), newCursorSecret()];
-    const before = new CursorCodec([oldSecret]);
-    const during = new CursorCodec([newSecret, oldSecret]);
-    const after = new CursorCodec([newSecret]);
+    const before = new CursorCodec([oldSecret], CONTEXT);
+    const during = new CursorCodec([newSecret, oldSecret], CONTEXT);
+    const after = new CursorCodec([newSecret], CONTEXT);
     const oldToken = before.encode(pos, binding);
     expect(during.decode(oldToken, binding)).toEqual(pos);
     const newToken = during.encode(pos, binding);
     expect(before.decode(newToken, binding)).toBeUndefined();
     expect(after.decode(newToken, binding)).toEqual(pos);
+  });
+
+  it('refuses a cursor of another list under the same secret', () => {
+    const secret = newCursorSecret();
+    const token = new CursorCodec([secret], CONTEXT).encode(pos, binding);
+    expect(new CursorCodec([secret], 'partner.submission.v1/list-cursor').decode(token, binding)).toBeUndefined();
+  });
+
+  it('carries job handles as well as UUIDs', () => {
+    const jobs = new CursorCodec([newCursorSecret()], 'partner.job.v1/list-cursor', JOB_IDS);
+    const jobPos = { createdAtMs: pos.createdAtMs, id: 'job_0199a3e47c1d7b529a0e3f2d4c5b6a72' };
+    expect(jobs.decode(jobs.encode(jobPos, binding), binding)).toEqual(jobPos);
   });
 });

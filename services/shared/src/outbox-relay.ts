@@ -1,28 +1,50 @@
-// The outbox relay: puts committed jobs on the JetStream work queue. The fast path publishes a job
-// right after its transaction commits; the loop publishes whatever the fast path could not (NATS
-// down, process died between commit and publish). Every publish carries Nats-Msg-Id = job id, so a
-// job published twice within the stream's duplicate window is stored once (and the worker's effects
-// are idempotent by job id beyond it). Each publish is a PRODUCER span whose context travels in the
-// message headers to the worker: the fast path's parent is the SubmitJob call; the loop's is the
-// context recorded with the outbox row, so a job published late still continues its request's trace.
-// The fast path's message carries the whole job (kind, caller, payload), so its first delivery needs
-// no read; the loop's carries the job id alone, so the worker reads the job first and skips it if it
-// has settled meanwhile (a row can outlive the message it was already published as, and JetStream's
-// duplicate window). The fast path's outbox rows are deleted in batches: a row left by a crash is
-// published again by the loop, and JetStream drops it as a duplicate.
-import type { JetStreamClient, NatsConnection, PubAck } from 'nats';
-import type { Logger } from '@partner/shared/logger';
-import type { Pool } from '@partner/shared/pg';
-import { ensureJobsStream, natsNames, traceHeaders } from '@partner/shared/nats';
-import { context, extractContext, inSpan, SpanKind, type Context } from '@partner/shared/tracing';
-import { deleteOutbox, type OutboxRow } from './repo.js';
+// An outbox relay: puts messages committed to an outbox table on a JetStream stream. One
+// implementation for every outbox (the job service's jobs and events, the submission service's
+// events): the table and the stream are options. The fast path publishes a message right after its
+// transaction commits; the loop publishes whatever the fast path could not (NATS down, process died
+// between commit and publish). Every publish carries Nats-Msg-Id = the message's id (job id, event
+// id), so a message published twice within the stream's duplicate window is stored once (and its
+// consumers are idempotent by that id beyond it). Each publish is a PRODUCER span whose context
+// travels in the message headers: the fast path's parent is the active context (the call that
+// committed); the loop's is the context recorded with the outbox row, if the table keeps one.
+// The fast path's outbox rows are deleted in batches: a row left by a crash is published again by
+// the loop, and JetStream drops it as a duplicate.
+import type { JetStreamClient, JetStreamManager, NatsConnection, PubAck } from 'nats';
+import type { Logger } from './logger.js';
+import { prepared, type Pool } from './pg.js';
+import { traceHeaders } from './nats.js';
+import { context, extractContext, inSpan, SpanKind, type Context } from './tracing.js';
 
-/** A job to publish: its message body and the trace context its PRODUCER span continues. */
+/** A message to publish: its id (Nats-Msg-Id), body and the trace context its PRODUCER span continues. */
 interface Outgoing {
-  jobId: string;
+  msgId: string;
   subject: string;
   body: string;
   parent: Context;
+}
+
+/** An outbox row as the loop reads it (see OutboxOptions.columns). */
+export interface OutboxRow {
+  id: string;
+  msg_id: string;
+  subject: string;
+  body: string;
+  trace_context: Record<string, string> | null;
+}
+
+/** Which outbox table feeds which stream. */
+export interface OutboxOptions {
+  /** The outbox table (in the pool's schema), with columns id (bigserial) and created_at. */
+  table: string;
+  /** SELECT list yielding OutboxRow's columns: id, msg_id, subject, body (text), trace_context. */
+  columns: string;
+  streamName: string;
+  /** Creates the stream if it is missing (or brings it up to date); called once per connection. */
+  ensureStream(jsm: JetStreamManager): Promise<void>;
+}
+
+export async function deleteOutbox(pool: Pool, table: string, ids: string[]): Promise<void> {
+  if (ids.length) await pool.query(prepared(`DELETE FROM ${table} WHERE id = ANY($1::bigint[])`, [ids]));
 }
 
 /** Fast-path outbox rows published and not yet deleted are deleted together after at most this. */
@@ -48,22 +70,22 @@ export class OutboxRelay {
   private stopped = false;
   /** Fast-path publishes awaiting their acknowledgement. */
   private readonly publishing = new Set<Promise<void>>();
-  /** Outbox rows of jobs the fast path published, to delete in the next batch. */
+  /** Outbox rows of messages the fast path published, to delete in the next batch. */
   private published: string[] = [];
   private deleteTimer: NodeJS.Timeout | undefined;
   private deleting: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly pool: Pool,
-    private readonly names: ReturnType<typeof natsNames>,
-    private readonly opts: { replicas: number; duplicateWindowMs: number; intervalMs: number; logger: Logger; metrics?: RelayMetrics },
+    private readonly outbox: OutboxOptions,
+    private readonly opts: { intervalMs: number; logger: Logger; metrics?: RelayMetrics },
   ) {}
 
   /** Called once NATS is connected (possibly long after start). */
   attach(nc: NatsConnection): void {
     this.nc = nc;
     // JetStream API calls fail fast (default 5 s): right after a NATS restart they may hang until
-    // JetStream is back, and the outbox keeps every job, so retrying soon beats waiting.
+    // JetStream is back, and the outbox keeps every message, so retrying soon beats waiting.
     this.js = nc.jetstream({ timeout: 1_500 });
     this.streamReady = undefined;
     void (async () => {
@@ -90,15 +112,11 @@ export class OutboxRelay {
     await this.deletePublished();
   }
 
-  /** Creates the work-queue stream, or updates it, once per process (again after it vanished). */
+  /** Creates the stream, or updates it, once per process (again after it vanished). */
   private ensureStream(): Promise<void> {
     this.streamReady ??= (async () => {
       if (!this.nc) throw new Error('NATS not connected yet');
-      await ensureJobsStream(await this.nc.jetstreamManager({ timeout: 1_500 }), this.names, {
-        replicas: this.opts.replicas,
-        duplicateWindowMs: this.opts.duplicateWindowMs,
-        owner: true,
-      });
+      await this.outbox.ensureStream(await this.nc.jetstreamManager({ timeout: 1_500 }));
     })().catch((err: unknown) => {
       this.streamReady = undefined;
       throw err;
@@ -111,12 +129,12 @@ export class OutboxRelay {
       'messaging.system': 'nats',
       'messaging.operation.type': 'send',
       'messaging.destination.name': job.subject,
-      'messaging.message.id': job.jobId,
+      'messaging.message.id': job.msgId,
     };
     return inSpan(`send ${job.subject}`, { kind: SpanKind.PRODUCER, parent: job.parent, attributes }, () =>
       js.publish(job.subject, job.body, {
-        msgID: job.jobId,
-        expect: { streamName: this.names.jobsStream },
+        msgID: job.msgId,
+        expect: { streamName: this.outbox.streamName },
         timeout: 1_500,
         headers: traceHeaders(),
       }),
@@ -136,7 +154,7 @@ export class OutboxRelay {
     }
   }
 
-  /** Fast path after a commit: publish this job now; the loop retries if this fails. */
+  /** Fast path after a commit: publish this message now; the loop retries if this fails. */
   publishNow(outboxId: string, job: Omit<Outgoing, 'parent'>): void {
     const p = this.publish([{ ...job, parent: context.active() }])
       .then(
@@ -150,7 +168,7 @@ export class OutboxRelay {
         },
         (err: unknown) => {
           this.opts.metrics?.failed();
-          this.opts.logger.warn({ jobId: job.jobId, err: (err as Error).message }, 'job not published yet; the outbox relay will retry');
+          this.opts.logger.warn({ msgId: job.msgId, table: this.outbox.table, err: (err as Error).message }, 'not published yet; the outbox relay will retry');
         },
       )
       .finally(() => this.publishing.delete(p));
@@ -158,7 +176,7 @@ export class OutboxRelay {
   }
 
   /**
-   * Deletes the outbox rows of the jobs the fast path published, one statement for all of them.
+   * Deletes the outbox rows of the messages the fast path published, one statement for all of them.
    * Rows a failed delete leaves behind are published again by the loop; JetStream drops the
    * duplicates by their message ids.
    */
@@ -168,8 +186,8 @@ export class OutboxRelay {
     const ids = this.published;
     this.published = [];
     this.deleting = this.deleting.then(() =>
-      deleteOutbox(this.pool, ids).catch((err: unknown) =>
-        this.opts.logger.warn({ jobs: ids.length, err: (err as Error).message }, 'published jobs still in the outbox'),
+      deleteOutbox(this.pool, this.outbox.table, ids).catch((err: unknown) =>
+        this.opts.logger.warn({ rows: ids.length, table: this.outbox.table, err: (err as Error).message }, 'published rows still in the outbox'),
       ),
     );
     return this.deleting;
@@ -198,16 +216,16 @@ export class OutboxRelay {
         await client.query('BEGIN');
         const rows = (
           await client.query<OutboxRow>(
-            `SELECT id, job_id, subject, trace_context FROM outbox
+            `SELECT ${this.outbox.columns} FROM ${this.outbox.table}
               WHERE created_at < now() - interval '1 second'
               ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`,
           )
         ).rows;
         if (rows.length > 0) {
           await this.publish(
-            rows.map((r) => ({ jobId: r.job_id, subject: r.subject, body: JSON.stringify({ jobId: r.job_id }), parent: carrierContext(r.trace_context) })),
+            rows.map((r) => ({ msgId: r.msg_id, subject: r.subject, body: r.body, parent: carrierContext(r.trace_context) })),
           );
-          await client.query('DELETE FROM outbox WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
+          await client.query(`DELETE FROM ${this.outbox.table} WHERE id = ANY($1::bigint[])`, [rows.map((r) => r.id)]);
         }
         await client.query('COMMIT');
         published = rows.length;

@@ -1,0 +1,137 @@
+// Builds the events service: the feed writer (events stream → events.events, single writer, stream
+// order), the retention sweep, and gRPC EventsService for the gateway's feed reads.
+import { fileURLToPath } from 'node:url';
+import { Counter } from 'prom-client';
+import type { NatsConnection } from 'nats';
+import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
+import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
+import { EVENT_TYPES, isEventId, isEventType } from '@partner/shared/events';
+import { connectNats, natsNames, natsReadiness } from '@partner/shared/nats';
+import { dbError } from '@partner/shared/pg';
+import type { Logger } from '@partner/shared/logger';
+import { startGrpcService, type RunningService } from '@partner/shared/service';
+import type { EventsConfig } from './config.js';
+import { loadFeedCursors, type Owner } from './cursor.js';
+import * as feed from './feed.js';
+import { FeedWriter } from './writer.js';
+
+export const SCHEMA = 'events';
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+const toEvent = (r: feed.EventRow) => ({ id: r.event_id, type: r.type, timestamp: r.timestamp.toISOString(), dataJson: JSON.stringify(r.data) });
+
+function ownerOf(o: { tenantId: string; partnerId: string } | null | undefined): Owner {
+  if (!o?.tenantId || !o.partnerId) throw new DomainError('validation_error', 'owner is required');
+  return { tenantId: o.tenantId, partnerId: o.partnerId };
+}
+
+export function startEvents(config: EventsConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningService> {
+  const names = natsNames(config.natsPrefix);
+  return startGrpcService({
+    config,
+    schema: SCHEMA,
+    migrationsDir: MIGRATIONS_DIR,
+    ...opts,
+    build: async ({ pool, registry, logger }) => {
+      const stored = new Counter({ name: 'partner_events_stored_total', help: 'Events stored in the feed.', registers: [registry] });
+      const skipped = new Counter({
+        name: 'partner_events_skipped_total',
+        help: 'Stream messages not stored (already stored: a redelivery or a republished event).',
+        registers: [registry],
+      });
+      const swept = new Counter({ name: 'partner_events_swept_total', help: 'Events removed past their retention.', registers: [registry] });
+      const cursors = await loadFeedCursors(pool, config.cursorSecrets);
+
+      let nc: NatsConnection | undefined;
+      let writer: FeedWriter | undefined;
+      let stopped = false;
+      connectNats({ url: config.natsUrl, name: 'events', logger })
+        .then((conn) => {
+          if (stopped) return conn.close();
+          nc = conn;
+          writer = new FeedWriter(pool, conn, names, {
+            stream: config.eventsStream,
+            logger,
+            metrics: { stored: (n) => stored.inc(n), skipped: (n) => skipped.inc(n) },
+          });
+          writer.start();
+        })
+        .catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
+
+      // The retention sweep: batches until a batch comes back short, then wait for the next run.
+      let sweeping: Promise<void> | undefined;
+      const sweep = async () => {
+        for (;;) {
+          const n = await feed.sweepBatch(pool, config.retentionMs, config.sweepBatch);
+          if (n > 0) {
+            swept.inc(n);
+            logger.info({ removed: n }, 'events past their retention removed');
+          }
+          if (n < config.sweepBatch || stopped) return;
+        }
+      };
+      const sweepTimer = setInterval(() => {
+        sweeping ??= sweep()
+          .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'event retention sweep failed'))
+          .finally(() => (sweeping = undefined));
+      }, config.sweepIntervalMs);
+
+      const impl = implement(
+        serviceDefs().events,
+        {
+          ListEvents: async (req) => {
+            const owner = ownerOf(req.owner);
+            const details: ErrorDetail[] = [];
+            const limit = req.pageSize === 0 ? DEFAULT_PAGE_SIZE : req.pageSize;
+            if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) details.push({ field: 'limit', issue: `must be an integer from 1 to ${MAX_PAGE_SIZE}` });
+            const unknown = req.types.filter((t) => !isEventType(t));
+            if (unknown.length > 0) details.push({ field: 'types', issue: `unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}` });
+            let cursor: bigint | undefined;
+            if (req.pageToken) {
+              cursor = cursors.decode(req.pageToken, owner);
+              if (cursor === undefined) details.push({ field: 'cursor', issue: 'is not a cursor of this feed: pass nextCursor unchanged' });
+            }
+            const since = req.since && !req.pageToken ? new Date(req.since) : undefined;
+            if (since && Number.isNaN(since.getTime())) details.push({ field: 'since', issue: 'must be an RFC 3339 timestamp' });
+            if (details.length > 0) throw new DomainError('validation_error', 'invalid query parameters', { details });
+
+            const after = cursor ?? (since ? await feed.positionBefore(pool, since).catch(dbError) : 0n);
+            const page = await feed.readPage(pool, owner, after, req.types, limit).catch(dbError);
+            if (cursor !== undefined && cursor < page.sweptThrough) {
+              throw new DomainError('cursor_expired', 'this cursor is older than the event retention; reconcile with GET /v1/jobs and GET /v1/submissions, then read the feed from since');
+            }
+            const last = page.rows.at(-1);
+            // A full page ends at its last event; a short one has shown everything up to the top.
+            let next = page.rows.length === limit && last ? BigInt(last.position) : page.top;
+            // Never behind where the reader was, nor behind what the sweep removed (an emptied feed).
+            if (next < after) next = after;
+            if (next < page.sweptThrough) next = page.sweptThrough;
+            return { events: page.rows.map(toEvent), nextPageToken: cursors.encode(next, owner) };
+          },
+          GetEvent: async (req) => {
+            const owner = ownerOf(req.owner);
+            const row = isEventId(req.eventId) ? await feed.getEvent(pool, owner, req.eventId).catch(dbError) : undefined;
+            if (!row) throw notFound('event');
+            return { event: toEvent(row) };
+          },
+        },
+        logger,
+        { registry },
+      );
+
+      return {
+        bindings: [{ name: SERVICE_NAMES.events, def: serviceDefs().events, impl }],
+        checks: { nats: natsReadiness(() => nc) },
+        stop: async () => {
+          stopped = true;
+          clearInterval(sweepTimer);
+          await writer?.stop();
+          await sweeping;
+          await nc?.drain().catch(() => undefined);
+        },
+      };
+    },
+  });
+}

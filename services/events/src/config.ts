@@ -1,0 +1,42 @@
+// Events service configuration (environment variables; see README "Configuration").
+import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/config';
+import { readEventStream, type EventStreamConfig } from '@partner/shared/events';
+
+export interface EventsConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {
+  grpcPort: number;
+  /** Events older than this are swept from the feed; a cursor from before them is expired (410). */
+  retentionMs: number;
+  /** How often the retention sweep runs; each run deletes in batches of sweepBatch. */
+  sweepIntervalMs: number;
+  sweepBatch: number;
+  /**
+   * Secrets that sign feed cursors: the first signs, all verify. Empty: the key generated once into
+   * events.cursor_keys (shared by replicas, kept across restarts).
+   */
+  cursorSecrets: string[];
+}
+
+const DAY_MS = 24 * 3_600_000;
+export const CURSOR_SECRET_MIN_LENGTH = 32;
+
+export function readEventsConfig(env = new EnvReader()): Readonly<EventsConfig> {
+  const cursorSecrets = env.list('EVENTS_CURSOR_SECRET', { default: [] });
+  if (cursorSecrets.some((s) => s.length < CURSOR_SECRET_MIN_LENGTH)) {
+    env.problem('EVENTS_CURSOR_SECRET', `must be a comma-separated list of secrets of at least ${CURSOR_SECRET_MIN_LENGTH} characters each`);
+  }
+  // Days, possibly fractional (tests and UAT may keep events for seconds).
+  const days = env.str('EVENT_RETENTION_DAYS', { default: '30' });
+  const retentionDays = /^\d+(\.\d+)?$/.test(days) ? Number(days) : NaN;
+  if (!(retentionDays > 0 && retentionDays <= 3650)) env.problem('EVENT_RETENTION_DAYS', `must be a number of days above 0 and at most 3650, got "${days}"`);
+  return env.done({
+    ...readBase(env, 'events', 9486),
+    ...readDb(env),
+    ...readNats(env),
+    ...readEventStream(env),
+    grpcPort: env.int('EVENTS_GRPC_PORT', { default: 50055, min: 0, max: 65535 }),
+    retentionMs: Math.round(retentionDays * DAY_MS),
+    sweepIntervalMs: env.int('EVENT_SWEEP_INTERVAL_MS', { default: 60_000, min: 100, max: 3_600_000 }),
+    sweepBatch: env.int('EVENT_SWEEP_BATCH', { default: 1_000, min: 1, max: 100_000 }),
+    cursorSecrets,
+  });
+}

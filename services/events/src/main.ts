@@ -1,0 +1,10 @@
+// Runs the events service (`migrate` as argument: only apply migrations). Telemetry starts first and
+// the application is imported only afterwards, so its modules (pg, http) load instrumented.
+import { startTelemetry } from '@partner/shared/telemetry';
+
+await startTelemetry('events');
+const { serviceMain } = await import('@partner/shared/main-helpers');
+const { readEventsConfig } = await import('./config.js');
+const { MIGRATIONS_DIR, SCHEMA, startEvents } = await import('./app.js');
+
+serviceMain({ readConfig: readEventsConfig, schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, start: (c, logger) => startEvents(c, { logger }) });

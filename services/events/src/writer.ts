@@ -1,0 +1,189 @@
+// The feed's single writer. It reads the events stream in stream order with an ordered consumer
+// that starts right after the highest position stored (the durable progress lives in PostgreSQL,
+// committed with the events themselves), and stores what it reads in batches, one transaction per
+// batch, in order. Position = the message's stream sequence. Every batch transaction first takes a
+// transaction-scoped advisory lock, so replicas (or a process that outlived its restart) never
+// write at once; each re-reads the highest position under the lock and skips what is stored, and
+// event ids are unique, so an event published twice (beyond JetStream's duplicate window) is
+// stored once. A reader's snapshot therefore always holds a prefix of the feed: no event can be
+// stored behind a position a cursor has passed. After each commit a wake-up per partner goes out
+// on core NATS for the gateways' long-polling readers.
+import type { JsMsg, NatsConnection } from 'nats';
+import { DeliverPolicy } from 'nats';
+import type { Logger } from '@partner/shared/logger';
+import type { Pool } from '@partner/shared/pg';
+import { ensureEventsStream, natsNames } from '@partner/shared/nats';
+import { isEventId, isEventType, type EventMessage } from '@partner/shared/events';
+
+/** One key for the feed writer's advisory lock (any bigint the schema does not use otherwise). */
+const WRITER_LOCK = 0x65766e74; // "evnt"
+const BATCH_MAX = 500;
+
+export interface WriterMetrics {
+  stored(n: number): void;
+  skipped(n: number): void;
+}
+
+/** The wake-up a gateway hears: an event of this partner is stored at this position. */
+export interface FeedWake {
+  tenantId: string;
+  partnerId: string;
+  position: string;
+}
+
+interface Parsed {
+  position: bigint;
+  msg: EventMessage;
+}
+
+function parse(m: JsMsg): EventMessage | undefined {
+  try {
+    const v = m.json<EventMessage>();
+    const e = v?.event;
+    if (typeof v.tenantId !== 'string' || typeof v.partnerId !== 'string' || !e || !isEventId(e.id) || !isEventType(e.type)) return undefined;
+    if (typeof e.timestamp !== 'string' || Number.isNaN(Date.parse(e.timestamp))) return undefined;
+    return v;
+  } catch {
+    return undefined;
+  }
+}
+
+export class FeedWriter {
+  private stopped = false;
+  private running: Promise<void> | undefined;
+  private stopCurrent: (() => void) | undefined;
+  private streamReady = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly nc: NatsConnection,
+    private readonly names: ReturnType<typeof natsNames>,
+    private readonly opts: { stream: { replicas: number; duplicateWindowMs: number }; logger: Logger; metrics?: WriterMetrics },
+  ) {}
+
+  start(): void {
+    this.running = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopCurrent?.();
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.follow();
+      } catch (err) {
+        if (this.stopped) break;
+        this.opts.logger.warn({ err: (err as Error).message }, 'feed writer interrupted; resuming from the stored position');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  /** Reads the stream from the stored position and stores batches until stopped or something fails. */
+  private async follow(): Promise<void> {
+    const js = this.nc.jetstream({ timeout: 2_000 });
+    if (!this.streamReady) {
+      await ensureEventsStream(await this.nc.jetstreamManager({ timeout: 2_000 }), this.names, this.opts.stream);
+      this.streamReady = true;
+    }
+    const from = await this.storedThrough();
+    // A stream that restarted its sequence (its data was lost) would have every new event skipped as
+    // already stored: say so loudly (docs/events.md, "Known limits").
+    const info = await (await this.nc.jetstreamManager({ timeout: 2_000 })).streams.info(this.names.eventsStream);
+    if (info.state.last_seq < from) {
+      this.opts.logger.error(
+        { storedThrough: from.toString(), streamLastSeq: info.state.last_seq },
+        'the events stream is behind the stored feed (was it recreated?); new events are skipped until it catches up',
+      );
+    }
+    const consumer = await js.consumers.get(this.names.eventsStream, {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: Number(from) + 1,
+    });
+    const messages = await consumer.consume({ max_messages: BATCH_MAX });
+    this.stopCurrent = () => void messages.close();
+    try {
+      let batch: JsMsg[] = [];
+      for await (const m of messages) {
+        batch.push(m);
+        // Store what has arrived once nothing more is waiting (or a batch is full): one
+        // transaction per burst, one per event when they trickle in. (The pending count includes
+        // the message being handled.)
+        if (batch.length >= BATCH_MAX || messages.getPending() <= 1) {
+          const b = batch;
+          batch = [];
+          await this.store(b);
+        }
+        if (this.stopped) break;
+      }
+    } finally {
+      this.stopCurrent = undefined;
+      await messages.close()?.catch(() => undefined);
+    }
+    if (!this.stopped) throw new Error('the events stream consumer ended');
+  }
+
+  private async storedThrough(): Promise<bigint> {
+    const r = await this.pool.query<{ p: string }>('SELECT coalesce(max(position), 0) AS p FROM events');
+    return BigInt(r.rows[0]!.p);
+  }
+
+  /** Stores a batch (in stream order) in one transaction; then wakes the partners' readers. */
+  private async store(batch: JsMsg[]): Promise<void> {
+    const parsed: Parsed[] = [];
+    for (const m of batch) {
+      const msg = parse(m);
+      if (msg) parsed.push({ position: BigInt(m.seq), msg });
+      else this.opts.logger.error({ position: m.seq, subject: m.subject }, 'malformed message on the events stream; skipped');
+    }
+    const client = await this.pool.connect();
+    let stored: FeedWake[] = [];
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [WRITER_LOCK]);
+      const through = BigInt((await client.query<{ p: string }>('SELECT coalesce(max(position), 0) AS p FROM events')).rows[0]!.p);
+      const fresh = parsed.filter((p) => p.position > through);
+      if (fresh.length > 0) {
+        const r = await client.query<{ position: string; tenant_id: string; partner_id: string }>(
+          `INSERT INTO events (position, event_id, tenant_id, partner_id, type, "timestamp", data)
+           SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[])
+           ON CONFLICT DO NOTHING
+           RETURNING position, tenant_id, partner_id`,
+          [
+            fresh.map((p) => p.position.toString()),
+            fresh.map((p) => p.msg.event.id),
+            fresh.map((p) => p.msg.tenantId),
+            fresh.map((p) => p.msg.partnerId),
+            fresh.map((p) => p.msg.event.type),
+            fresh.map((p) => p.msg.event.timestamp),
+            fresh.map((p) => JSON.stringify(p.msg.event.data ?? null)),
+          ],
+        );
+        stored = r.rows.map((row) => ({ tenantId: row.tenant_id, partnerId: row.partner_id, position: row.position }));
+      }
+      await client.query('COMMIT');
+      client.release();
+      this.opts.metrics?.stored(stored.length);
+      this.opts.metrics?.skipped(batch.length - stored.length);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release(true);
+      throw err;
+    }
+    // One wake-up per partner, naming the highest position stored for it.
+    const latest = new Map<string, FeedWake>();
+    for (const w of stored) latest.set(`${w.tenantId}\u0000${w.partnerId}`, w);
+    for (const w of latest.values()) {
+      try {
+        this.nc.publish(this.names.feedWakeSubject, JSON.stringify(w));
+      } catch (err) {
+        // Readers still get the event at their deadline's re-read.
+        this.opts.logger.warn({ err: (err as Error).message }, 'feed wake-up not published');
+      }
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { ERROR_CODES } from './errors.js';
+import { JOB_FAILURE_CODES, parseSandbox } from './sandbox.js';
+
+describe('UAT sandbox directives', () => {
+  it.each([
+    ['sandbox:delay=1', { delayS: 1 }],
+    ['sandbox:delay=60', { delayS: 60 }],
+    ['sandbox:fail=unknown_product', { fail: { code: 'unknown_product', retryable: false } }],
+    ['sandbox:fail=unavailable', { fail: { code: 'unavailable', retryable: true } }],
+    ['sandbox:fail=internal', { fail: { code: 'internal', retryable: true } }],
+    ['sandbox:delay=3;fail=conflict', { delayS: 3, fail: { code: 'conflict', retryable: false } }],
+  ])('reads %s', (ref, expected) => {
+    expect(parseSandbox(ref)).toEqual(expected);
+  });
+
+  it.each([
+    'sandbox:delay=0',
+    'sandbox:delay=61',
+    'sandbox:delay=05',
+    'sandbox:delay=5s',
+    'sandbox:delay=',
+    'sandbox:',
+    'SANDBOX:fail=unknown_product',
+    'Sandbox:delay=5',
+    'sandbox:delay=5 ',
+    ' sandbox:delay=5',
+    'sandbox:fail=',
+    'sandbox:fail=bogus_code',
+    'sandbox:fail=rate_limited',
+    'sandbox:fail=unauthenticated',
+    'sandbox:fail=Unknown_Product',
+    'sandbox:fail=conflict;delay=2',
+    'sandbox:delay=2;fail=bogus',
+    'sandbox:delay=2;',
+  ])('refuses %j as a malformed directive', (ref) => {
+    expect(parseSandbox(ref)).toBeNull();
+  });
+
+  it.each(['PO-123', 'my sandbox:delay=5', 'sandbox-delay=5', ''])('treats %j as an ordinary reference', (ref) => {
+    expect(parseSandbox(ref)).toBeUndefined();
+  });
+
+  it('forces only codes of the error table, with its retryable', () => {
+    for (const code of JOB_FAILURE_CODES) {
+      expect(parseSandbox(`sandbox:fail=${code}`)).toEqual({ fail: { code, retryable: ERROR_CODES[code].retryable } });
+    }
+  });
+});

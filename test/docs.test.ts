@@ -1,0 +1,98 @@
+// Docs that run as written: the shell blocks of README.md and docs/partners.md (every ```sh block
+// not marked `<!-- docs-test: skip (why) -->`, see test/support/doc-blocks.ts) run in order, one bash
+// per document under `set -euo pipefail`, against a test stack seeded as `npm start` seeds the demo
+// (a client, the demo-broker principal, the demo product, the demo policies, `.local/demo.json`),
+// with the documents' addresses replaced by the stack's.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, Stack, type ClientCreds } from './support/stack.js';
+import { shellBlocks } from './support/doc-blocks.js';
+
+const DEMO_PRODUCT = '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+let stack: Stack;
+let creds: ClientCreds;
+
+beforeAll(async () => {
+  stack = await Stack.create();
+  await stack.startAll();
+  await stack.admin('product', 'add', '--id', DEMO_PRODUCT, '--name', 'Demo General Liability');
+  creds = await stack.createClient();
+  await stack.admin('principal', 'add', '--tenant', creds.tenant, '--partner', creds.partnerId, '--principal', 'demo-broker');
+  const dir = mkdtempSync(join(tmpdir(), 'docs-policies-'));
+  writeFileSync(join(dir, 'policies.jsonl'), execFileSync(process.execPath, [join(ROOT, 'scripts/demo/policies.mjs')]));
+  await stack.admin('policy', 'import', '--tenant', creds.tenant, '--partner', creds.partnerId, join(dir, 'policies.jsonl'));
+});
+afterAll(() => stack?.stop());
+
+/** The document's runnable blocks as one script, its addresses the stack's, reporting the variables it set. */
+function script(doc: string, report: string[]): { text: string; lines: number[] } {
+  const blocks = shellBlocks(join(ROOT, doc)).filter((b) => !b.skipped);
+  const text = [
+    'set -euo pipefail',
+    ...blocks.map((b) => `# --- ${doc}:${b.line}\n${b.code}`),
+    // A block's last output may not end its line: each report starts on a line of its own.
+    ...report.map((v) => `printf '\\n::%s=%s\\n' ${v} "\${${v}:-}"`),
+  ]
+    .join('\n')
+    .replaceAll('127.0.0.1:8080/access', stack.scope)
+    .replaceAll('api.uat.example.com/access', stack.scope)
+    .replaceAll('http://127.0.0.1:8080', stack.gatewayUrl)
+    .replaceAll('http://127.0.0.1:8081', stack.authUrl)
+    .replaceAll('https://api.uat.example.com', stack.gatewayUrl)
+    .replaceAll('https://auth.uat.example.com', stack.authUrl);
+  return { text, lines: blocks.map((b) => b.line) };
+}
+
+/** Runs the script in a fresh directory holding what `npm start` and a partner would have there. */
+function runScript(text: string): Promise<{ code: number | null; stdout: string; stderr: string; vars: Record<string, string> }> {
+  const cwd = mkdtempSync(join(tmpdir(), 'docs-run-'));
+  mkdirSync(join(cwd, '.local'));
+  writeFileSync(join(cwd, '.local/demo.json'), JSON.stringify({ clientId: creds.clientId, clientSecret: creds.clientSecret, productId: DEMO_PRODUCT }));
+  writeFileSync(join(cwd, 'loss-runs.pdf'), '%PDF-1.4\n% a partner\'s loss run\n%%EOF\n');
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', text], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', HOME: cwd, CLIENT_ID: creds.clientId, CLIENT_SECRET: creds.clientSecret, PRODUCT_ID: DEMO_PRODUCT },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const vars = Object.fromEntries([...stdout.matchAll(/^::(\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
+      resolve({ code, stdout, stderr, vars });
+    });
+  });
+}
+
+describe('the documents run as written', () => {
+  it('README.md: the curl walkthrough, policies, attachments and the download check', async () => {
+    const { text, lines } = script('README.md', ['SUBMISSION_ID', 'ATTACHMENT_ID', 'JOB_ID', 'NEXT']);
+    expect(lines.length).toBeGreaterThanOrEqual(8);
+    const r = await runScript(text);
+    expect(r.code, `${r.stderr}\n${r.stdout}`).toBe(0);
+    expect(r.stdout).toMatch(/^Idempotent-Replayed: true/im);
+    expect(r.stdout).toMatch(/"status":"succeeded"/);
+    expect(r.stdout).toContain('loss-runs-2024.pdf: OK');
+    expect(r.vars.SUBMISSION_ID).toMatch(UUID);
+    expect(r.vars.ATTACHMENT_ID).toMatch(UUID);
+    expect(r.vars.JOB_ID).toMatch(/^job_/);
+    expect(r.vars.NEXT).not.toMatch(/^(null|undefined|)$/);
+  });
+
+  it('docs/partners.md: the five curl steps', async () => {
+    const { text, lines } = script('docs/partners.md', ['SUBMISSION_ID']);
+    expect(lines.length).toBeGreaterThanOrEqual(1);
+    const r = await runScript(text);
+    expect(r.code, `${r.stderr}\n${r.stdout}`).toBe(0);
+    expect(r.vars.SUBMISSION_ID).toMatch(UUID);
+    expect(r.stdout).toMatch(/"documentType":"loss_run"/);
+    expect(r.stdout).toMatch(/"items":\[/);
+  });
+});

@@ -1,0 +1,370 @@
+// The event log and feed (API.md "Events"): every change's event exactly once with the data its GET
+// shows, partner isolation, long-poll, cursor expiry, bad input; and exactly-once delivery into the
+// feed while 16 clients write concurrently and the events service is SIGKILLed and NATS restarted.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { PartnerClient, type PartnerEvent } from '../sdk/client/src/index.js';
+import { multipartBytes, upload } from './support/attachments.js';
+import { provision, submissionBody } from './support/fixtures.js';
+import { PrivateNats } from './support/nats-server.js';
+import { freePort, until } from './support/poll.js';
+import { ALL_PERMISSIONS, ROOT, Stack, type ClientCreds } from './support/stack.js';
+
+interface FeedEvent {
+  id: string;
+  type: string;
+  timestamp: string;
+  data: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** Reads the whole feed from a cursor (or the start) until an empty page; returns events and the cursor. */
+async function readAll(stack: Stack, token: string, cursor = ''): Promise<{ events: FeedEvent[]; cursor: string }> {
+  const events: FeedEvent[] = [];
+  for (;;) {
+    const res = await stack.api('GET', `/v1/events?limit=200${cursor ? `&cursor=${cursor}` : ''}`, { token });
+    expect(res.status).toBe(200);
+    expect(typeof res.body.nextCursor).toBe('string');
+    events.push(...(res.body.items as FeedEvent[]));
+    cursor = res.body.nextCursor as string;
+    if (res.body.items.length === 0) return { events, cursor };
+  }
+}
+
+describe('events: recorded with their change, read from the feed', () => {
+  let stack: Stack;
+  let token: string;
+  let otherToken: string;
+  let creds: ClientCreds;
+  beforeAll(async () => {
+    stack = await Stack.create();
+    await stack.startAll();
+    await provision(stack);
+    creds = await stack.createClient();
+    token = await stack.token(creds);
+    otherToken = await stack.token(await stack.createClient());
+  });
+  afterAll(() => stack?.stop());
+
+  it('records every event type exactly once, with data equal to what its GET returns, for its partner only', async () => {
+    const start = await readAll(stack, token);
+    expect(start.events).toEqual([]);
+
+    const created = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(), headers: { prefer: 'wait=20' } });
+    expect(created.status).toBe(200);
+    const submissionId = created.body.submissionId as string;
+    const up = await upload(stack, token, submissionId, multipartBytes({ fileName: 'loss-run.pdf', contentType: 'application/pdf', data: Buffer.from('%PDF-1.4 test') }));
+    expect(up.status).toBe(200);
+    const attachment = up.body as Record<string, unknown>;
+    const del = await stack.api('DELETE', `/v1/submissions/${submissionId}/attachments/${String(attachment.attachmentId)}`, { token, headers: { prefer: 'wait=20' } });
+    expect(del.status).toBe(200);
+    const failed = await stack.api('POST', '/v1/submissions', { token, json: { ...submissionBody(), productId: randomUUID() }, headers: { prefer: 'wait=20' } });
+    expect(failed.status).toBe(422);
+    // A request that fails validation creates no job, so no event.
+    const invalid = await stack.api('POST', '/v1/submissions', { token, json: { ...submissionBody(), submissionType: 'nope' } });
+    expect(invalid.status).toBe(400);
+    // Another partner's change: never in this feed.
+    const foreign = await stack.api('POST', '/v1/submissions', { token: otherToken, json: submissionBody(), headers: { prefer: 'wait=20' } });
+    expect(foreign.status).toBe(200);
+
+    // 3 succeeded jobs + 1 failed, 1 submission, 1 attachment created and deleted: 7 events.
+    let events: FeedEvent[] = [];
+    await until('all 7 events in the feed', async () => {
+      events = (await readAll(stack, token, start.cursor)).events;
+      return events.length >= 7;
+    });
+    const types = events.map((e) => e.type).sort();
+    expect(types).toEqual(['attachment.created', 'attachment.deleted', 'job.failed', 'job.succeeded', 'job.succeeded', 'job.succeeded', 'submission.created']);
+    expect(new Set(events.map((e) => e.id)).size).toBe(7);
+    for (const e of events) {
+      expect(e.id).toMatch(/^evt_[0-9a-f]{32}$/);
+      expect(e.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    }
+
+    const byType = (t: string) => events.filter((e) => e.type === t);
+    const submission = await stack.api('GET', `/v1/submissions/${submissionId}`, { token });
+    expect(byType('submission.created')[0]!.data).toEqual(submission.body);
+    expect(byType('attachment.created')[0]!.data).toEqual(attachment);
+    expect(byType('attachment.deleted')[0]!.data).toEqual({ submissionId, attachmentId: attachment.attachmentId });
+    const kinds: Record<string, string> = {};
+    for (const e of [...byType('job.succeeded'), ...byType('job.failed')]) {
+      const job = await stack.api('GET', `/v1/jobs/${String(e.data.id)}`, { token });
+      expect(job.status).toBe(200);
+      kinds[e.data.id as string] = e.data.kind as string;
+      // The job as GET /v1/jobs/{id} shows it, with its kind.
+      expect(e.data).toEqual({ ...job.body, kind: e.data.kind });
+    }
+    expect(Object.values(kinds).sort()).toEqual(['attachment.create', 'attachment.delete', 'submission.create', 'submission.create']);
+    expect(byType('job.failed')[0]!.data.id).toBe(failed.body.jobId);
+    expect(byType('job.failed')[0]!.data.error.code).toBe('unknown_product');
+
+    // Each event by id; another partner's ids are 404 and its feed holds only its own two events.
+    for (const e of events) {
+      const one = await stack.api('GET', `/v1/events/${e.id}`, { token });
+      expect(one.status).toBe(200);
+      expect(one.body).toEqual(e);
+      expect((await stack.api('GET', `/v1/events/${e.id}`, { token: otherToken })).status).toBe(404);
+    }
+    const theirs = (await readAll(stack, otherToken)).events;
+    expect(theirs.map((e) => e.type).sort()).toEqual(['job.succeeded', 'submission.created']);
+    expect(theirs.some((e) => events.some((m) => m.id === e.id))).toBe(false);
+    expect((await stack.api('GET', `/v1/events/evt_${'0'.repeat(32)}`, { token })).status).toBe(404);
+    expect((await stack.api('GET', '/v1/events/nope', { token })).status).toBe(404);
+
+    // types filters, and the cursor is not bound to them.
+    const onlyCreated = await stack.api('GET', `/v1/events?cursor=${start.cursor}&types=submission.created,attachment.created`, { token });
+    expect(onlyCreated.status).toBe(200);
+    expect(onlyCreated.body.items.map((e: FeedEvent) => e.type).sort()).toEqual(['attachment.created', 'submission.created']);
+    const rest = await stack.api('GET', `/v1/events?cursor=${onlyCreated.body.nextCursor}&types=job.failed`, { token });
+    expect(rest.status).toBe(200);
+    expect(rest.body.items).toEqual([]);
+    // A small page ends at its last event; the next page resumes right after it.
+    const page1 = await stack.api('GET', `/v1/events?cursor=${start.cursor}&limit=3`, { token });
+    const page2 = await stack.api('GET', `/v1/events?cursor=${page1.body.nextCursor}&limit=200`, { token });
+    expect([...page1.body.items, ...page2.body.items]).toEqual(events);
+  });
+
+  it('holds an empty page under Prefer: wait until an event is stored, and answers at the deadline with a usable cursor', async () => {
+    const { cursor } = await readAll(stack, token);
+    const started = Date.now();
+    const idle = await stack.api('GET', `/v1/events?cursor=${cursor}`, { token, headers: { prefer: 'wait=1' } });
+    expect(idle.status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(idle.headers.get('preference-applied')).toBe('wait=1');
+    expect(idle.body.items).toEqual([]);
+    expect(idle.body.nextCursor).toMatch(/^[A-Za-z0-9_-]+$/);
+
+    const waiting = stack.api('GET', `/v1/events?cursor=${idle.body.nextCursor}&types=submission.created`, { token, headers: { prefer: 'wait=20' } }).then((r) => ({ r, at: Date.now() }));
+    // Create the submission only once the reader is held (the gateway's waiting gauge says so).
+    await until('the feed reader is waiting', async () => /^partner_gateway_waiting_requests\S* 1$/m.test(await (await fetch(`${stack.gatewayOpsUrl}/metrics`)).text()));
+    const created = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(), headers: { prefer: 'wait=20' } });
+    expect(created.status).toBe(200);
+    const [row] = await stack.sql<{ stored_at: Date }>(`SELECT stored_at FROM events.events WHERE type = 'submission.created' AND data->>'submissionId' = $1`, [created.body.submissionId]);
+    const { r, at } = await waiting;
+    expect(r.status).toBe(200);
+    expect(r.body.items).toHaveLength(1);
+    expect(r.body.items[0].data.submissionId).toBe(created.body.submissionId);
+    // Answered promptly after the event was stored (a generous bound; the benchmark measures it).
+    expect(at - row!.stored_at.getTime()).toBeLessThan(1_000);
+  });
+
+  it('refuses bad parameters with 400 naming each one, and needs events/read', async () => {
+    const foreignCursor = (await stack.api('GET', '/v1/events', { token: otherToken })).body.nextCursor as string;
+    const cases: [string, string[]][] = [
+      ['?limit=0', ['limit']],
+      ['?limit=201', ['limit']],
+      ['?limit=ten', ['limit']],
+      ['?cursor=garbled!', ['cursor']],
+      ['?cursor=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', ['cursor']],
+      [`?cursor=${foreignCursor}`, ['cursor']],
+      ['?types=job.succeeded,job.exploded', ['types']],
+      ['?types=', ['types']],
+      ['?since=yesterday', ['since']],
+      ['?limit=5&limit=6', ['limit']],
+      ['?colour=blue&limit=0&types=x', ['colour', 'limit', 'types']],
+      [`?cursor=${foreignCursor}&since=2026-01-01T00:00:00Z`, ['since']],
+    ];
+    for (const [query, fields] of cases) {
+      const res = await stack.api('GET', `/v1/events${query}`, { token });
+      expect(res.status, query).toBe(400);
+      expect(res.body.error.code).toBe('validation_error');
+      expect((res.body.error.details as { field: string }[]).map((d) => d.field).sort(), query).toEqual([...fields].sort());
+    }
+    expect((await stack.api('GET', `/v1/events/evt_${'0'.repeat(32)}?x=1`, { token })).status).toBe(400);
+    const since = await stack.api('GET', '/v1/events?since=2020-01-01T00:00:00Z&limit=1', { token });
+    expect(since.status).toBe(200);
+    expect(since.body.items).toHaveLength(1);
+    const future = await stack.api('GET', '/v1/events?since=2099-01-01T00:00:00Z', { token });
+    expect(future.body.items).toEqual([]);
+
+    const noEvents = await stack.token(await stack.createClient({ permissions: ALL_PERMISSIONS.filter((p) => p !== 'events/read') }));
+    expect((await stack.api('GET', '/v1/events', { token: noEvents })).status).toBe(403);
+  });
+  it('SDK: followEvents yields events as they are stored and ends when its signal aborts', async () => {
+    const client = new PartnerClient({ baseUrl: stack.gatewayUrl, authUrl: stack.authUrl, clientId: creds.clientId, clientSecret: creds.clientSecret, scope: stack.scope });
+    const { cursor } = await readAll(stack, token);
+    const stop = new AbortController();
+    const got: PartnerEvent[] = [];
+    const following = (async () => {
+      for await (const e of client.followEvents({ cursor, types: ['submission.created'] }, { signal: stop.signal, waitSeconds: 10 })) {
+        got.push(e);
+        stop.abort();
+      }
+    })();
+    const created = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(), headers: { prefer: 'wait=20' } });
+    await following;
+    expect(got).toHaveLength(1);
+    expect(got[0]!.data.submissionId).toBe(created.body.submissionId);
+    const page = await client.listEvents({ cursor, limit: 200 });
+    expect(page.items.map((e) => e.id)).toContain(got[0]!.id);
+    expect(await client.getEvent(got[0]!.id)).toEqual(got[0]);
+  });
+
+  it('CLI: partner events tail --json prints each event as a line, and says how to resume on Ctrl-C', async () => {
+    const cli = join(ROOT, 'sdk/cli/dist/main.js');
+    await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsc'), ['-b', 'sdk/cli'], { cwd: ROOT });
+    const home = mkdtempSync(join(tmpdir(), 'partner-events-'));
+    const env = { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'config') };
+    try {
+      const login = spawn(process.execPath, [cli, 'login', '--base-url', stack.gatewayUrl, '--auth-url', stack.authUrl, '--client-id', creds.clientId, '--scope', stack.scope, '--client-secret-stdin'], { env, stdio: ['pipe', 'ignore', 'ignore'] });
+      login.stdin.end(`${creds.clientSecret}\n`);
+      expect(await new Promise((r) => login.on('close', r))).toBe(0);
+      const { cursor } = await readAll(stack, token);
+      const tail = spawn(process.execPath, [cli, 'events', 'tail', '--json', '--types', 'submission.created', '--cursor', cursor], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      const firstLine = new Promise<void>((resolve) =>
+        tail.stdout.on('data', (d: Buffer) => {
+          stdout += d.toString();
+          if (stdout.includes('\n')) resolve();
+        }),
+      );
+      tail.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise((r) => tail.on('close', r));
+      const created = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(), headers: { prefer: 'wait=20' } });
+      await firstLine;
+      const event = JSON.parse(stdout.split('\n')[0]!) as FeedEvent;
+      expect(event).toMatchObject({ type: 'submission.created', data: { submissionId: created.body.submissionId } });
+      tail.kill('SIGINT');
+      await exited;
+      expect(stderr).toContain('partner events tail --cursor ');
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('events: a cursor older than the retention', () => {
+  let stack: Stack;
+  let token: string;
+  beforeAll(async () => {
+    stack = await Stack.create();
+    // Events kept about 1.7 s, swept every 200 ms.
+    await stack.startAll({ EVENT_RETENTION_DAYS: '0.00002', EVENT_SWEEP_INTERVAL_MS: '200' });
+    token = await provision(stack);
+  });
+  afterAll(() => stack?.stop());
+
+  it('is 410 cursor_expired once events after it were swept; a fresh read still works', async () => {
+    const before = await stack.api('GET', '/v1/events', { token });
+    const created = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(), headers: { prefer: 'wait=20' } });
+    expect(created.status).toBe(200);
+    let expired = await stack.api('GET', `/v1/events?cursor=${before.body.nextCursor}`, { token });
+    await until('the events swept', async () => {
+      expired = await stack.api('GET', `/v1/events?cursor=${before.body.nextCursor}`, { token });
+      return expired.status !== 200;
+    });
+    expect(expired.status).toBe(410);
+    expect(expired.body.error).toMatchObject({ code: 'cursor_expired', retryable: false });
+    const fresh = await stack.api('GET', '/v1/events', { token });
+    expect(fresh.status).toBe(200);
+    expect((await stack.api('GET', `/v1/events?cursor=${fresh.body.nextCursor}`, { token })).status).toBe(200);
+  });
+});
+
+describe('events: 200 submissions by 16 clients, the events service SIGKILLed and NATS restarted meanwhile', () => {
+  let stack: Stack;
+  let nats: PrivateNats;
+  let token: string;
+  let eventsPort: number;
+  const spawnEvents = () => stack.spawnService('events', { EVENTS_GRPC_PORT: String(eventsPort), OPS_PORT: '0' });
+  beforeAll(async () => {
+    nats = await PrivateNats.start();
+    stack = await Stack.create();
+    stack.env.NATS_URL = nats.url;
+    const fast = { OUTBOX_RELAY_INTERVAL_MS: '200' };
+    await stack.startAuth(fast);
+    await stack.startPolicy(fast);
+    await stack.startSubmission(fast);
+    await stack.startJob(fast);
+    eventsPort = await freePort();
+    stack.env.EVENTS_GRPC_ADDR = `127.0.0.1:${eventsPort}`;
+    await spawnEvents();
+    await stack.startWorker(fast);
+    await stack.startGateway(fast);
+    token = await provision(stack);
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await nats?.destroy();
+  });
+
+  it('shows each submission.created and job.succeeded exactly once, with no gaps', async () => {
+    const TOTAL = 200;
+    const CLIENTS = 16;
+    const seen: FeedEvent[] = [];
+    let stopReading = false;
+    const reader = (async () => {
+      let cursor = '';
+      while (!stopReading) {
+        const res = await stack
+          .api('GET', `/v1/events?limit=200${cursor ? `&cursor=${cursor}` : ''}`, { token, headers: { prefer: 'wait=2' } })
+          .catch(() => undefined);
+        // The events service or NATS is down for a moment: read again.
+        if (!res || res.status !== 200) {
+          await new Promise((r) => setTimeout(r, 100));
+          continue;
+        }
+        seen.push(...(res.body.items as FeedEvent[]));
+        cursor = res.body.nextCursor as string;
+      }
+    })();
+
+    const jobIds: string[] = [];
+    let done = 0;
+    let faultsInjected: Promise<void> | undefined;
+    const injectFaults = async () => {
+      stack.childServices.events!.kill('SIGKILL');
+      await stack.childServices.events!.exited;
+      await nats.down();
+      await nats.up();
+      await spawnEvents();
+    };
+    const client = async (n: number) => {
+      for (let i = n; i < TOTAL; i += CLIENTS) {
+        const key = randomUUID();
+        for (;;) {
+          const res = await stack
+            .api('POST', '/v1/submissions', { token, json: submissionBody(`ref-${i}`), headers: { 'idempotency-key': key } })
+            .catch(() => undefined);
+          if (res?.status === 202) {
+            jobIds.push(res.body.id as string);
+            break;
+          }
+          // A retryable failure: the same key never makes a second job.
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        if (++done === 60) faultsInjected = injectFaults();
+      }
+    };
+    await Promise.all(Array.from({ length: CLIENTS }, (_, n) => client(n)));
+    await faultsInjected;
+    expect(new Set(jobIds).size).toBe(TOTAL);
+
+    const count = (t: string) => seen.filter((e) => e.type === t).length;
+    await until('every event read', async () => count('submission.created') >= TOTAL && count('job.succeeded') >= TOTAL, 120_000);
+    stopReading = true;
+    await reader;
+
+    // Exactly once each: one event per submission and per job, no duplicates, nothing missing.
+    expect(new Set(seen.map((e) => e.id)).size).toBe(seen.length);
+    const submissions = seen.filter((e) => e.type === 'submission.created');
+    const jobs = seen.filter((e) => e.type === 'job.succeeded');
+    expect(submissions).toHaveLength(TOTAL);
+    expect(jobs).toHaveLength(TOTAL);
+    expect(seen).toHaveLength(2 * TOTAL);
+    expect(new Set(jobs.map((e) => e.data.id as string))).toEqual(new Set(jobIds));
+    const made = await stack.sql<{ submission_id: string }>('SELECT submission_id FROM submission.submissions');
+    expect(made).toHaveLength(TOTAL);
+    expect(new Set(submissions.map((e) => e.data.submissionId as string))).toEqual(new Set(made.map((r) => r.submission_id)));
+    expect(new Set(submissions.map((e) => e.data.externalRef as string)).size).toBe(TOTAL);
+    // Stored once each, in stream order, and nothing left unpublished.
+    const stored = await stack.sql<{ n: string }>('SELECT count(*) AS n FROM events.events');
+    expect(Number(stored[0]!.n)).toBe(2 * TOTAL);
+    await until('the event outboxes empty', async () => (await stack.sql('SELECT 1 FROM job.event_outbox UNION ALL SELECT 1 FROM submission.event_outbox')).length === 0);
+  }, 240_000);
+});

@@ -1,0 +1,57 @@
+// Rotating the key-encryption key (issue 16): AUTH_KEY_ENCRYPTION_KEY is a list, newest first; the
+// auth service re-seals older signing keys under the newest at start, so the old KEK can then be
+// dropped; a database holding keys no configured KEK opens stops the start with a message saying so.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EnvReader } from '@partner/shared/config';
+import { createLogger } from '@partner/shared/logger';
+import { readAuthConfig } from '../services/auth/src/config.js';
+import { startAuth } from '../services/auth/src/app.js';
+import { Stack } from './support/stack.js';
+
+const quiet = createLogger('test', 'silent');
+const newKek = () => randomBytes(32).toString('base64');
+
+describe('key-encryption key rotation', () => {
+  let stack: Stack;
+  const old = newKek();
+  const next = newKek();
+  beforeAll(async () => {
+    stack = await Stack.create();
+    stack.env.AUTH_KEY_ENCRYPTION_KEY = old;
+  });
+  afterAll(() => stack?.stop());
+
+  const sealed = async () =>
+    Object.fromEntries((await stack.sql<{ kid: string; s: Buffer }>('SELECT kid, private_jwk_sealed AS s FROM auth.signing_keys')).map((r) => [r.kid, r.s.toString('hex')]));
+  const start = (kek: string) => startAuth(readAuthConfig(new EnvReader({ ...stack.env, AUTH_KEY_ENCRYPTION_KEY: kek })), { logger: quiet });
+
+  it('re-seals under the new key when listed first, then runs on the new key alone with the same signing key', async () => {
+    const first = await start(old);
+    await first.stop();
+    const before = await sealed();
+    expect(Object.keys(before)).toHaveLength(1);
+
+    const rotating = await start(`${next},${old}`);
+    await rotating.stop();
+    const after = await sealed();
+    expect(Object.keys(after)).toEqual(Object.keys(before));
+    expect(Object.values(after)).not.toEqual(Object.values(before));
+
+    // The old KEK dropped: the same signing key still loads (no new key was made).
+    const rotated = await start(next);
+    await rotated.stop();
+    expect(Object.keys(await sealed())).toEqual(Object.keys(before));
+  });
+
+  it('fails at start with a message naming the problem and the fix when no configured key opens the signing key', async () => {
+    await expect(start(newKek())).rejects.toThrow(/sealed with a key-encryption key this process does not have .*AUTH_KEY_ENCRYPTION_KEY lists 1 key.*NEW,OLD/);
+    // As a process: it exits non-zero with that message (not "Unsupported state or unable to authenticate data").
+    const spawned = stack.spawnService('auth', { AUTH_KEY_ENCRYPTION_KEY: newKek() });
+    await expect(spawned).rejects.toThrow(/exited 1 .*sealed with a key-encryption key this process does not have/s);
+  });
+
+  it('refuses a list entry that is not a 32-byte key, naming which', () => {
+    expect(() => readAuthConfig(new EnvReader({ ...stack.env, AUTH_KEY_ENCRYPTION_KEY: `${next},c2hvcnQ=` }))).toThrow(/key 2 of 2 must decode to 32 bytes/);
+  });
+});

@@ -1,0 +1,33 @@
+// The shell blocks of a Markdown document that the docs test runs: every ```sh fence, in document
+// order, unless the line just before it is an HTML comment `<!-- docs-test: skip (why) -->` (shown
+// to nobody, read by the test). See README "Tests" for the convention.
+import { readFileSync } from 'node:fs';
+
+export interface ShellBlock {
+  /** 1-based line of the opening fence. */
+  line: number;
+  code: string;
+  skipped: boolean;
+}
+
+export const SKIP_MARKER = /^<!--\s*docs-test:\s*skip\b.*-->\s*$/;
+
+export function shellBlocks(file: string): ShellBlock[] {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const blocks: ShellBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^```(sh|bash|shell)\s*$/.test(lines[i]!)) {
+      if (/^```/.test(lines[i]!)) i = closing(lines, i); // skip other fences whole
+      continue;
+    }
+    const end = closing(lines, i);
+    blocks.push({ line: i + 1, code: lines.slice(i + 1, end).join('\n'), skipped: i > 0 && SKIP_MARKER.test(lines[i - 1]!) });
+    i = end;
+  }
+  return blocks;
+}
+
+function closing(lines: string[], open: number): number {
+  for (let j = open + 1; j < lines.length; j++) if (/^```\s*$/.test(lines[j]!)) return j;
+  throw new Error(`unclosed code fence at line ${open + 1}`);
+}
