@@ -16,7 +16,7 @@ beforeAll(async () => {
     TRUST_PROXY: 'true',
     AUTH_MAX_FAILURES_PER_SOURCE: '5',
     AUTH_SLOW_AFTER_FAILURES: '2',
-    AUTH_MAX_FAILURE_DELAY_MS: '300',
+    AUTH_MAX_FAILURE_DELAY_MS: '2000',
     MAX_WAITERS: '0',
   });
   client = await stack.createClient();
@@ -62,18 +62,20 @@ describe('token endpoint under credential stuffing', () => {
   it('slows failed guesses for a client id but never its own valid requests', async () => {
     const victim = await stack.createClient();
     const times: number[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 7; i++) {
       const started = Date.now();
       const r = await tokenFrom(`10.1.0.${i}`, victim.clientId, 'sk_guess');
       expect(r.status).toBe(401);
       times.push(Date.now() - started);
     }
-    // The 3rd failure onwards is held back.
-    expect(Math.min(...times.slice(3))).toBeGreaterThanOrEqual(150);
+    // The 3rd failure onwards is held back, doubling from 100 ms: the 7th waits 1.6 s.
+    expect(times[6]).toBeGreaterThanOrEqual(1_500);
+    // The client's own valid request is not held back at all: far below that delay, with room for a
+    // loaded machine (the bound is what separates "not delayed" from "delayed", not a latency target).
     const started = Date.now();
     const ok = await tokenFrom('192.168.7.7', victim.clientId, victim.clientSecret);
     expect(ok.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(250);
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 
   it('refuses a source with too many failures, whatever it presents, and not other sources', async () => {

@@ -208,14 +208,15 @@ describe('a gateway stopped (SIGTERM) while partners wait', () => {
   it('answers them with the job handle at once instead of dropping them', async () => {
     const gateway = await stack.spawnService('gateway', { PORT: '0', OPS_PORT: '0' });
     const base = `http://127.0.0.1:${gateway.ports.http}`;
-    const waiting = stack.api('POST', '/v1/submissions', { token, json: submissionBody('sandbox:delay=3'), headers: { prefer: 'wait=25' }, base });
+    const waiting = stack.api('POST', '/v1/submissions', { token, json: submissionBody('sandbox:delay=10'), headers: { prefer: 'wait=25' }, base });
     await until('the partner is waiting', async () => (await scrape(`http://127.0.0.1:${gateway.ports.ops}`)).sum('partner_gateway_waiting_requests') === 1);
     const stoppedAt = Date.now();
     gateway.kill('SIGTERM');
     const r = await waiting;
     expect(r.status).toBe(202);
     expect(r.body.status).toBe('accepted');
-    expect(Date.now() - stoppedAt).toBeLessThan(3000);
+    // At once, not at settlement (10 s): generous room for a loaded machine.
+    expect(Date.now() - stoppedAt).toBeLessThan(6000);
     expect(await gateway.exited).toBe(0);
   });
 });
