@@ -1,0 +1,203 @@
+// Starts every service from a built image (buildah run --isolation chroot, as the image's non-root
+// user 1000:1000, on the host's network) against the test PostgreSQL and NATS, in dependency order,
+// and waits until each one's /readyz answers 200. Its own database (created and dropped) and NATS
+// prefix (its streams deleted), ephemeral ports: it never collides with `npm start` or the tests.
+//   node scripts/image-smoke.mjs IMAGE        (scripts/image-smoke.sh builds IMAGE and calls this)
+import { spawn, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+
+const image = process.argv[2];
+if (!image) {
+  console.error('usage: node scripts/image-smoke.mjs IMAGE');
+  process.exit(2);
+}
+const { default: pg } = await import('pg');
+const { connect } = await import('nats');
+
+const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'gateway'];
+const READY_TIMEOUT_MS = Number(process.env.IMAGE_SMOKE_READY_TIMEOUT_MS ?? 120_000);
+const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+const id = randomBytes(4).toString('hex');
+const dbName = `image_smoke_${id}`;
+const prefix = `imgsmoke${id}`;
+const dbUrl = new URL(PG_ADMIN_URL);
+dbUrl.pathname = `/${dbName}`;
+
+const env = {
+  DATABASE_URL: dbUrl.toString(),
+  NATS_URL,
+  NATS_PREFIX: prefix,
+  AUTH_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  AUTH_ISSUER: 'https://auth.uat.test',
+  AUTH_SCOPES: 'api.uat.test/access',
+  BASE_URL: 'https://api.uat.test',
+  ENVIRONMENT: 'uat',
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'info',
+  DB_POOL_MAX: '2',
+  PORT: '0',
+  OPS_PORT: '0',
+  AUTH_HTTP_PORT: '0',
+  AUTH_GRPC_PORT: '0',
+  POLICY_GRPC_PORT: '0',
+  SUBMISSION_GRPC_PORT: '0',
+  JOB_GRPC_PORT: '0',
+  EVENTS_GRPC_PORT: '0',
+};
+// Who dials whom: each service's announced gRPC (or HTTP) port becomes the next ones' address.
+const publishes = {
+  auth: (p) => ({ AUTH_GRPC_ADDR: `127.0.0.1:${p.grpc}`, AUTH_JWKS_URL: `http://127.0.0.1:${p.http}/.well-known/jwks.json` }),
+  policy: (p) => ({ POLICY_GRPC_ADDR: `127.0.0.1:${p.grpc}` }),
+  submission: (p) => ({ SUBMISSION_GRPC_ADDR: `127.0.0.1:${p.grpc}` }),
+  job: (p) => ({ JOB_GRPC_ADDR: `127.0.0.1:${p.grpc}` }),
+  events: (p) => ({ EVENTS_GRPC_ADDR: `127.0.0.1:${p.grpc}` }),
+};
+
+const buildah = (...args) => execFileSync('buildah', args, { encoding: 'utf8' }).trim();
+const started = Date.now();
+const since = () => `${((Date.now() - started) / 1000).toFixed(1)}s`;
+const running = [];
+let container;
+
+async function startService(name) {
+  const envArgs = Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
+  // tini like the image's ENTRYPOINT (buildah run does not apply ENTRYPOINT); -s: here it is not PID 1,
+  // so it registers as the subreaper instead.
+  const args = ['run', '--isolation', 'chroot', '--network', 'host', '--user', '1000:1000', ...envArgs, container, '--', '/usr/bin/tini', '-s', '--', 'node', `services/${name}/dist/main.js`];
+  const child = spawn('buildah', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const proc = { name, child, output: '' };
+  running.push(proc);
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => reject(new Error(`${name} did not announce its ports within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+    child.stderr.on('data', (d) => (proc.output += d));
+    child.stdout.on('data', (d) => {
+      proc.output += d;
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (line.includes('"ready":true')) {
+          clearTimeout(timer);
+          resolve(JSON.parse(line).ports);
+        }
+      }
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${code ?? signal}) before it was ready`));
+    });
+  });
+}
+
+async function readyz(name, opsPort) {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let last = 'no answer';
+  while (Date.now() < deadline) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+      if (r.status === 200) return;
+      last = `${r.status} ${await r.text()}`;
+    } catch (err) {
+      last = err.message;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${name} /readyz never answered 200 (last: ${last})`);
+}
+
+/** The uid the service's node process runs as (found in /proc by its command line and our prefix). */
+function processUid(name) {
+  const cmdline = `node\0services/${name}/dist/main.js\0`;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'latin1') !== cmdline) continue;
+      if (!readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`NATS_PREFIX=${prefix}`)) continue;
+      return /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1];
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return undefined;
+}
+
+async function cleanup() {
+  for (const { child } of running.reverse()) {
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      // Already gone.
+    }
+  }
+  await Promise.all(
+    running.map(
+      ({ child }) =>
+        new Promise((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          const t = setTimeout(() => {
+            try {
+              process.kill(-child.pid, 'SIGKILL');
+            } catch {
+              // Already gone.
+            }
+            resolve();
+          }, 15_000);
+          child.on('exit', () => (clearTimeout(t), resolve()));
+        }),
+    ),
+  );
+  if (container) {
+    try {
+      buildah('rm', container);
+    } catch {
+      // Nothing to remove.
+    }
+  }
+  const nc = await connect({ servers: NATS_URL }).catch(() => undefined);
+  if (nc) {
+    const jsm = await nc.jetstreamManager();
+    for await (const s of jsm.streams.list()) if (s.config.name.startsWith(`${prefix}_`)) await jsm.streams.delete(s.config.name);
+    await nc.close();
+  }
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.end();
+}
+
+let failed;
+try {
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  await admin.end();
+  container = buildah('from', '--pull-never', '--quiet', image);
+  const announced = {};
+  for (const name of SERVICES) {
+    const ports = await startService(name);
+    announced[name] = ports;
+    Object.assign(env, publishes[name]?.(ports) ?? {});
+    await readyz(name, ports.ops);
+    const uid = processUid(name);
+    if (uid === undefined || uid === '0') throw new Error(`${name} runs as uid ${uid ?? 'unknown'}, not as the image's non-root user`);
+    console.log(`  ${name.padEnd(10)} ready  uid=${uid}  ports=${JSON.stringify(ports)}  (${since()})`);
+  }
+  // The partner-facing listener answers from the image too: an unauthenticated call gets the API's
+  // error envelope.
+  const r = await fetch(`http://127.0.0.1:${announced.gateway.http}/v1/health`);
+  const body = await r.json().catch(() => ({}));
+  if (r.status !== 401 || body?.error?.code !== 'unauthenticated') throw new Error(`gateway GET /v1/health without a token answered ${r.status} ${JSON.stringify(body)}`);
+  console.log(`  gateway    GET /v1/health without a token: 401 ${body.error.code}`);
+  console.log(`image smoke: all ${SERVICES.length} services ready from ${image} in ${since()}`);
+} catch (err) {
+  failed = err;
+  console.error(`image smoke FAILED: ${err.message}`);
+  const last = running.at(-1);
+  if (last) console.error(`--- ${last.name} output ---\n${last.output.slice(-4000)}`);
+} finally {
+  await cleanup();
+}
+process.exit(failed ? 1 : 0);
