@@ -150,29 +150,38 @@ const EXAMPLE_SUBMISSION = {
   updatedAt: '2026-11-21T12:00:08.012Z',
 };
 
+/** One job in each state, as the job list shows it (GET /v1/jobs/{jobId} shows the settled ones alike). */
+const EXAMPLE_JOBS = {
+  processing: { id: 'job_0199a3e57c1d7b529a0e3f2d4c5b6a73', kind: 'attachment.create', status: 'processing', createdAt: '2026-11-21T12:01:00.500Z', updatedAt: '2026-11-21T12:01:00.731Z' },
+  succeeded: {
+    id: EXAMPLE_JOB_ID,
+    kind: 'submission.create',
+    status: 'succeeded',
+    result: { submissionId: EXAMPLE_SUBMISSION.submissionId, submissionName: 'Acme Holdings LLC', status: 'submitted' },
+    createdAt: '2026-11-21T12:00:08.000Z',
+    updatedAt: '2026-11-21T12:00:08.012Z',
+  },
+  failed: {
+    id: 'job_0199a3e37c1d7b529a0e3f2d4c5b6a71',
+    kind: 'submission.create',
+    status: 'failed',
+    error: { code: 'unknown_product', message: 'the product does not exist or is not active', retryable: false },
+    createdAt: '2026-11-21T11:59:00.000Z',
+    updatedAt: '2026-11-21T11:59:00.020Z',
+  },
+};
+
+const JOB_EXAMPLES: Obj = {
+  succeeded: { summary: 'Succeeded, with its result', value: EXAMPLE_JOBS.succeeded },
+  failed: { summary: 'Failed, with its error', value: EXAMPLE_JOBS.failed },
+  processing: { summary: 'Not settled yet (answered with Retry-After: 5)', value: { id: EXAMPLE_JOBS.processing.id, status: 'processing', retryAfter: 5 } },
+};
+
 const JOB_PAGE_EXAMPLES: Obj = {
   mixed: {
     summary: 'A running job, a succeeded one and a failed one; more pages follow',
     value: {
-      items: [
-        { id: 'job_0199a3e57c1d7b529a0e3f2d4c5b6a73', kind: 'attachment.create', status: 'processing', createdAt: '2026-11-21T12:01:00.500Z', updatedAt: '2026-11-21T12:01:00.731Z' },
-        {
-          id: EXAMPLE_JOB_ID,
-          kind: 'submission.create',
-          status: 'succeeded',
-          result: { submissionId: EXAMPLE_SUBMISSION.submissionId, submissionName: 'Acme Holdings LLC', status: 'submitted' },
-          createdAt: '2026-11-21T12:00:08.000Z',
-          updatedAt: '2026-11-21T12:00:08.012Z',
-        },
-        {
-          id: 'job_0199a3e37c1d7b529a0e3f2d4c5b6a71',
-          kind: 'submission.create',
-          status: 'failed',
-          error: { code: 'unknown_product', message: 'the product does not exist or is not active', retryable: false },
-          createdAt: '2026-11-21T11:59:00.000Z',
-          updatedAt: '2026-11-21T11:59:00.020Z',
-        },
-      ],
+      items: [EXAMPLE_JOBS.processing, EXAMPLE_JOBS.succeeded, EXAMPLE_JOBS.failed],
       nextCursor: 'AQAAAZqj5HwAAZmj43wde1KaDj8tTFtqcWOlLwNsNk6g1u1Vh9Hrkg4',
     },
   },
@@ -486,7 +495,7 @@ function paths(): Obj {
           200: {
             description: 'The job (settled), or `processing` with `Retry-After`.',
             headers: { ...apiHeaders(), ...preferHeaders(), 'Retry-After': header('Retry-After-Processing') },
-            content: json(ref('Job')),
+            content: { 'application/json': { schema: ref('Job'), examples: JOB_EXAMPLES } },
           },
           404: response('NotFound'),
           ...authErrors(),

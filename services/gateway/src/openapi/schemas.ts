@@ -312,6 +312,7 @@ export const schemas: Record<string, Schema> = {
   Money: {
     type: 'object',
     additionalProperties: false,
+    examples: [{ amount: '1999.99', currency: 'GBP' }],
     required: ['amount', 'currency'],
     properties: {
       amount: { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$', description: 'Decimal amount as a string, never a number.', examples: ['1999.99'] },
