@@ -9,7 +9,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PartnerApiError, PartnerClient, type PartnerClientOptions, type SubmissionCreate } from '../sdk/client/src/index.js';
+import { lastResponseOf, PartnerApiError, PartnerClient, type PartnerClientOptions, type SubmissionCreate } from '../sdk/client/src/index.js';
 import { conformance } from './support/conformance.js';
 import { Stack, type ClientCreds } from './support/stack.js';
 
@@ -262,6 +262,10 @@ describe('every operation', () => {
     const api = client(recordingFetch());
     const created = await api.createSubmission(submission());
     expect((await api.getSubmission(created.submissionId)).externalRef).toMatch(/^sdk-/);
+    // Settled within the wait (a 200): the result still names its job, which holds that same result.
+    const answered = lastResponseOf(created)!;
+    expect(answered).toMatchObject({ status: 200, jobId: expect.stringMatching(/^job_[0-9a-f]{32}$/), replayed: false });
+    expect(await api.getJob(answered.jobId!)).toMatchObject({ status: 'succeeded', result: { submissionId: created.submissionId } });
 
     const bytes = new TextEncoder().encode('Loss runs 2021-2025: no claims.\n'.repeat(200));
     const progress: number[] = [];

@@ -141,6 +141,7 @@ describe('the job handle and polling', () => {
     expect(r.body.id).toMatch(/^job_[0-9a-f]{32}$/);
     expect(r.body.statusUrl).toBe(`https://api.uat.test/v1/jobs/${r.body.id}`);
     expect(r.headers.get('location')).toBe(r.body.statusUrl);
+    expect(r.headers.get('job-id')).toBe(r.body.id);
     expect(r.headers.get('retry-after')).toBe('5');
     expect(r.headers.get('preference-applied')).toBeNull();
 
@@ -216,7 +217,9 @@ describe('Prefer: wait', () => {
     expect(r.status).toBe(200);
     expect(r.body.submissionName).toBe('Acme Holdings LLC');
     expect(r.headers.get('preference-applied')).toBe('wait=10');
-    const [row] = await stack.sql<{ settled_at: Date }>('SELECT settled_at FROM job.jobs WHERE result->>\'submissionId\' = $1', [r.body.submissionId]);
+    const [row] = await stack.sql<{ settled_at: Date; job_id: string }>('SELECT settled_at, job_id FROM job.jobs WHERE result->>\'submissionId\' = $1', [r.body.submissionId]);
+    // The 200 names the job whose result it is.
+    expect(r.headers.get('job-id')).toBe(row!.job_id);
     expect(answered - started).toBeGreaterThanOrEqual(2000);
     // Woken by the settlement event: generous margin (two clocks, a loaded machine), far below the
     // 5 s poll interval.

@@ -629,7 +629,8 @@ export class PartnerClient {
         const info: LastResponse = {
           status: res.status,
           requestId: res.headers.get('x-request-id') ?? undefined,
-          jobId: undefined,
+          // The job behind a mutation's answer (a 200 settled within the wait has no other trace of it).
+          jobId: res.headers.get('job-id') ?? undefined,
           replayed: res.headers.get('idempotent-replayed') === 'true',
         };
         return { status: res.status, headers: res.headers, body: attachResponse(body, info) as T };

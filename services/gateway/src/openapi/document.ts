@@ -96,7 +96,7 @@ function mutationResponses(resultSchema: Schema, resultDescription: string, extr
   return {
     200: {
       description: `${resultDescription} The job settled successfully within \`Prefer: wait\`.`,
-      headers: { ...apiHeaders(), ...preferHeaders(), 'Idempotent-Replayed': header('Idempotent-Replayed') },
+      headers: { ...apiHeaders(), ...preferHeaders(), 'Idempotent-Replayed': header('Idempotent-Replayed'), 'Job-Id': header('Job-Id') },
       content: json(resultSchema),
     },
     202: {
@@ -107,6 +107,7 @@ function mutationResponses(resultSchema: Schema, resultDescription: string, extr
         ...apiHeaders(),
         ...preferHeaders(),
         'Idempotent-Replayed': header('Idempotent-Replayed'),
+        'Job-Id': header('Job-Id'),
         Location: header('Location'),
         'Retry-After': header('Retry-After'),
       },
@@ -608,6 +609,11 @@ function components(opts: OpenApiOptions): Obj {
       }),
       Vary: stringHeader('`Prefer`: the response depends on the `Prefer` header.', { type: 'string', pattern: 'Prefer' }, true),
       'Idempotent-Replayed': stringHeader('`true` when the response is for the earlier job of the same `Idempotency-Key`.', { type: 'string', const: 'true' }),
+      'Job-Id': stringHeader(
+        'The job that carried out the mutation (its id, as in `statusUrl`): on a 200 the only place it appears, so the result can be traced to its job (`GET /v1/jobs/{jobId}`, the job list, the events).',
+        ref('JobId'),
+        true,
+      ),
       'WWW-Authenticate': stringHeader(
         'RFC 6750: `Bearer realm="partner-api"` without a usable token, with `error="invalid_token"` for a bad one.',
         { type: 'string', pattern: '^Bearer ' },

@@ -82,6 +82,8 @@ export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutat
   }
 
   const result = { jobId: job.id, replayed };
+  // On every answer from here on (200, 202, or the job's error): on a 200 the one place the job's id appears.
+  ctx.set('Job-Id', job.id);
   if (isSettled(job)) {
     waiter?.cancel();
     respondSettledMutation(ctx, job);
