@@ -101,6 +101,63 @@ describe('partner login', () => {
   });
 });
 
+describe('partner login checks', () => {
+  it('refuses a scope the token server does not grant, storing nothing (exit 4)', async () => {
+    const elsewhere = join(home, 'scope-config');
+    const args = loginArgs();
+    args[args.indexOf('--scope') + 1] = 'api.production.example/access';
+    const r = await partner(args, { stdin: `${creds.clientSecret}\n`, configHome: elsewhere });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('invalid_scope');
+    expect(() => statSync(join(elsewhere, 'partner/config.json'))).toThrow();
+  });
+
+  it('says "not logged in" with nothing configured, and names only the required settings that are missing', async () => {
+    const empty = join(home, 'nothing');
+    const none = await partner(['health'], { configHome: empty });
+    expect(none.code).toBe(4);
+    expect(none.stderr).toBe('partner: not logged in: run partner login\n');
+    const partial = await partner(['health'], { configHome: empty, env: { PARTNER_BASE_URL: stack.gatewayUrl, PARTNER_CLIENT_ID: creds.clientId } });
+    expect(partial.code).toBe(4);
+    // The scope follows from the base URL: never listed.
+    expect(partial.stderr).toBe('partner: not configured: PARTNER_AUTH_URL, PARTNER_CLIENT_SECRET missing; run partner login, or set them in the environment\n');
+  });
+});
+
+describe('profiles', () => {
+  it('keeps each profile in its own owner-only file, chosen by --profile or PARTNER_PROFILE', async () => {
+    const config = join(home, 'profiles-config');
+    const r = await partner([...loginArgs(), '--profile', 'uat'], { stdin: `${creds.clientSecret}\n`, configHome: config });
+    expect(r.code, r.stderr).toBe(0);
+    const file = join(config, 'partner/profiles/uat.json');
+    expect(r.json).toMatchObject({ configFile: file, profile: 'uat' });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(config, 'partner')).mode & 0o777).toBe(0o700);
+    expect((await partner(['health', '--profile', 'uat'], { configHome: config })).code).toBe(0);
+    expect((await partner(['health'], { configHome: config, env: { PARTNER_PROFILE: 'uat' } })).code).toBe(0);
+    // The default profile is another one, and is not set up here.
+    const other = await partner(['health'], { configHome: config });
+    expect(other.code).toBe(4);
+    expect(other.stderr).toContain('not logged in');
+    expect((await partner(['health', '--profile', '../etc'], { configHome: config })).code).toBe(4);
+    expect((await partner(['logout', '--profile', 'uat'], { configHome: config })).json).toEqual({ configFile: file, removed: true });
+  });
+});
+
+describe('help', () => {
+  it('shows a command\'s options and examples with --help, and a group\'s commands for the group alone', async () => {
+    const help = await partner(['submissions', 'create', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: partner submissions create --file/);
+    expect(help.stdout).toContain('--idempotency-key KEY');
+    expect(help.stdout).toContain('Examples:\n  partner submissions create --file app.json');
+    expect((await partner(['help', 'jobs', 'wait'])).stdout).toMatch(/^Usage: partner jobs wait JOB_ID/);
+    const group = await partner(['policies']);
+    expect(group.code).toBe(0);
+    expect(group.stdout).toMatch(/Commands:\n {2}list +list policies.*\n {2}get +one policy/);
+  });
+});
+
 describe('partner commands', () => {
   it('health --json', async () => {
     const r = await partner(['health', '--json']);
@@ -160,6 +217,44 @@ describe('partner commands', () => {
     expect(readFileSync(out, 'utf8')).toBe(content);
     const again = await partner(['attachments', 'download', submissionId, up.json.attachmentId, '-o', out]);
     expect(again.code).toBe(2);
+  });
+});
+
+describe('--debug and partner api', () => {
+  it('--debug prints each request and answer on stderr, never the token or the secret', async () => {
+    const r = await partner(['health', '--debug']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`→ GET ${stack.gatewayUrl}/v1/health`);
+    expect(r.stderr).toMatch(/← 200 GET \S+\/v1\/health in \d+ ms, request id \S+/);
+    const token = await stack.token(creds);
+    expect(r.stderr).not.toContain(creds.clientSecret);
+    expect(r.stderr).not.toMatch(/bearer|authorization/i);
+    expect(r.stderr).not.toContain(token.split('.')[0]);
+  });
+
+  it('api sends any request with the stored credentials and prints the answer as it is', async () => {
+    const health = await partner(['api', 'GET', '/v1/health']);
+    expect(health.code, health.stderr).toBe(0);
+    expect(health.json).toMatchObject({ status: 'ok', partnerId: expect.any(String) });
+    const missing = await partner(['api', 'GET', `/v1/submissions/${randomUUID()}`]);
+    expect(missing.code).toBe(1);
+    expect(missing.json).toMatchObject({ error: { code: 'not_found' } });
+    expect(missing.stderr).toMatch(/^partner: HTTP 404 not_found \(request id \S+\)/);
+    // A mutation with the caller's own key: sent twice, the same job.
+    const key = randomUUID();
+    const body = readFileSync(appFile(), 'utf8');
+    const first = await partner(['api', 'POST', '/v1/submissions', '--data', '-', '-H', `Idempotency-Key: ${key}`], { stdin: body });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.json).toMatchObject({ status: 'accepted', id: expect.stringMatching(/^job_/) });
+    const again = await partner(['api', 'post', '/v1/submissions', '--data', body, '-H', `Idempotency-Key: ${key}`, '-H', 'Prefer: wait=10', '--include']);
+    expect(again.code, again.stderr).toBe(0);
+    const [head, answer] = again.stdout.split('\n\n');
+    expect(head).toMatch(/^HTTP 200 OK\n/);
+    expect(head).toContain(`job-id: ${first.json.id}`);
+    expect(head).toContain('idempotent-replayed: true');
+    expect(JSON.parse(answer!)).toMatchObject({ status: 'submitted', submissionName: 'Fabrikam Insurance Brokers' });
+    expect((await partner(['api', 'GET', 'policies'])).code).toBe(2);
+    expect((await partner(['api', 'POST', '/v1/submissions', '--data', '{not json'])).code).toBe(2);
   });
 });
 

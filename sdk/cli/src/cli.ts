@@ -21,7 +21,8 @@ import {
   type PolicyListParams,
   type PolicyStatus,
 } from '@partner/sdk';
-import { ConfigError, configFile, defaultScope, readStored, removeStored, resolveSettings, writeStored, type Settings } from './config.js';
+import { ConfigError, configFile, defaultScope, profileOf, readStored, removeStored, resolveSettings, writeStored, type Settings } from './config.js';
+import { commandHelp, completionScript, groupHelp } from './help.js';
 import { formatBytes, Output, Progress, type Io } from './output.js';
 import { LIST_COMMANDS } from './list-commands.js';
 
@@ -72,12 +73,19 @@ const OPTIONS = {
   'created-before': { type: 'string' },
   'external-ref': { type: 'string' },
   'principal-id': { type: 'string' },
+  profile: { type: 'string' },
+  debug: { type: 'boolean' },
+  data: { type: 'string', short: 'd' },
+  header: { type: 'string', short: 'H', multiple: true },
+  include: { type: 'boolean', short: 'i' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
-type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+type Values = {
+  [K in OptionName]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
+};
 
-const GLOBAL: OptionName[] = ['json', 'help', 'version', 'principal'];
+const GLOBAL: OptionName[] = ['json', 'help', 'version', 'principal', 'profile', 'debug'];
 
 export interface Command {
   usage: string;
@@ -93,6 +101,9 @@ export interface Context {
   out: Output;
   progress: Progress;
   signal: AbortSignal;
+  /** The profile's settings file (--profile, PARTNER_PROFILE, or the default one). */
+  configFile: string;
+  settings(): Settings;
   client(): PartnerClient;
 }
 
@@ -106,7 +117,7 @@ export function intOption(values: Values, name: 'limit' | 'wait' | 'timeout', fa
   return Number(raw);
 }
 
-const COMMANDS: Record<string, Command> = {
+export const COMMANDS: Record<string, Command> = {
   login: {
     usage: 'login [--base-url URL] [--auth-url URL] [--client-id ID] [--scope SCOPE] [--client-secret-stdin]',
     summary: 'check and store the credentials (asks for what is not given)',
@@ -120,7 +131,7 @@ const COMMANDS: Record<string, Command> = {
     args: [],
     options: [],
     run: async (ctx) => {
-      const file = configFile(ctx.io.env);
+      const file = ctx.configFile;
       ctx.out.record({ configFile: file, removed: removeStored(file) });
       return EXIT.ok;
     },
@@ -346,7 +357,83 @@ const COMMANDS: Record<string, Command> = {
     options: ['types', 'since', 'cursor'],
     run: (ctx) => tailEvents(ctx),
   },
+  api: {
+    usage: 'api METHOD PATH [--data JSON|@FILE|-] [-H "Name: value"]... [-i]',
+    summary: 'any API request, authenticated, printing the answer as it is (exit code from its status)',
+    args: ['METHOD', 'PATH'],
+    options: ['data', 'header', 'include'],
+    run: (ctx, [method, path]) => apiRequest(ctx, method!, path!),
+  },
+  completion: {
+    usage: 'completion bash|zsh',
+    summary: 'print a shell completion script',
+    args: ['SHELL'],
+    options: [],
+    run: async (ctx, [shell]) => {
+      if (shell !== 'bash' && shell !== 'zsh') throw new UsageError('completion: bash or zsh');
+      ctx.io.stdout.write(completionScript(shell, COMMANDS, GLOBAL.filter((o) => o !== 'version'), { status: [...POLICY_STATUSES, 'processing', 'succeeded', 'failed', 'submitted'], type: DOCUMENT_TYPES }));
+      return EXIT.ok;
+    },
+  },
 };
+
+const API_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * `partner api`: the escape hatch (like `gh api`). One request with the profile's token, no retries
+ * and no Idempotency-Key unless given (-H), the answer printed as it is; exit 0 for a 2xx, else the
+ * exit code of the error it is (4 for 401/403, 3 when retrying may help, 1 otherwise).
+ */
+async function apiRequest(ctx: Context, rawMethod: string, path: string): Promise<number> {
+  const method = rawMethod.toUpperCase();
+  if (!API_METHODS.includes(method)) throw new UsageError(`METHOD is one of ${API_METHODS.join(', ')}`);
+  if (!/^\/v1(\/|\?|$)/.test(path)) throw new UsageError('PATH starts with /v1, e.g. /v1/policies?limit=5');
+  const headers = new Headers({ accept: 'application/json', 'user-agent': `partner-cli/${SDK_VERSION}` });
+  for (const h of ctx.values.header ?? []) {
+    const colon = h.indexOf(':');
+    if (colon <= 0) throw new UsageError(`-H ${JSON.stringify(h)}: write it as "Name: value"`);
+    try {
+      headers.set(h.slice(0, colon).trim(), h.slice(colon + 1).trim());
+    } catch {
+      throw new UsageError(`-H ${JSON.stringify(h)} is not a valid header`);
+    }
+  }
+  if (ctx.values.principal !== undefined && !headers.has('x-principal-id')) headers.set('x-principal-id', ctx.values.principal);
+  let body: string | undefined;
+  const data = ctx.values.data;
+  if (data !== undefined) {
+    body = data === '-' ? await readAll(ctx.io.stdin) : data.startsWith('@') ? readText(data.slice(1)) : data;
+    parseJson(data === '-' ? 'standard input' : data.startsWith('@') ? data.slice(1) : '--data', body);
+    if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+  }
+  const base = ctx.settings().baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+  headers.set('authorization', `Bearer ${await ctx.client().accessToken({ signal: ctx.signal })}`);
+  const url = `${base}${path}`;
+  if (ctx.values.debug) ctx.io.stderr.write(`→ ${method} ${url}\n`);
+  const started = Date.now();
+  const res = await fetch(url, { method, headers, body, signal: ctx.signal, redirect: 'manual' });
+  const text = await res.text();
+  const requestId = res.headers.get('x-request-id');
+  if (ctx.values.debug) ctx.io.stderr.write(`← ${res.status} in ${Date.now() - started} ms${requestId ? `, request id ${requestId}` : ''}\n`);
+  let parsed: unknown;
+  try {
+    parsed = text ? (JSON.parse(text) as unknown) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (ctx.values.include) {
+    ctx.io.stdout.write(`HTTP ${res.status} ${res.statusText}\n`);
+    res.headers.forEach((v, k) => ctx.io.stdout.write(`${k}: ${v}\n`));
+    ctx.io.stdout.write('\n');
+  }
+  if (parsed !== undefined) ctx.out.writeJson(parsed);
+  else if (text) ctx.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  if (res.ok) return EXIT.ok;
+  const error = (parsed as { error?: { code?: string; retryable?: boolean } } | undefined)?.error;
+  ctx.io.stderr.write(`partner: HTTP ${res.status}${error?.code ? ` ${error.code}` : ''}${requestId ? ` (request id ${requestId})` : ''}\n`);
+  if (res.status === 401 || res.status === 403) return EXIT.auth;
+  return error?.retryable || res.status === 429 || res.status >= 500 ? EXIT.retryable : EXIT.apiError;
+}
 
 /** `events tail`: follows the feed with long-poll; on Ctrl-C says how to resume where it stopped. */
 async function tailEvents(ctx: Context): Promise<number> {
@@ -465,14 +552,16 @@ function safeName(name: string): string {
   return base === '' || base === '.' || base === '..' ? 'attachment' : base;
 }
 
-function readJsonFile(path: string): unknown {
-  let text: string;
+function readText(path: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (err) {
     throw new UsageError(`cannot read ${path}: ${(err as Error).message}`);
   }
-  return parseJson(path, text);
+}
+
+function readJsonFile(path: string): unknown {
+  return parseJson(path, readText(path));
 }
 
 function parseJson(source: string, text: string): unknown {
@@ -485,7 +574,7 @@ function parseJson(source: string, text: string): unknown {
 
 async function login(ctx: Context): Promise<number> {
   const { io, values } = ctx;
-  const file = configFile(io.env);
+  const file = ctx.configFile;
   const stored = readStored(file, (m) => ctx.out.note(`warning: ${m}`));
   const interactive = io.stdin.isTTY === true && !values['client-secret-stdin'];
   const ask = async (label: string, current: string | undefined): Promise<string> => {
@@ -523,7 +612,7 @@ async function login(ctx: Context): Promise<number> {
   // Only credentials the token server accepts are stored.
   await new PartnerClient({ ...settings, maxAttempts: 2 }).accessToken({ signal: ctx.signal });
   writeStored(file, settings);
-  ctx.out.record({ configFile: file, baseUrl, authUrl, clientId, scope: settings.scope });
+  ctx.out.record({ configFile: file, baseUrl, authUrl, clientId, scope: settings.scope, ...(values.profile || io.env.PARTNER_PROFILE ? { profile: profileOf(values.profile, io.env) ?? 'default' } : {}) });
   return EXIT.ok;
 }
 
@@ -567,6 +656,7 @@ function readHidden(io: Io, question: string): Promise<string> {
 
 function usage(): string {
   const lines = Object.values(COMMANDS).map((c) => `  partner ${c.usage}\n      ${c.summary}`);
+  // (partner <command> --help: its options and examples; partner <group>: the group's commands.)
   return `Usage: partner <command> [options]
 
 Commands:
@@ -574,16 +664,31 @@ ${lines.join('\n')}
 
 Options for every command:
   --json            print JSON (the default when stdout is not a terminal)
+  --profile NAME    use the credentials stored under NAME (also PARTNER_PROFILE), e.g. uat, production
   --principal ID    attribute requests to a principal registered for your partner (x-principal-id)
-  -h, --help        this help;  --version  the version
+  --debug           print each HTTP request and answer to stderr (never the secret or the token)
+  -h, --help        this help, or a command's: partner submissions create --help;  --version  the version
 
 Credentials: partner login stores them in $XDG_CONFIG_HOME/partner/config.json (~/.config/partner),
-readable by you only. PARTNER_BASE_URL, PARTNER_AUTH_URL, PARTNER_CLIENT_ID, PARTNER_CLIENT_SECRET and
-PARTNER_SCOPE override it.
+or profiles/NAME.json beside it for --profile NAME, readable by you only. PARTNER_BASE_URL,
+PARTNER_AUTH_URL, PARTNER_CLIENT_ID, PARTNER_CLIENT_SECRET and PARTNER_SCOPE override it.
+Shell completion: partner completion bash|zsh.
 
 Exit codes: 0 ok; 1 API error (retrying will not help); 2 usage; 3 retryable failure or timeout
 (try again later); 4 not logged in, credentials or scope refused, or permission missing.
 `;
+}
+
+/** --debug: each HTTP attempt and answer on stderr. The SDK never passes the Authorization header. */
+function debugHooks(io: Io): Pick<ConstructorParameters<typeof PartnerClient>[0], 'onRequest' | 'onResponse'> {
+  const shown = ['idempotency-key', 'prefer', 'x-principal-id', 'content-type', 'content-length'];
+  return {
+    onRequest: (r) => {
+      const headers = shown.filter((h) => r.headers[h] !== undefined).map((h) => `${h}: ${r.headers[h]}`);
+      io.stderr.write(`→ ${r.method} ${r.url}${r.attempt > 1 ? ` (attempt ${r.attempt})` : ''}${headers.length ? `  [${headers.join('; ')}]` : ''}\n`);
+    },
+    onResponse: (r) => io.stderr.write(`← ${r.status} ${r.method} ${r.url} in ${r.durationMs} ms${r.requestId ? `, request id ${r.requestId}` : ''}\n`),
+  };
 }
 
 function exitCodeOf(err: unknown): number {
@@ -627,16 +732,31 @@ export async function run(argv: string[], io: Io, signal: AbortSignal): Promise<
     io.stdout.write(`partner ${SDK_VERSION}\n`);
     return EXIT.ok;
   }
+  // `partner help X Y` is `partner X Y --help`.
+  if (positionals[0] === 'help' && positionals.length > 1) {
+    positionals = positionals.slice(1);
+    values.help = true;
+  }
+  const name = COMMANDS[positionals.slice(0, 2).join(' ')] ? positionals.slice(0, 2).join(' ') : positionals[0];
+  const command = name === undefined ? undefined : COMMANDS[name];
+  if (command && values.help) {
+    io.stdout.write(commandHelp(name!, command, OPTIONS));
+    return EXIT.ok;
+  }
+  // A group alone (`partner policies`) lists its commands.
+  const group = !command && positionals.length === 1 ? groupHelp(positionals[0]!, COMMANDS) : undefined;
+  if (group) {
+    io.stdout.write(group);
+    return EXIT.ok;
+  }
   if (values.help || positionals.length === 0 || positionals[0] === 'help') {
     (positionals.length === 0 && !values.help ? io.stderr : io.stdout).write(usage());
     return positionals.length === 0 && !values.help ? EXIT.usage : EXIT.ok;
   }
-  const name = COMMANDS[positionals.slice(0, 2).join(' ')] ? positionals.slice(0, 2).join(' ') : positionals[0]!;
-  const command = COMMANDS[name];
   const out = new Output(io, values.json === true || io.stdout.isTTY !== true);
   try {
     if (!command) throw new UsageError(`unknown command: ${positionals.slice(0, 2).join(' ')}`);
-    const args = positionals.slice(name.split(' ').length);
+    const args = positionals.slice(name!.split(' ').length);
     if (args.length !== command.args.length) {
       throw new UsageError(`usage: partner ${command.usage}`);
     }
@@ -644,6 +764,9 @@ export async function run(argv: string[], io: Io, signal: AbortSignal): Promise<
     const unexpected = Object.keys(values).filter((k) => !allowed.has(k));
     if (unexpected.length > 0) throw new UsageError(`${unexpected.map((k) => `--${k}`).join(', ')} not accepted by ${name}; usage: partner ${command.usage}`);
 
+    const profile = profileOf(values.profile, io.env);
+    const file = configFile(io.env, profile);
+    let settings: Settings | undefined;
     let client: PartnerClient | undefined;
     const ctx: Context = {
       io,
@@ -651,11 +774,15 @@ export async function run(argv: string[], io: Io, signal: AbortSignal): Promise<
       out,
       progress: new Progress(io.stderr),
       signal,
+      configFile: file,
+      settings: () => (settings ??= resolveSettings(io.env, readStored(file, (m) => out.note(`warning: ${m}`)), profile)),
       client: () => {
-        if (!client) {
-          const settings = resolveSettings(io.env, readStored(configFile(io.env), (m) => out.note(`warning: ${m}`)));
-          client = new PartnerClient({ ...settings, ...(values.principal !== undefined ? { principalId: values.principal } : {}), userAgent: `partner-cli/${SDK_VERSION}` });
-        }
+        client ??= new PartnerClient({
+          ...ctx.settings(),
+          ...(values.principal !== undefined ? { principalId: values.principal } : {}),
+          userAgent: `partner-cli/${SDK_VERSION}`,
+          ...(values.debug ? debugHooks(io) : {}),
+        });
         return client;
       },
     };
