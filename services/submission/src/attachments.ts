@@ -11,6 +11,7 @@ import { dbError, type Pool } from '@partner/shared/pg';
 import type { Logger } from '@partner/shared/logger';
 import type { natsNames } from '@partner/shared/nats';
 import type { OutboxRelay } from '@partner/shared/outbox-relay';
+import { isSafeFileName } from '@partner/shared/attachments';
 import type { Owner as OwnerMessage } from '@partner/shared/generated/partner/submission/v1/Owner';
 import type { UploadAttachmentRequest__Output } from '@partner/shared/generated/partner/submission/v1/UploadAttachmentRequest';
 import type { UploadAttachmentResponse } from '@partner/shared/generated/partner/submission/v1/UploadAttachmentResponse';
@@ -35,27 +36,8 @@ import { DOCUMENT_TYPES, isDocumentType } from '@partner/shared/attachments';
 
 /** Largest chunk of an upload or download message. */
 export const MAX_CHUNK_BYTES = 64 * 1024;
-export const MAX_FILE_NAME_BYTES = 255;
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 200;
-
-// Characters a stored file name never contains: controls, invisible format characters (bidi
-// overrides), line/paragraph separators, path separators, quotes and the other characters
-// Windows refuses in file names.
-const UNSAFE_NAME_CHARS = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}"\\/*:<>?|]/u;
-
-/** True for a name the gateway's sanitiser could have produced; the service stores nothing else. */
-export function isSafeFileName(name: string): boolean {
-  return (
-    name.length > 0 &&
-    Buffer.byteLength(name, 'utf8') <= MAX_FILE_NAME_BYTES &&
-    name === name.normalize('NFC') &&
-    name === name.trim() &&
-    !name.startsWith('.') &&
-    !UNSAFE_NAME_CHARS.test(name) &&
-    !/\s{2}/u.test(name)
-  );
-}
 
 const CONTENT_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { contentDisposition, sanitiseFileName } from './file-names.js';
-// The submission service stores only names its own check accepts: every sanitised name must pass.
-import { isSafeFileName } from '../../../submission/src/attachments.js';
+// The submission service stores only names the shared check accepts: every sanitised name must pass.
+import { isSafeFileName } from '@partner/shared/attachments';
 
 describe('sanitiseFileName', () => {
   it.each([

@@ -3,7 +3,8 @@
 // bytes with the extension kept), and served back in a Content-Disposition header that cannot
 // be broken out of (an ASCII fallback plus the RFC 5987/6266 filename* form).
 
-export const MAX_FILE_NAME_BYTES = 255;
+import { MAX_FILE_NAME_BYTES } from '@partner/shared/attachments';
+
 export const FALLBACK_FILE_NAME = 'attachment';
 
 const REMOVED = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
