@@ -1,5 +1,5 @@
 // PartnerClient: typed methods for every operation of the Partner Submission API, with the
-// recommended client pattern built in (seed §4, §5):
+// recommended client pattern built in (docs/api.md, "Mutations" and "Authentication"):
 // - tokens cached and refreshed a margin before they expire, one token request in flight at a time,
 //   and one fresh token after a 401 invalid_token;
 // - mutations send a fresh Idempotency-Key and Prefer: wait=15; on 202 they poll the job honouring

@@ -1,4 +1,4 @@
-// The per-operation permissions a client can be provisioned with (seed §5.4).
+// The per-operation permissions a client can be provisioned with (docs/api.md, "Authentication").
 export const PERMISSIONS = [
   'health/read',
   'policies/read',

@@ -14,7 +14,7 @@ export const CURSOR_CONTEXT = 'partner.submission.v1/list-cursor';
 
 export const loadSubmissionCursorCodec = (pool: Pool): Promise<CursorCodec> => loadCursorCodec(pool, [], CURSOR_CONTEXT, UUID_IDS);
 
-/** The submission statuses there are (seed §3: only `submitted` so far). */
+/** The submission statuses there are (docs/api.md, "Resources": only `submitted` so far). */
 export const SUBMISSION_STATUSES = ['submitted'] as const;
 export const EXTERNAL_REF_MAX = 200;
 

@@ -1,4 +1,4 @@
-// Runs a mutation as a job (seed §4 "Mutation behaviour"): Idempotency-Key handling, submission to
+// Runs a mutation as a job (docs/api.md, "Mutations"): Idempotency-Key handling, submission to
 // the job service, and the answer — 202 with the handle, or under Prefer: wait the settled outcome.
 import { newJobId } from '@partner/shared/ids';
 import { isSettled, jobView, type JobKind, type JobView } from '@partner/shared/jobs';
