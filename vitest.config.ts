@@ -9,6 +9,8 @@ const resolve = { alias: [{ find: /^@partner\/shared\/(.*)$/, replacement: `${sh
 
 export default defineConfig({
   test: {
+    // Build first (incremental): system tests spawn services from dist/, which must match src/.
+    globalSetup: ['test/support/build.ts'],
     projects: [
       {
         resolve,

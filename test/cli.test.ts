@@ -2,12 +2,11 @@
 // login into a private config directory, health, submissions, jobs, attachments, and the exit
 // codes scripts rely on (0 ok, 1 API error, 2 usage, 3 retryable/timeout, 4 auth/config).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { ROOT, Stack, type ClientCreds } from './support/stack.js';
 import { scrape } from './support/metrics.js';
 import { until } from './support/poll.js';
@@ -19,13 +18,17 @@ let creds: ClientCreds;
 let home: string;
 
 beforeAll(async () => {
-  // The CLI runs from its build, as a partner runs it; make sure it is current.
-  await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsc'), ['-b', 'sdk/cli'], { cwd: ROOT });
+  // The CLI runs from its build (dist/), as a partner runs it: vitest's globalSetup built it.
   stack = await Stack.create();
   await stack.startAll();
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'CLI test product');
   creds = await stack.createClient();
   home = mkdtempSync(join(tmpdir(), 'partner-cli-'));
+  // Logged in from the start (as `partner login` leaves it, which its own test checks), so any test of
+  // this file runs alone too (vitest -t).
+  mkdirSync(join(home, 'config/partner'), { recursive: true, mode: 0o700 });
+  const settings = { baseUrl: stack.gatewayUrl, authUrl: stack.authUrl, clientId: creds.clientId, clientSecret: creds.clientSecret, scope: stack.scope };
+  writeFileSync(join(home, 'config/partner/config.json'), JSON.stringify(settings), { mode: 0o600 });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -82,13 +85,14 @@ function appFile(externalRef = `cli-${randomUUID()}`): string {
 
 describe('partner login', () => {
   it('checks the credentials and stores them readable by the owner only', async () => {
-    const r = await partner(loginArgs(), { stdin: `${creds.clientSecret}\n` });
+    // A config directory of its own: the file's existence proves this login wrote it.
+    const r = await partner(loginArgs(), { stdin: `${creds.clientSecret}\n`, configHome: join(home, 'login-config') });
     expect(r.code, r.stderr).toBe(0);
-    const file = join(home, 'config/partner/config.json');
+    const file = join(home, 'login-config/partner/config.json');
     expect(r.json).toEqual({ configFile: file, baseUrl: stack.gatewayUrl, authUrl: stack.authUrl, clientId: creds.clientId, scope: stack.scope });
     expect(r.stdout).not.toContain(creds.clientSecret);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(statSync(join(home, 'config/partner')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(home, 'login-config/partner')).mode & 0o777).toBe(0o700);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ clientId: creds.clientId, clientSecret: creds.clientSecret });
   });
 
