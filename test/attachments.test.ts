@@ -10,7 +10,8 @@ import { createPool, type Pool } from '@partner/shared/pg';
 import { PgBlobStore } from '../services/submission/src/blob-store.js';
 import { sweepAttachments } from '../services/submission/src/attachments.js';
 import { Stack } from './support/stack.js';
-import { download, eventually, MiB, memoryProbe, multipart, multipartBytes, storedRows, upload } from './support/attachments.js';
+import { download, MiB, memoryProbe, multipart, multipartBytes, storedRows, upload } from './support/attachments.js';
+import { eventually } from './support/poll.js';
 
 const PRODUCT = '11111111-2222-4333-8444-555555555555';
 const LIMIT = 25 * MiB;

@@ -6,7 +6,8 @@ import { createConnection } from 'node:net';
 import { createLogger } from '@partner/shared/logger';
 import { createPool, type Pool } from '@partner/shared/pg';
 import { provision, submissionBody } from './support/fixtures.js';
-import { download, eventually, MiB, multipart, storedRows } from './support/attachments.js';
+import { download, MiB, multipart, storedRows } from './support/attachments.js';
+import { eventually } from './support/poll.js';
 import { Stack, type ChildService } from './support/stack.js';
 
 /** Upload size and client rate: 20 MiB at 2 MiB/s, so most of it arrives after the SIGTERM. */

@@ -27,6 +27,7 @@ import { basic, ROOT, Stack, type ApiResponse, type ClientCreds, PG_ADMIN_URL } 
 import { PrivateNats } from './support/nats-server.js';
 import { readyz, scrape, type Scrape } from './support/metrics.js';
 import { TcpProxy } from './support/tcp-proxy.js';
+import { until } from './support/poll.js';
 
 // Spans of every in-process service land here: registered before any service starts, with the
 // AsyncLocalStorage context manager and the W3C propagator (NodeTracerProvider.register()).
@@ -52,16 +53,6 @@ const submission = (externalRef = `ref-${randomUUID()}`) => ({
   productId: PRODUCT,
   applicant: { legalName: 'Observed Holdings LLC' },
 });
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const jobStatus = async (id: string) => (await stack.sql<{ status: string }>('SELECT status FROM job.jobs WHERE job_id = $1', [id]))[0]?.status;
 
@@ -311,8 +302,13 @@ describe('traces', () => {
     spans.reset();
     for (const url of Object.values(stack.opsUrls)) expect((await readyz(url)).status).toBe(200);
     await fetch(`${stack.gatewayOpsUrl}/metrics`);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(finished().map((s) => s.name)).toEqual([]);
+    // A barrier instead of a sleep: a traced request made after them. Its span ends after anything the
+    // health checks could have started (they were answered before it was sent), so once it is
+    // exported, every span there will be is there.
+    const marker = await stack.api('GET', '/v1/health', { token });
+    expect(marker.status).toBe(200);
+    await until('the marker request\'s span', async () => finished().some((s) => s.name === 'GET /v1/health'));
+    expect(finished().filter((s) => s.spanContext().traceId !== finished().find((m) => m.name === 'GET /v1/health')!.spanContext().traceId).map((s) => s.name)).toEqual([]);
   });
 });
 

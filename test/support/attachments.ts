@@ -160,17 +160,6 @@ export async function storedRows(db: Pool): Promise<{ states: Record<string, num
   };
 }
 
-/** Polls until check passes and returns the value; fails, showing the last value, when time is up. */
-export async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 3_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (check(v)) return v;
-    if (Date.now() > until) throw new Error(`condition not met within ${ms} ms; last value: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /**
  * Samples this process's live memory (heap used + ArrayBuffer backing stores, i.e. Buffers) after
  * full garbage collections, so garbage awaiting collection does not count and a buffered file

@@ -1,6 +1,7 @@
 // The streaming helpers of grpc.ts against a real gRPC server on loopback, using the submission
 // service's streaming methods with handlers written here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventEmitter } from 'node:events';
 import { DomainError } from './errors.js';
 import { createLogger } from './logger.js';
 import {
@@ -26,7 +27,7 @@ const unused = async (): Promise<never> => {
   throw new DomainError('internal', 'not used here');
 };
 
-/** What the handlers saw, for the tests to inspect. */
+/** What the handlers saw, for the tests to inspect; note() records it and wakes whenSeen(). */
 const seen = {
   received: 0,
   uploadEnded: '' as '' | 'done' | 'threw',
@@ -34,6 +35,23 @@ const seen = {
   readReturned: false,
   readAborted: false,
 };
+const changes = new EventEmitter();
+function note<K extends keyof typeof seen>(key: K, value: (typeof seen)[K]): void {
+  seen[key] = value;
+  changes.emit('change');
+}
+/** Resolves once the handlers have seen what holds (the test's own timeout bounds the wait). */
+function whenSeen(holds: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (!holds()) return;
+      changes.off('change', check);
+      resolve();
+    };
+    changes.on('change', check);
+    check();
+  });
+}
 
 const handlers: StreamingHandlers<Def> = {
   CreateSubmission: unused,
@@ -45,9 +63,9 @@ const handlers: StreamingHandlers<Def> = {
   ListAttachments: unused,
   DeleteAttachment: unused,
   UploadAttachment: clientStreaming(async (requests, ctx) => {
-    seen.received = 0;
-    seen.uploadEnded = '';
-    ctx.signal.addEventListener('abort', () => (seen.uploadAborted = true));
+    note('received', 0);
+    note('uploadEnded', '');
+    ctx.signal.addEventListener('abort', () => note('uploadAborted', true));
     let bytes = 0;
     let fileName = '';
     try {
@@ -57,21 +75,21 @@ const handlers: StreamingHandlers<Def> = {
           if (fileName === 'refuse.pdf') throw new DomainError('not_found', 'submission not found');
           continue;
         }
-        seen.received += 1;
+        note('received', seen.received + 1);
         bytes += m.chunk!.length;
         // A slow consumer: the client must wait for it rather than run ahead.
         if (fileName === 'slow.pdf') await sleep(5);
       }
     } catch (err) {
-      seen.uploadEnded = 'threw';
+      note('uploadEnded', 'threw');
       throw err;
     }
-    seen.uploadEnded = 'done';
+    note('uploadEnded', 'done');
     return { uploadId: fileName, sizeBytes: bytes, sha256: '' };
   }),
   ReadAttachmentContent: serverStreaming(async function* (req, ctx) {
-    seen.readReturned = false;
-    ctx.signal.addEventListener('abort', () => (seen.readAborted = true));
+    note('readReturned', false);
+    ctx.signal.addEventListener('abort', () => note('readAborted', true));
     try {
       const n = Number(req.attachmentId.split(':')[1] ?? 0);
       for (let i = 0; i < n; i++) {
@@ -79,7 +97,7 @@ const handlers: StreamingHandlers<Def> = {
         yield { chunk: Buffer.alloc(64 * KiB, i % 256) };
       }
     } finally {
-      seen.readReturned = true;
+      note('readReturned', true);
     }
   }),
 };
@@ -146,10 +164,11 @@ describe('client streaming', () => {
     const call = openClientStream(client, def(), 'UploadAttachment');
     await call.write(metadata('slow.pdf'));
     await call.write({ chunk: Buffer.alloc(1 * KiB) });
-    await sleep(50);
+    // The handler is reading: it has the first chunk.
+    await whenSeen(() => seen.received >= 1);
     call.cancel();
     await expect(call.finish()).rejects.toMatchObject({ code: 'unavailable' });
-    for (let i = 0; i < 50 && !(seen.uploadEnded && seen.uploadAborted); i++) await sleep(10);
+    await whenSeen(() => seen.uploadEnded !== '' && seen.uploadAborted);
     // The requests stop, with an error or (when the reset is seen as the end of the stream first)
     // without one: only the signal tells a cancel apart, which is why uploads carry an end message.
     expect(seen.uploadEnded).not.toBe('');
@@ -186,7 +205,7 @@ describe('server streaming', () => {
     for await (const _ of read('ok:100000')) {
       if (++n === 5) break;
     }
-    for (let i = 0; i < 100 && !(seen.readReturned && seen.readAborted); i++) await sleep(10);
+    await whenSeen(() => seen.readReturned && seen.readAborted);
     expect(seen.readReturned).toBe(true);
     expect(seen.readAborted).toBe(true);
   });
