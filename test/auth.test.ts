@@ -3,8 +3,8 @@
 // checks, against real PostgreSQL, gRPC and HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, decodeProtectedHeader, decodeJwt, generateKeyPair, type CryptoKey } from 'jose';
-import { randomUUID } from 'node:crypto';
 import { ALL_PERMISSIONS, basic, Stack, type ClientCreds } from './support/stack.js';
+import { accessClaims, nowSeconds, signAccessToken } from './support/claims.js';
 import { loadSigningKey } from '../services/auth/src/keys.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -148,23 +148,10 @@ describe('gateway authentication', () => {
     signingKey = await loadSigningKey(stack.services.auth!.pool!, Buffer.from(stack.env.AUTH_KEY_ENCRYPTION_KEY!, 'base64'));
   });
 
-  const now = () => Math.floor(Date.now() / 1000);
-  const claims = (over: Record<string, unknown> = {}) => ({
-    iss: 'https://auth.uat.test',
-    sub: client.clientId,
-    aud: 'partner-submission-api',
-    client_id: client.clientId,
-    scope: stack.scope,
-    tenant: client.tenant,
-    partner_id: client.partnerId,
-    permissions: ALL_PERMISSIONS,
-    iat: now() - 10,
-    exp: now() + 600,
-    jti: randomUUID(),
-    ...over,
-  });
+  const now = nowSeconds;
+  const claims = (over: Record<string, unknown> = {}) => accessClaims(stack, { ...client, permissions: ALL_PERMISSIONS }, over);
   const forge = (over: Record<string, unknown> = {}, header: Record<string, unknown> = {}, key: CryptoKey | Uint8Array = signingKey.key) =>
-    new SignJWT(claims(over)).setProtectedHeader({ alg: 'ES256', kid: signingKey.kid, typ: 'at+jwt', ...header } as never).sign(key);
+    signAccessToken(claims(over), key, { kid: signingKey.kid, ...header });
   const health = (t: string | undefined, headers: Record<string, string> = {}) =>
     stack.api('GET', '/v1/health', { ...(t ? { token: t } : {}), headers });
 

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { Stack, type ApiResponse, type ClientCreds } from './support/stack.js';
+import { accessClaims } from './support/claims.js';
 import { PRODUCT } from './support/fixtures.js';
 
 const DOCUMENTED = new Set([200, 202, 304, 400, 401, 403, 404, 405, 409, 413, 415, 422, 429]);
@@ -173,17 +174,7 @@ describe('fuzzing', () => {
 });
 
 describe('JWT attacks', () => {
-  const claims = () => ({
-    iss: 'https://auth.uat.test',
-    sub: client.clientId,
-    aud: 'partner-submission-api',
-    client_id: client.clientId,
-    scope: stack.scope,
-    tenant: client.tenant,
-    partner_id: client.partnerId,
-    permissions: ['health/read'],
-    jti: randomUUID(),
-  });
+  const claims = () => accessClaims(stack, { ...client, permissions: ['health/read'] });
 
   it('ignores jku, x5u and embedded jwk headers: a self-signed token is refused and nothing is fetched', async () => {
     let fetched = 0;

@@ -5,12 +5,12 @@
 // admin command runs as operators run it, and the other gateway must notice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { createPool, type Pool } from '@partner/shared/pg';
 import { createLogger } from '@partner/shared/logger';
 import { loadSigningKey } from '../services/auth/src/keys.js';
 import { createClient as insertClient } from '../services/auth/src/repo.js';
 import { ALL_PERMISSIONS, Stack, type ClientCreds } from './support/stack.js';
+import { accessClaims, signAccessToken } from './support/claims.js';
 
 let stack: Stack;
 let gatewayA: string;
@@ -145,15 +145,7 @@ describe("a client's rate limit", () => {
 describe('token lifetime and signature form', () => {
   const sign = async (c: ClientCreds, times: { iat: number; exp: number }, tv = 0) => {
     const key = await loadSigningKey(authPool, Buffer.from(stack.env.AUTH_KEY_ENCRYPTION_KEY!, 'base64'));
-    return new SignJWT({ client_id: c.clientId, scope: stack.scope, tenant: c.tenant, partner_id: c.partnerId, permissions: c.permissions, tv })
-      .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'at+jwt' })
-      .setIssuer(stack.env.AUTH_ISSUER!)
-      .setSubject(c.clientId)
-      .setAudience(stack.env.AUTH_AUDIENCE!)
-      .setIssuedAt(times.iat)
-      .setExpirationTime(times.exp)
-      .setJti(randomUUID())
-      .sign(key.key);
+    return signAccessToken(accessClaims(stack, c, { ...times, tv }), key.key, { kid: key.kid });
   };
 
   it('refuses a token claiming a longer lifetime than the issuer grants, or issued in the future', async () => {
