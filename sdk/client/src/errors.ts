@@ -31,6 +31,7 @@ export type ApiErrorCode =
   | 'validation_error'
   | 'idempotency_key_reused'
   | 'unknown_product'
+  | 'upload_expired'
   | 'conflict'
   | 'unsupported_media_type'
   | 'payload_too_large'

@@ -1,7 +1,7 @@
 // ListJobs: a partner's jobs, newest first, one keyset page at a time (GET /v1/jobs). Every query
 // is scoped to the owner (tenant, partner); the cursor is bound to the owner and the filters.
 import { DomainError, type ErrorDetail } from '@partner/shared/errors';
-import { JOB_KINDS } from '@partner/shared/jobs';
+import { JOB_KINDS, JOB_STATUS_FILTER } from '@partner/shared/jobs';
 import { JOB_IDS, loadCursorCodec, type CursorCodec, type CursorPosition } from '@partner/shared/list-cursor';
 import { Conditions, cutPage, pageSizeOf, resolvePage, timestampFilter, type Owner } from '@partner/shared/list-page';
 import { prepared, type Pool } from '@partner/shared/pg';
@@ -13,12 +13,7 @@ export const CURSOR_CONTEXT = 'partner.job.v1/list-cursor';
 
 export const loadJobCursorCodec = (pool: Pool): Promise<CursorCodec> => loadCursorCodec(pool, [], CURSOR_CONTEXT, JOB_IDS);
 
-const STATUS_FILTERS = {
-  JOB_STATUS_FILTER_PROCESSING: 'processing',
-  JOB_STATUS_FILTER_SUCCEEDED: 'succeeded',
-  JOB_STATUS_FILTER_FAILED: 'failed',
-} as const;
-type StatusFilter = (typeof STATUS_FILTERS)[keyof typeof STATUS_FILTERS];
+type StatusFilter = (typeof JOB_STATUS_FILTER.names)[number];
 const KINDS = new Set<string>(Object.values(JOB_KINDS));
 
 export interface ListJobsArgs {
@@ -40,9 +35,9 @@ export function parseListJobs(req: ListJobsRequest__Output, codec: CursorCodec):
   const details: ErrorDetail[] = [];
   const args: ListJobsArgs = { owner: { tenantId: req.tenantId, partnerId: req.partnerId }, limit: pageSizeOf(req.pageSize, details) };
   if (req.status !== 'JOB_STATUS_FILTER_UNSPECIFIED') {
-    const status = STATUS_FILTERS[req.status as keyof typeof STATUS_FILTERS];
+    const status = JOB_STATUS_FILTER.fromProto(req.status);
     if (status) args.status = status;
-    else details.push({ field: 'status', issue: `must be one of ${Object.values(STATUS_FILTERS).join(', ')}` });
+    else details.push({ field: 'status', issue: `must be one of ${JOB_STATUS_FILTER.names.join(', ')}` });
   }
   if (req.kind !== '') {
     if (KINDS.has(req.kind)) args.kind = req.kind;

@@ -5,6 +5,7 @@ import { withTx, dbError, prepared, type Pool } from '@partner/shared/pg';
 import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/events';
 import type { natsNames } from '@partner/shared/nats';
 import type { Job, JobError } from '@partner/shared/proto-types';
+import { JOB_STATUS, type JobStatusName } from '@partner/shared/jobs';
 
 export interface JobRow {
   job_id: string;
@@ -15,7 +16,7 @@ export interface JobRow {
   principal_id: string | null;
   /** Read only where it is needed (StartJob); absent otherwise. */
   payload?: unknown;
-  status: 'accepted' | 'running' | 'succeeded' | 'failed';
+  status: JobStatusName;
   result: unknown;
   error: { code: string; message: string; retryable: boolean } | null;
   deliveries: number;
@@ -29,18 +30,11 @@ const COLUMNS = `job_id, kind, tenant_id, partner_id, client_id, principal_id, s
 const COLUMNS_WITH_PAYLOAD = `${COLUMNS}, payload`;
 export const LIST_COLUMNS = COLUMNS;
 
-const PROTO_STATUS = {
-  accepted: 'JOB_STATUS_ACCEPTED',
-  running: 'JOB_STATUS_RUNNING',
-  succeeded: 'JOB_STATUS_SUCCEEDED',
-  failed: 'JOB_STATUS_FAILED',
-} as const;
-
 export function toProto(row: JobRow, withPayload = false): Job {
   return {
     id: row.job_id,
     kind: row.kind,
-    status: PROTO_STATUS[row.status],
+    status: JOB_STATUS.toProto(row.status),
     resultJson: row.result === null || row.result === undefined ? '' : JSON.stringify(row.result),
     error: row.error ?? null,
     createdAt: row.created_at.toISOString(),

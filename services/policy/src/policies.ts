@@ -5,10 +5,10 @@ import { DomainError, type ErrorDetail } from '@partner/shared/errors';
 import { iso } from '@partner/shared/ids';
 import { prepared, type Pool } from '@partner/shared/pg';
 import type { Policy } from '@partner/shared/generated/partner/policy/v1/Policy';
-import type { PolicyStatus__Output } from '@partner/shared/generated/partner/policy/v1/PolicyStatus';
 import type { ListPoliciesRequest__Output } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
 import { bindingOf, type CursorCodec, type CursorPosition } from '@partner/shared/list-cursor';
-import { isPolicyStatus, isUuid, parseTimestamp, policyNumberIssue, type PolicyStatusName } from './values.js';
+import { POLICY_STATUS, type PolicyStatusName } from '@partner/shared/policies';
+import { isUuid, parseTimestamp, policyNumberIssue } from './values.js';
 
 export interface Owner {
   tenantId: string;
@@ -47,14 +47,6 @@ export interface ListArgs {
   after?: CursorPosition;
 }
 
-const STATUS_PREFIX = 'POLICY_STATUS_';
-
-export const statusToProto = (s: PolicyStatusName): PolicyStatus__Output => `${STATUS_PREFIX}${s.toUpperCase()}` as PolicyStatus__Output;
-
-export function statusFromProto(s: PolicyStatus__Output): PolicyStatusName | undefined {
-  const name = s.startsWith(STATUS_PREFIX) ? s.slice(STATUS_PREFIX.length).toLowerCase() : '';
-  return isPolicyStatus(name) ? name : undefined;
-}
 
 export function ownerOf(owner: { tenantId: string; partnerId: string } | null): Owner {
   if (!owner?.tenantId || !owner.partnerId) throw new DomainError('validation_error', 'owner (tenant and partner) is required');
@@ -78,7 +70,7 @@ export function parseListRequest(req: ListPoliciesRequest__Output, owner: Owner,
     else details.push({ field: 'limit', issue: `must be an integer from 1 to ${MAX_LIMIT}` });
   }
   if (req.status !== 'POLICY_STATUS_UNSPECIFIED') {
-    const status = statusFromProto(req.status);
+    const status = POLICY_STATUS.fromProto(req.status);
     if (status) args.status = status;
     else details.push({ field: 'status', issue: 'is not a known status' });
   }
@@ -160,7 +152,7 @@ export function toProto(row: PolicyRow): Policy {
   return {
     policyId: row.policy_id,
     policyNumber: row.policy_number,
-    status: statusToProto(row.status),
+    status: POLICY_STATUS.toProto(row.status),
     productId: row.product_id,
     insured: { legalName: row.insured_legal_name },
     effectiveDate: row.effective_date,

@@ -11,28 +11,34 @@ interface CodeInfo {
   http: number;
   grpc: GrpcStatus;
   retryable: boolean;
+  /** What a partner reads in the API reference's error table. */
+  meaning: string;
 }
 
-/** Every error code the API documents. Job errors may carry other codes (see httpStatusForCode). */
+/**
+ * Every error code the API documents, in the order a partner meets them: the OpenAPI document's error
+ * table is made from this. Job errors may carry other codes (see httpStatusForCode).
+ */
 export const ERROR_CODES = {
-  unauthenticated: { http: 401, grpc: GrpcStatus.UNAUTHENTICATED, retryable: false },
-  invalid_token: { http: 401, grpc: GrpcStatus.UNAUTHENTICATED, retryable: false },
-  insufficient_scope: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, retryable: false },
-  forbidden: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, retryable: false },
-  principal_not_registered: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, retryable: false },
-  not_found: { http: 404, grpc: GrpcStatus.NOT_FOUND, retryable: false },
-  method_not_allowed: { http: 405, grpc: GrpcStatus.UNIMPLEMENTED, retryable: false },
-  invalid_json: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false },
-  validation_error: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false },
-  idempotency_key_reused: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false },
-  unknown_product: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false },
-  conflict: { http: 409, grpc: GrpcStatus.ABORTED, retryable: false },
-  cursor_expired: { http: 410, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false },
-  unsupported_media_type: { http: 415, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false },
-  payload_too_large: { http: 413, grpc: GrpcStatus.OUT_OF_RANGE, retryable: false },
-  rate_limited: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED, retryable: true },
-  unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE, retryable: true },
-  internal: { http: 500, grpc: GrpcStatus.INTERNAL, retryable: true },
+  unauthenticated: { http: 401, grpc: GrpcStatus.UNAUTHENTICATED, retryable: false, meaning: 'no or malformed `Authorization` header' },
+  invalid_token: { http: 401, grpc: GrpcStatus.UNAUTHENTICATED, retryable: false, meaning: 'bad signature, expired, not yet valid, wrong issuer or audience, unknown key, algorithm not allowed' },
+  insufficient_scope: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, retryable: false, meaning: 'the token\'s scope is not this environment\'s access scope' },
+  forbidden: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, retryable: false, meaning: 'the client is not provisioned with the permission the operation needs' },
+  principal_not_registered: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, retryable: false, meaning: '`x-principal-id` does not name a principal registered for the partner' },
+  not_found: { http: 404, grpc: GrpcStatus.NOT_FOUND, retryable: false, meaning: 'unknown or malformed id, a resource of another partner, or an unknown path' },
+  method_not_allowed: { http: 405, grpc: GrpcStatus.UNIMPLEMENTED, retryable: false, meaning: 'the method is not allowed on this path (see `Allow`)' },
+  invalid_json: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false, meaning: 'the body is not valid JSON' },
+  validation_error: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false, meaning: 'the body, a query parameter or `Idempotency-Key` is invalid; `details` lists every problem' },
+  idempotency_key_reused: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'the `Idempotency-Key` was used before with a different request' },
+  unknown_product: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the product does not exist or is inactive' },
+  upload_expired: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the staged upload expired before the attachment job ran' },
+  conflict: { http: 409, grpc: GrpcStatus.ABORTED, retryable: false, meaning: 'job failure: the change conflicts with the current state' },
+  cursor_expired: { http: 410, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'a feed cursor older than the event retention; reconcile with the list endpoints' },
+  unsupported_media_type: { http: 415, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false, meaning: 'wrong `Content-Type` (or a file type that may not be attached)' },
+  payload_too_large: { http: 413, grpc: GrpcStatus.OUT_OF_RANGE, retryable: false, meaning: 'body over the size limit (JSON 1 MiB, attachment 25 MiB by default)' },
+  rate_limited: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED, retryable: true, meaning: 'rate limit exceeded; retry after `Retry-After` seconds' },
+  unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE, retryable: true, meaning: 'a dependency is unavailable; retry after `Retry-After` seconds' },
+  internal: { http: 500, grpc: GrpcStatus.INTERNAL, retryable: true, meaning: 'anything else unexpected; report the `X-Request-Id` if it persists' },
 } as const satisfies Record<string, CodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

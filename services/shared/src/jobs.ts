@@ -1,5 +1,8 @@
 // Jobs as the API shows them, the settlement event every gateway hears, and the job kinds.
 import type { Job__Output } from './generated/partner/job/v1/Job.js';
+import type { JobStatus__Output } from './generated/partner/job/v1/JobStatus.js';
+import type { JobStatusFilter__Output } from './generated/partner/job/v1/JobStatusFilter.js';
+import { protoEnum } from './proto-enums.js';
 
 export const JOB_KINDS = {
   submissionCreate: 'submission.create',
@@ -33,18 +36,17 @@ export interface SettlementEvent {
   partnerId: string;
 }
 
-const STATUS = {
-  JOB_STATUS_ACCEPTED: 'accepted',
-  JOB_STATUS_RUNNING: 'running',
-  JOB_STATUS_SUCCEEDED: 'succeeded',
-  JOB_STATUS_FAILED: 'failed',
-} as const;
+export type JobStatusName = 'accepted' | 'running' | 'succeeded' | 'failed';
+/** A job's status (the API's names; the proto's JOB_STATUS_*; the job table's status column). */
+export const JOB_STATUS = protoEnum<JobStatusName, JobStatus__Output>('JOB_STATUS_', ['accepted', 'running', 'succeeded', 'failed']);
+/** The job list's status filter: `processing` is accepted or running. */
+export const JOB_STATUS_FILTER = protoEnum<'processing' | 'succeeded' | 'failed', JobStatusFilter__Output>('JOB_STATUS_FILTER_', ['processing', 'succeeded', 'failed']);
 
 export const isSettled = (j: Pick<JobView, 'status'>): boolean => j.status === 'succeeded' || j.status === 'failed';
 
 /** The API view of a gRPC Job. */
 export function jobView(j: Job__Output): JobView {
-  const status = STATUS[j.status as keyof typeof STATUS] ?? 'accepted';
+  const status = JOB_STATUS.fromProto(j.status) ?? 'accepted';
   return {
     id: j.id,
     kind: j.kind,

@@ -6,7 +6,7 @@
 import { AckPolicy, DeliverPolicy, nanos, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats';
 import { DomainError } from '@partner/shared/errors';
 import { isJobId } from '@partner/shared/ids';
-import { parseJobMessage } from '@partner/shared/jobs';
+import { JOB_STATUS, parseJobMessage } from '@partner/shared/jobs';
 import { contextFromHeaders, DEFAULT_DUPLICATE_WINDOW_MS, ensureJobsStream, natsNames } from '@partner/shared/nats';
 import { inSpan, SpanKind, SpanStatusCode, traceFields } from '@partner/shared/tracing';
 import type { Logger } from '@partner/shared/logger';
@@ -285,7 +285,8 @@ export class JobConsumer {
         const started = (await this.clients.job.StartJob({ jobId, delivery })).job;
         if (!started?.caller) throw new DomainError('internal', 'StartJob returned no job');
         kind = started.kind;
-        if (started.status === 'JOB_STATUS_SUCCEEDED' || started.status === 'JOB_STATUS_FAILED') {
+        const startedStatus = JOB_STATUS.fromProto(started.status);
+        if (startedStatus === 'succeeded' || startedStatus === 'failed') {
           this.metrics?.processed(kind, 'skipped');
           m.ack();
           return { jobId, kind, outcome: 'skipped' };
@@ -324,7 +325,7 @@ export class JobConsumer {
       await marked;
       const reply = await this.clients.job.SettleJob({ jobId, delivery, ...outcome });
       const settled = 'resultJson' in outcome ? 'succeeded' : 'failed';
-      if (!reply.settledNow && reply.job?.status !== `JOB_STATUS_${settled.toUpperCase()}`) {
+      if (!reply.settledNow && JOB_STATUS.fromProto(reply.job?.status ?? '') !== settled) {
         // Another delivery settled it the other way first (e.g. a message delivered again as new after
         // its consumer was recreated): this effect's outcome is not the job's. Say so, for follow-up.
         log().error({ kind, settled: reply.job?.status, ran: settled }, 'job already settled with another outcome; this delivery ran it again');

@@ -2,7 +2,9 @@
 // components.schemas of the published document. The submission create schema is the very one the
 // gateway validates requests with, so the reference cannot drift from the behaviour; the attachment
 // media types and document types come from the gateway's own allowlists for the same reason.
+import { ERROR_CODES } from '@partner/shared/errors';
 import { JOB_KINDS } from '@partner/shared/jobs';
+import { POLICY_STATUSES } from '@partner/shared/policies';
 import { submissionCreateSchema } from '../routes/submissions.js';
 import { ALLOWED_MEDIA_TYPES, DEFAULT_DOCUMENT_TYPE, DOCUMENT_TYPES } from '../attachments/media-types.js';
 import { JOB_FAILURE_CODES } from '@partner/shared/sandbox';
@@ -15,28 +17,10 @@ const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$
 const UUID_EXAMPLE = '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71';
 const JOB_EXAMPLE = 'job_0199a3e47c1d7b529a0e3f2d4c5b6a72';
 
-/** The error codes of API.md's table, with their HTTP status, in the order a partner meets them. */
-export const ERROR_CODE_TABLE: readonly [code: string, status: number, retryable: boolean, meaning: string][] = [
-  ['unauthenticated', 401, false, 'no or malformed `Authorization` header'],
-  ['invalid_token', 401, false, 'bad signature, expired, not yet valid, wrong issuer or audience, unknown key, algorithm not allowed'],
-  ['insufficient_scope', 403, false, "the token's scope is not this environment's access scope"],
-  ['forbidden', 403, false, 'the client is not provisioned with the permission the operation needs'],
-  ['principal_not_registered', 403, false, '`x-principal-id` does not name a principal registered for the partner'],
-  ['not_found', 404, false, 'unknown or malformed id, a resource of another partner, or an unknown path'],
-  ['method_not_allowed', 405, false, 'the method is not allowed on this path (see `Allow`)'],
-  ['invalid_json', 400, false, 'the body is not valid JSON'],
-  ['validation_error', 400, false, 'the body, a query parameter or `Idempotency-Key` is invalid; `details` lists every problem'],
-  ['idempotency_key_reused', 422, false, 'the `Idempotency-Key` was used before with a different request'],
-  ['unknown_product', 422, false, 'job failure: the product does not exist or is inactive'],
-  ['upload_expired', 422, false, 'job failure: the staged upload expired before the attachment job ran'],
-  ['conflict', 409, false, 'job failure: the change conflicts with the current state'],
-  ['cursor_expired', 410, false, 'a feed cursor older than the event retention; reconcile with the list endpoints'],
-  ['unsupported_media_type', 415, false, 'wrong `Content-Type` (or a file type that may not be attached)'],
-  ['payload_too_large', 413, false, 'body over the size limit (JSON 1 MiB, attachment 25 MiB by default)'],
-  ['rate_limited', 429, true, 'rate limit exceeded; retry after `Retry-After` seconds'],
-  ['unavailable', 503, true, 'a dependency is unavailable; retry after `Retry-After` seconds'],
-  ['internal', 500, true, 'anything else unexpected; report the `X-Request-Id` if it persists'],
-];
+/** The API's error table (code, HTTP status, retryable, meaning), made from the one in shared/errors.ts. */
+export const ERROR_CODE_TABLE: readonly [code: string, status: number, retryable: boolean, meaning: string][] = Object.entries(ERROR_CODES).map(
+  ([code, info]) => [code, info.http, info.retryable, info.meaning] as const,
+);
 
 const codeTable = ERROR_CODE_TABLE.map(([code, status, retryable, meaning]) => `| \`${code}\` | ${status} | ${retryable} | ${meaning} |`).join('\n');
 
@@ -319,7 +303,7 @@ export const schemas: Record<string, Schema> = {
       currency: { type: 'string', description: 'ISO 4217 currency code.', examples: ['GBP'] },
     },
   },
-  PolicyStatus: { type: 'string', enum: ['active', 'cancelled', 'expired', 'pending'] },
+  PolicyStatus: { type: 'string', enum: [...POLICY_STATUSES] },
   Policy: {
     type: 'object',
     additionalProperties: false,

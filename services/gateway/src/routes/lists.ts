@@ -6,11 +6,10 @@
 import type Router from '@koa/router';
 import { type ErrorDetail } from '@partner/shared/errors';
 import { isPrincipalId } from '@partner/shared/ids';
-import { isSettled, JOB_KINDS, jobView } from '@partner/shared/jobs';
+import { isSettled, JOB_KINDS, JOB_STATUS_FILTER, jobView } from '@partner/shared/jobs';
 import { isCursorShaped } from '@partner/shared/list-cursor';
 import { CURSOR_ISSUE } from '@partner/shared/list-page';
 import { parseTimestamp, TIMESTAMP_ISSUE } from '@partner/shared/time';
-import type { JobStatusFilter } from '@partner/shared/generated/partner/job/v1/JobStatusFilter';
 import type { Job__Output } from '@partner/shared/generated/partner/job/v1/Job';
 import { grpcOptions, ownerOf, type GatewayState } from '../context.js';
 import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
@@ -20,7 +19,6 @@ import { submissionRecord } from './submissions.js';
 
 const JOB_PARAMS = new Set(['limit', 'cursor', 'status', 'kind', 'createdSince', 'createdBefore']);
 const SUBMISSION_PARAMS = new Set(['limit', 'cursor', 'externalRef', 'status', 'createdSince', 'updatedSince', 'principalId']);
-export const JOB_STATUS_FILTERS = ['processing', 'succeeded', 'failed'] as const;
 const JOB_KIND_NAMES: readonly string[] = Object.values(JOB_KINDS);
 export const SUBMISSION_STATUSES = ['submitted'] as const;
 const EXTERNAL_REF_MAX = 200;
@@ -66,16 +64,17 @@ export function jobListItem(j: Job__Output): Record<string, unknown> {
 export function listRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
   router.get('/jobs', deps.guard('jobs/read'), async (ctx) => {
     const { params, page } = readQuery(ctx.querystring, JOB_PARAMS, (p, details) => {
-      checkEnum(p, 'status', JOB_STATUS_FILTERS, details);
+      checkEnum(p, 'status', JOB_STATUS_FILTER.names, details);
       checkEnum(p, 'kind', JOB_KIND_NAMES, details);
       checkTimestamps(p, ['createdSince', 'createdBefore'], details);
     });
-    const status = params.get('status');
+    const rawStatus = params.get('status');
+    const status = rawStatus !== undefined && JOB_STATUS_FILTER.is(rawStatus) ? rawStatus : undefined;
     const res = await deps.clients.job.ListJobs(
       {
         ...ownerOf(ctx),
         ...page,
-        ...(status ? { status: `JOB_STATUS_FILTER_${status.toUpperCase()}` as JobStatusFilter } : {}),
+        ...(status ? { status: JOB_STATUS_FILTER.toProto(status) } : {}),
         kind: params.get('kind') ?? '',
         createdSince: params.get('createdSince') ?? '',
         createdBefore: params.get('createdBefore') ?? '',

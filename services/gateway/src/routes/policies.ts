@@ -8,11 +8,10 @@ import type Router from '@koa/router';
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
 import { isUuid } from '@partner/shared/ids';
 import type { Policy__Output } from '@partner/shared/generated/partner/policy/v1/Policy';
-import type { PolicyStatus } from '@partner/shared/generated/partner/policy/v1/PolicyStatus';
 import type { ListPoliciesRequest } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import type { RouteDeps } from './deps.js';
-import { isPolicyStatus, POLICY_STATUSES } from '@partner/shared/policies';
+import { POLICY_STATUS } from '@partner/shared/policies';
 import { invalidQuery, pageParams, singleParams, timestampParam } from '../http/list-query.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince']);
@@ -24,8 +23,8 @@ export function parseListQuery(ctx: GatewayContext): Omit<ListPoliciesRequest, '
 
   const status = params.get('status');
   if (status !== undefined) {
-    if (isPolicyStatus(status)) req.status = `POLICY_STATUS_${status.toUpperCase()}` as PolicyStatus;
-    else details.push({ field: 'status', issue: `must be one of ${POLICY_STATUSES.join(', ')}` });
+    if (POLICY_STATUS.is(status)) req.status = POLICY_STATUS.toProto(status);
+    else details.push({ field: 'status', issue: `must be one of ${POLICY_STATUS.names.join(', ')}` });
   }
   const productId = params.get('productId');
   if (productId !== undefined) {
@@ -52,7 +51,7 @@ export function policyRecord(p: Policy__Output): Record<string, unknown> {
   return {
     policyId: p.policyId,
     policyNumber: p.policyNumber,
-    status: p.status.replace(/^POLICY_STATUS_/, '').toLowerCase(),
+    status: POLICY_STATUS.fromProto(p.status),
     productId: p.productId,
     insured: { legalName: p.insured?.legalName ?? '' },
     effectiveDate: p.effectiveDate,

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { JobStatus } from './generated/partner/job/v1/JobStatus.js';
+import { JobStatusFilter } from './generated/partner/job/v1/JobStatusFilter.js';
+import { PolicyStatus } from './generated/partner/policy/v1/PolicyStatus.js';
+import { JOB_STATUS, JOB_STATUS_FILTER } from './jobs.js';
+import { POLICY_STATUS } from './policies.js';
+
+describe('proto enum converters', () => {
+  it.each([
+    ['job status', JOB_STATUS, JobStatus],
+    ['job status filter', JOB_STATUS_FILTER, JobStatusFilter],
+    ['policy status', POLICY_STATUS, PolicyStatus],
+  ] as const)('%s: every API name has its proto value and back, and the proto has no value without a name', (_what, e, proto) => {
+    const values = Object.keys(proto).filter((v) => !v.endsWith('_UNSPECIFIED'));
+    expect(e.names.map((n) => e.toProto(n as never)).sort()).toEqual(values.sort());
+    for (const v of values) expect(e.toProto(e.fromProto(v)! as never)).toBe(v);
+    expect(e.fromProto(Object.keys(proto).find((v) => v.endsWith('_UNSPECIFIED'))!)).toBeUndefined();
+    expect(e.fromProto('SOMETHING_ELSE')).toBeUndefined();
+    expect(e.fromProto(3)).toBeUndefined();
+  });
+});

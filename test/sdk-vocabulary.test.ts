@@ -1,0 +1,51 @@
+// The SDK and CLI are standalone packages (they import no server code), so they keep their own copies
+// of the API's vocabularies. This reads those copies from their sources and holds them to the
+// server's one definition of each, so a new error code, event type or status cannot be missed there.
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ERROR_CODES } from '@partner/shared/errors';
+import { EVENT_TYPES } from '@partner/shared/events';
+import { DOCUMENT_TYPES } from '@partner/shared/attachments';
+import { JOB_STATUS_FILTER } from '@partner/shared/jobs';
+import { POLICY_STATUSES } from '@partner/shared/policies';
+import { ROOT } from './support/stack.js';
+
+const source = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+
+/** The string literals of `type NAME = 'a' | 'b' …;` in a source file. */
+function union(path: string, name: string): string[] {
+  const m = new RegExp(`type ${name} =([^;]+);`).exec(source(path));
+  if (!m) throw new Error(`no type ${name} in ${path}`);
+  return [...m[1]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!);
+}
+
+/** The string literals of `const NAME … = [ … ]` in a source file. */
+function list(path: string, name: string): string[] {
+  const m = new RegExp(`const ${name}\\b[^=]*= \\[([^\\]]+)\\]`).exec(source(path));
+  if (!m) throw new Error(`no const ${name} in ${path}`);
+  return [...m[1]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!);
+}
+
+const sorted = (xs: readonly string[]) => [...xs].sort();
+
+describe("the SDK's and CLI's copies of the API's vocabularies", () => {
+  it('error codes: the server table, plus limit_exceeded (API.md, webhook endpoints) ahead of the server', () => {
+    expect(sorted(union('sdk/client/src/errors.ts', 'ApiErrorCode'))).toEqual(sorted([...Object.keys(ERROR_CODES), 'limit_exceeded']));
+  });
+
+  it('event types', () => {
+    expect(sorted(union('sdk/client/src/events.ts', 'EventType'))).toEqual(sorted(EVENT_TYPES));
+  });
+
+  it('policy statuses and document types, in the SDK types and the CLI checks', () => {
+    expect(sorted(union('sdk/client/src/types.ts', 'PolicyStatus'))).toEqual(sorted(POLICY_STATUSES));
+    expect(sorted(list('sdk/cli/src/cli.ts', 'POLICY_STATUSES'))).toEqual(sorted(POLICY_STATUSES));
+    expect(sorted(union('sdk/client/src/types.ts', 'DocumentType'))).toEqual(sorted(DOCUMENT_TYPES));
+    expect(sorted(list('sdk/cli/src/cli.ts', 'DOCUMENT_TYPES'))).toEqual(sorted(DOCUMENT_TYPES));
+  });
+
+  it("the job list's status filter in the CLI", () => {
+    expect(sorted(list('sdk/cli/src/list-commands.ts', 'JOB_STATUSES'))).toEqual(sorted(JOB_STATUS_FILTER.names));
+  });
+});
