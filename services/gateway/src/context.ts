@@ -20,6 +20,8 @@ export interface GatewayState {
   caller?: Caller;
   /** Route template (e.g. /v1/jobs/:id) for metrics and logs, once routed. */
   route?: string;
+  /** The request's Idempotency-Key, once parsed (idempotencyKeyOf): null when it sent none. */
+  idempotencyKey?: string | null;
   /** Error code of the response, when it is an error. */
   errorCode?: string;
   /** Trace id of the request's server span, when traced (logs). */

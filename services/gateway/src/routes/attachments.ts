@@ -12,11 +12,10 @@ import { JOB_KINDS } from '@partner/shared/jobs';
 import { serviceDefs } from '@partner/shared/grpc';
 import { attachmentRecord } from '@partner/shared/attachments';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
-import { parseIdempotencyKey } from '../http/idempotency.js';
 import { contentDisposition } from '../attachments/file-names.js';
 import { MULTIPART_OVERHEAD_BYTES, receiveUpload, tooLarge } from '../attachments/upload.js';
 import type { RouteDeps } from './deps.js';
-import { runMutation } from './mutations.js';
+import { idempotencyKeyOf, runMutation } from '../jobs/mutations.js';
 import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
 
 /** How long the rest of an upload answered early is read (and dropped) before the connection is cut. */
@@ -82,7 +81,8 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps):
     }
     const declared = Number(ctx.get('content-length') || NaN);
     if (declared > config.limitBytes + MULTIPART_OVERHEAD_BYTES) throw tooLarge(config.limitBytes);
-    parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
+    // A malformed key is refused before a byte of the upload is read.
+    idempotencyKeyOf(ctx);
     const owner = ownerOf(ctx);
     // The submission must be the caller's before a byte is accepted (the service checks again).
     await submissions.GetSubmission({ owner, submissionId }, callOptions(ctx));
@@ -105,7 +105,7 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps):
       ({ replayed } = await runMutation(ctx, deps, {
         kind: JOB_KINDS.attachmentCreate,
         payload: { submissionId, uploadId: upload.uploadId, documentType: upload.documentType },
-        scope: `POST /v1/submissions/${submissionId}/attachments`,
+        ids: { id: submissionId },
         fingerprintOf: {
           sha256: upload.sha256,
           sizeBytes: upload.sizeBytes,
@@ -197,7 +197,7 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps):
 
   router.delete('/submissions/:id/attachments/:attachmentId', deps.guard('submissions/write'), async (ctx) => {
     const { submissionId, attachmentId } = idsOf(ctx);
-    const key = parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
+    const key = idempotencyKeyOf(ctx);
     try {
       await getAttachment(ctx, submissionId, attachmentId);
     } catch (err) {
@@ -209,7 +209,7 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps):
     await runMutation(ctx, deps, {
       kind: JOB_KINDS.attachmentDelete,
       payload: { submissionId, attachmentId },
-      scope: `DELETE /v1/submissions/${submissionId}/attachments/${attachmentId}`,
+      ids: { id: submissionId, attachmentId },
       fingerprintOf: { submissionId, attachmentId },
     });
   });

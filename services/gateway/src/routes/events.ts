@@ -15,7 +15,7 @@ import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '..
 import { invalidQuery, pageParams, singleParams, timestampParam } from '../http/list-query.js';
 import { feedKey } from '../waiters.js';
 import type { RouteDeps } from './deps.js';
-import { preferredWait } from './jobs-http.js';
+import { preferredWait } from '../jobs/responses.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'since', 'types']);
 

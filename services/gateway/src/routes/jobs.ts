@@ -6,7 +6,8 @@ import { isSettled, type JobView } from '@partner/shared/jobs';
 import type { GatewayContext, GatewayState } from '../context.js';
 import { notFound } from '@partner/shared/errors';
 import type { RouteDeps } from './deps.js';
-import { answerOnSettlement, preferredWait, readJob, respondProcessing } from './jobs-http.js';
+import { preferredWait, readJob, respondProcessing } from '../jobs/responses.js';
+import { answerOnSettlement } from '../jobs/waiting.js';
 
 /** A settled job as GET /v1/jobs/{id} (and the job list) shows it. */
 export function settledJobBody(job: JobView): Record<string, unknown> {

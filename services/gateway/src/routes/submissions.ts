@@ -9,7 +9,7 @@ import { readJson } from '../http/body.js';
 import { validator, VISIBLE_TEXT } from '../http/validate.js';
 import type { RouteDeps } from './deps.js';
 import type { Submission__Output } from '@partner/shared/generated/partner/submission/v1/Submission';
-import { runMutation } from './mutations.js';
+import { runMutation } from '../jobs/mutations.js';
 
 export interface SubmissionCreate {
   externalRef: string;
@@ -72,7 +72,6 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
     await runMutation(ctx, deps, {
       kind: JOB_KINDS.submissionCreate,
       payload,
-      scope: 'POST /v1/submissions',
       fingerprintOf: payload,
     });
   });

@@ -4,8 +4,8 @@ import { createLogger } from '@partner/shared/logger';
 import type { JobView } from '@partner/shared/jobs';
 import type { GatewayContext } from '../context.js';
 import { SettlementWaiters } from '../waiters.js';
-import type { RouteDeps } from './deps.js';
-import { answerOnSettlement } from './jobs-http.js';
+import type { RouteDeps } from '../routes/deps.js';
+import { answerOnSettlement } from './waiting.js';
 import { fakeNats } from '../waiters.test-helper.js';
 
 const logger = createLogger('test', 'silent');

@@ -4,17 +4,35 @@ import { newJobId } from '@partner/shared/ids';
 import { isSettled, jobView, type JobKind, type JobView } from '@partner/shared/jobs';
 import { callerOf, grpcOptions, ownerOf, type GatewayContext } from '../context.js';
 import { fingerprint, parseIdempotencyKey } from '../http/idempotency.js';
-import type { RouteDeps } from './deps.js';
-import { answerOnSettlement, preferredWait, readJob, respondAccepted, respondSettledMutation } from './jobs-http.js';
+import type { RouteDeps } from '../routes/deps.js';
+import { preferredWait, readJob, respondAccepted, respondSettledMutation } from './responses.js';
+import { answerOnSettlement } from './waiting.js';
 import type { Waiter } from '../waiters.js';
 
 export interface Mutation {
   kind: JobKind;
   payload: unknown;
-  /** What the idempotency key is scoped to besides the client: method and route, e.g. "POST /v1/submissions". */
-  scope: string;
+  /** The route's path parameters as the route normalised them (ids), for the idempotency scope. */
+  ids?: Record<string, string>;
   /** Parts of the request that make it "the same request" under one Idempotency-Key. */
   fingerprintOf: unknown;
+}
+
+/** The request's Idempotency-Key, parsed (a malformed one refused) once however often it is asked for. */
+export function idempotencyKeyOf(ctx: GatewayContext): string | undefined {
+  if (ctx.state.idempotencyKey === undefined) ctx.state.idempotencyKey = parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined) ?? null;
+  return ctx.state.idempotencyKey ?? undefined;
+}
+
+/**
+ * What a key is scoped to besides the client (API.md: the method and path): the method and the
+ * matched route template with its parameters filled in, e.g. "DELETE /v1/submissions/<id>/attachments/<id>".
+ */
+export function idempotencyScope(ctx: GatewayContext, ids: Record<string, string> = {}): string {
+  const template = (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
+  if (!template) throw new Error('idempotencyScope outside a matched route');
+  const params = ctx.params as Record<string, string> | undefined;
+  return `${ctx.method} ${template.replace(/:(\w+)/g, (_, name: string) => ids[name] ?? params?.[name] ?? '')}`;
 }
 
 /**
@@ -23,7 +41,7 @@ export interface Mutation {
  */
 export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutation): Promise<{ jobId: string; replayed: boolean }> {
   const caller = callerOf(ctx);
-  const key = parseIdempotencyKey(ctx.headers['idempotency-key'] as string | undefined);
+  const key = idempotencyKeyOf(ctx);
   const wait = preferredWait(ctx);
   const waitMs = (wait ?? 0) * 1000;
 
@@ -43,7 +61,7 @@ export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutat
         kind: m.kind,
         caller: { ...ownerOf(ctx), clientId: caller.clientId, principalId: caller.principalId ?? '' },
         payloadJson: JSON.stringify(m.payload),
-        ...(key ? { idempotency: { key, scope: m.scope, fingerprint: fingerprint(m.fingerprintOf) } } : {}),
+        ...(key ? { idempotency: { key, scope: idempotencyScope(ctx, m.ids), fingerprint: fingerprint(m.fingerprintOf) } } : {}),
       },
       grpcOptions(ctx, deps.config.grpcTimeoutMs),
     );
