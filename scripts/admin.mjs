@@ -2,17 +2,12 @@
 // The admin CLI: `npm run -s admin -- <group> <command> [flags]`. Each group belongs to the service
 // that owns its data (client/principal/key → auth; product/policy → policy). Reads .local/dev.env
 // (written by `npm start`) for local defaults; variables already set in the environment win.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { readDevEnv } from './lib/dev-env.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const devEnv = `${root}.local/dev.env`;
-if (existsSync(devEnv)) {
-  for (const line of readFileSync(devEnv, 'utf8').split('\n')) {
-    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-    if (m && process.env[m[1]] === undefined) process.env[m[1]] = m[2];
-  }
-}
+for (const [name, value] of Object.entries(readDevEnv())) if (process.env[name] === undefined) process.env[name] = value;
 
 const GROUPS = {
   client: 'auth',

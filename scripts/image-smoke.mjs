@@ -3,9 +3,10 @@
 // and waits until each one's /readyz answers 200. Its own database (created and dropped) and NATS
 // prefix (its streams deleted), ephemeral ports: it never collides with `npm start` or the tests.
 //   node scripts/image-smoke.mjs IMAGE        (scripts/image-smoke.sh builds IMAGE and calls this)
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { launch } from './lib/launch.mjs';
 
 const image = process.argv[2];
 if (!image) {
@@ -66,31 +67,16 @@ async function startService(name) {
   // tini like the image's ENTRYPOINT (buildah run does not apply ENTRYPOINT); -s: here it is not PID 1,
   // so it registers as the subreaper instead.
   const args = ['run', '--isolation', 'chroot', '--network', 'host', '--user', '1000:1000', ...envArgs, container, '--', '/usr/bin/tini', '-s', '--', 'node', `services/${name}/dist/main.js`];
-  const child = spawn('buildah', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const proc = { name, child, output: '' };
+  // Its own process group, so cleanup stops buildah and everything under it.
+  const proc = launch({ name, command: 'buildah', args, env: process.env, detached: true });
   running.push(proc);
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const timer = setTimeout(() => reject(new Error(`${name} did not announce its ports within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
-    child.stderr.on('data', (d) => (proc.output += d));
-    child.stdout.on('data', (d) => {
-      proc.output += d;
-      buf += d;
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (line.includes('"ready":true')) {
-          clearTimeout(timer);
-          resolve(JSON.parse(line).ports);
-        }
-      }
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited (${code ?? signal}) before it was ready`));
-    });
-  });
+  let timer;
+  const timeout = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${name} did not announce its ports within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS)));
+  try {
+    return await Promise.race([proc.announced, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function readyz(name, opsPort) {
@@ -196,7 +182,7 @@ try {
   failed = err;
   console.error(`image smoke FAILED: ${err.message}`);
   const last = running.at(-1);
-  if (last) console.error(`--- ${last.name} output ---\n${last.output.slice(-4000)}`);
+  if (last) console.error(`--- ${last.name} output ---\n${last.tail.join('\n')}`);
 } finally {
   await cleanup();
 }

@@ -9,6 +9,8 @@ import { createConnection } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { demoPolicies, toJsonl } from './demo/policies.mjs';
+import { DEV_ENV_FILE, readDevEnv } from './lib/dev-env.mjs';
+import { launch } from './lib/launch.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const local = `${root}.local`;
@@ -34,7 +36,7 @@ run('npm', ['run', '-s', 'build'], 'building (protos + TypeScript)');
 
 // 2. Local settings, kept across restarts in .local/ (git-ignored).
 mkdirSync(local, { recursive: true });
-const devEnvFile = `${local}/dev.env`;
+const devEnvFile = DEV_ENV_FILE;
 if (!existsSync(devEnvFile)) {
   writeFileSync(
     devEnvFile,
@@ -46,13 +48,7 @@ if (!existsSync(devEnvFile)) {
     { mode: 0o600 },
   );
 }
-const fileEnv = Object.fromEntries(
-  readFileSync(devEnvFile, 'utf8')
-    .split('\n')
-    .map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l.trim()))
-    .filter(Boolean)
-    .map((m) => [m[1], m[2]]),
-);
+const fileEnv = readDevEnv(devEnvFile);
 const env = {
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/partner',
   NATS_URL: 'nats://127.0.0.1:4222',
@@ -151,39 +147,23 @@ function pretty(name, line) {
   }
 }
 
-function startService(name) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [`${root}services/${name}/dist/main.js`], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push({ name, child });
-    let buf = '';
-    let ready = false;
-    const onData = (d) => {
-      buf += d.toString();
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (!line.trim()) continue;
-        say(pretty(name, line));
-        if (!ready && line.includes('"ready":true')) {
-          ready = true;
-          resolve();
-        }
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', (d) => process.stderr.write(`${name.padEnd(10)} ${d}`));
-    child.on('exit', (code, signal) => {
-      if (!ready) reject(new Error(`${name} exited (${code ?? signal}) before it was ready`));
-      else if (!stopping) {
-        say(`✖ ${name} exited (${code ?? signal}); stopping everything`);
-        void stopAll(1);
-      }
-    });
+async function startService(name) {
+  const proc = launch({
+    name,
+    env,
+    onLine: (line) => say(pretty(name, line)),
+    onStderr: (text) => process.stderr.write(`${name.padEnd(10)} ${text}`),
   });
+  children.push({ name, child: proc.child });
+  let ready = false;
+  void proc.exited.then((code) => {
+    if (ready && !stopping) {
+      say(`✖ ${name} exited (${code}); stopping everything`);
+      void stopAll(1);
+    }
+  });
+  await proc.announced;
+  ready = true;
 }
 
 async function stopAll(exitCode = 0) {

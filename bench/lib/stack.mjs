@@ -2,7 +2,8 @@
 // own NATS prefix (streams deleted at the end), every service as its own process on free loopback
 // ports (never the fixed ports of `npm start`), provisioned through the admin CLI. Everything it
 // starts is tracked so cleanup() can undo it, also after a failure.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { launch } from '../../scripts/lib/launch.mjs';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -35,57 +36,11 @@ export async function freePorts(n) {
   return ports;
 }
 
-/** A spawned node process whose readiness is its ops port answering /readyz with 200. */
-export class Proc {
-  constructor(name, child) {
-    this.name = name;
-    this.child = child;
-    this.tail = [];
-    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-    // Error lines are kept apart (the first 20): a bench run that provokes an internal error has
-    // found a bug, and the results should say which.
-    this.errors = [];
-    const keep = (d) => {
-      for (const line of d.toString().split('\n')) {
-        if (!line.trim()) continue;
-        this.tail.push(line);
-        if (this.errors.length < 20 && /"level":"(error|fatal)"|^\s*(Error|TypeError|RangeError)\b/.test(line)) this.errors.push(line.slice(0, 2000));
-      }
-      if (this.tail.length > 40) this.tail.splice(0, this.tail.length - 40);
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-  }
-
-  get pid() {
-    return this.child.pid;
-  }
-
-  get alive() {
-    return this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  /** SIGTERM (the services drain and exit 0, writing any --cpu-prof profile), SIGKILL after graceMs. */
-  async stop(graceMs = 15_000) {
-    if (!this.alive) return;
-    const t = setTimeout(() => {
-      this.killed = true;
-      this.child.kill('SIGKILL');
-    }, graceMs);
-    this.child.kill('SIGTERM');
-    await this.exited;
-    clearTimeout(t);
-    return { killed: !!this.killed };
-  }
-}
+/** A spawned node process (scripts/lib/launch.mjs); its readiness here is its ops port answering /readyz. */
+export { ServiceProcess as Proc } from '../../scripts/lib/launch.mjs';
 
 export function spawnNode(name, script, { env, args = [], nodeArgs = [], stdout = 'pipe' } = {}) {
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    stdio: ['ignore', stdout, 'pipe'],
-  });
-  return new Proc(name, child);
+  return launch({ name, command: process.execPath, args: [...nodeArgs, script, ...args], env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdout });
 }
 
 /** Waits until url answers 200 (or the process dies, or timeoutMs passes). */

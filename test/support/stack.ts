@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { launch } from '../../scripts/lib/launch.mjs';
 import pg from 'pg';
 import { connect } from 'nats';
 import { EnvReader } from '@partner/shared/config';
@@ -185,53 +186,24 @@ export class Stack {
   }
 
   /**
-   * Runs a service as its own OS process (node services/<name>/dist/main.js; `npm run build` first)
-   * and resolves once it has announced its ports.
+   * Runs a service as its own OS process (scripts/lib/launch.mjs: node services/<name>/dist/main.js,
+   * built by vitest's globalSetup) and resolves once it has announced its ports.
    */
-  spawnService(name: string, overrides: Record<string, string> = {}): Promise<ChildService> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [`${ROOT}services/${name}/dist/main.js`], {
-        env: { ...process.env, ...this.env, ...overrides },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      this.children.add(child);
-      const exited = new Promise<number | null>((r) =>
-        child.on('exit', (code) => {
-          this.children.delete(child);
-          r(code);
-        }),
-      );
-      let buf = '';
-      let stderr = '';
-      let ready = false;
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.stdout.on('data', (d: Buffer) => {
-        buf += d.toString();
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          this.logs.push(line);
-          if (!ready && line.includes('"ready":true')) {
-            ready = true;
-            const ports = (JSON.parse(line) as { ports: Record<string, number> }).ports;
-            const service: ChildService = {
-              pid: child.pid!,
-              ports,
-              exited,
-              kill: (signal = 'SIGKILL') => child.kill(signal),
-              alive: () => child.exitCode === null && child.signalCode === null,
-            };
-            this.childServices[name] = service;
-            this.live.push({ name, service });
-            resolve(service);
-          }
-        }
-      });
-      void exited.then((code) => {
-        if (!ready) reject(new Error(`${name} exited ${code} before it was ready: ${stderr}`));
-      });
-    });
+  async spawnService(name: string, overrides: Record<string, string> = {}): Promise<ChildService> {
+    const proc = launch({ name, env: { ...process.env, ...this.env, ...overrides }, onLine: (line: string) => void this.logs.push(line) });
+    this.children.add(proc.child);
+    void proc.exited.then(() => this.children.delete(proc.child));
+    const ports = await proc.announced;
+    const service: ChildService = {
+      pid: proc.pid!,
+      ports,
+      exited: proc.exited.then((code) => (typeof code === 'number' ? code : null)),
+      kill: (signal = 'SIGKILL') => proc.kill(signal),
+      alive: () => proc.alive,
+    };
+    this.childServices[name] = service;
+    this.live.push({ name, service });
+    return service;
   }
 
   async startGateway(overrides: Record<string, string> = {}): Promise<void> {
