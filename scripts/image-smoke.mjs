@@ -110,7 +110,34 @@ function processUid(name) {
   return undefined;
 }
 
+/** Every process (tini, node) started in the container for this run: they carry our NATS prefix. */
+function ourProcesses() {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`NATS_PREFIX=${prefix}`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+function signalAll(pids, signal) {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
 async function cleanup() {
+  // buildah run starts the container's processes in a session of their own: stop them by what they
+  // carry (our prefix), not only through buildah's process group.
+  signalAll(ourProcesses(), 'SIGTERM');
   for (const { child } of running.reverse()) {
     try {
       process.kill(-child.pid, 'SIGTERM');
@@ -135,6 +162,12 @@ async function cleanup() {
         }),
     ),
   );
+  for (let i = 0; i < 100 && ourProcesses().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  const left = ourProcesses();
+  if (left.length > 0) {
+    console.error(`image smoke: SIGKILL to ${left.length} process(es) that outlived SIGTERM: ${left.join(', ')}`);
+    signalAll(left, 'SIGKILL');
+  }
   if (container) {
     try {
       buildah('rm', container);

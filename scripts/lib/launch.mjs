@@ -29,7 +29,7 @@ export class ServiceProcess {
     let announce;
     this.announced = new Promise((resolve, reject) => {
       announce = resolve;
-      void this.exited.then((code) => reject(new Error(`${name} exited (${code}) before it was ready: ${this.stderr || this.tail.join('\n  ')}`)));
+      void this.exited.then((code) => reject(new Error(`${name} exited ${code} before it was ready: ${this.stderr || this.tail.join('\n  ')}`)));
     });
     // Handled when nobody waits for it (the bench waits on /readyz instead).
     this.announced.catch(() => undefined);

@@ -1,11 +1,12 @@
-// Builds the auth service: the token server (HTTP), the gRPC API for the gateway and the ops
-// listener. main.ts runs it; tests start it in-process on ephemeral ports.
+// Builds the auth service on the shared bootstrap (startGrpcService): the token server (HTTP, an
+// extra listener), the gRPC API for the gateway and the ops listener. main.ts runs it; tests start it
+// in-process on ephemeral ports.
 import { createServer, type Server } from 'node:http';
 import { Counter } from 'prom-client';
 import { createLogger, type Logger } from '@partner/shared/logger';
-import { createPool, migrate, registerPoolMetrics, type Pool } from '@partner/shared/pg';
-import { implement, serviceDefs, SERVICE_NAMES, startGrpcServer, type GrpcServerHandle } from '@partner/shared/grpc';
-import { createRegistry, startOpsServer, type OpsServer } from '@partner/shared/ops';
+import type { Pool } from '@partner/shared/pg';
+import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
+import { startGrpcService } from '@partner/shared/service';
 import type { AuthConfig } from './config.js';
 import { createTokenApp } from './token-server.js';
 import { clientState, principalRegistered } from './repo.js';
@@ -22,106 +23,87 @@ export interface AuthService {
   stop(): Promise<void>;
 }
 
-export async function migrateAuth(pool: Pool, logger: Logger): Promise<void> {
-  await migrate(pool, SCHEMA, MIGRATIONS_DIR, logger);
-}
-
-export async function startAuth(
-  config: AuthConfig,
-  opts: { logger?: Logger; migrate?: boolean } = {},
-): Promise<AuthService> {
-  const logger = opts.logger ?? createLogger('auth', config.logLevel);
-  const pool = createPool({ url: config.databaseUrl, schema: SCHEMA, max: config.poolMax, applicationName: 'auth', logger });
-  if (opts.migrate ?? true) await migrateAuth(pool, logger);
-  // Signing keys sealed under an older KEK are re-sealed under the newest (KEK rotation); a key no
-  // configured KEK opens stops the start here, with a message saying what to do.
-  const resealed = await resealKeys(pool, config.keyEncryptionKeys, (msg, kid) => logger.warn({ kid }, msg));
-  if (resealed.length > 0) logger.info({ kids: resealed }, 'signing keys re-sealed under the newest key-encryption key');
-  // Make sure a signing key exists before the first token request.
-  await loadSigningKey(pool, config.keyEncryptionKeys);
-
-  const registry = createRegistry('auth');
-  registerPoolMetrics(pool, registry, config.poolMax);
-  const issued = new Counter({ name: 'partner_auth_tokens_issued_total', help: 'Access tokens issued.', registers: [registry] });
-  const refused = new Counter({
-    name: 'partner_auth_tokens_refused_total',
-    help: 'Token requests refused, by OAuth error code.',
-    labelNames: ['reason'],
-    registers: [registry],
-  });
-
-  const app = createTokenApp({
+export async function startAuth(config: AuthConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<AuthService> {
+  const service = await startGrpcService({
     config,
-    pool,
-    logger,
-    metrics: { issued: () => issued.inc(), refused: (reason) => refused.inc({ reason }) },
-  });
-  const http: Server = createServer(
-    { headersTimeout: 10_000, requestTimeout: 15_000, connectionsCheckingInterval: 1_000 },
-    app.callback(),
-  ).listen(config.httpPort, config.host);
-  await new Promise<void>((resolve, reject) => {
-    http.once('listening', resolve);
-    http.once('error', reject);
-  });
-  const httpPort = (http.address() as { port: number }).port;
+    schema: SCHEMA,
+    migrationsDir: MIGRATIONS_DIR,
+    migrate: opts.migrate,
+    logger: opts.logger ?? createLogger('auth', config.logLevel),
+    build: async ({ pool, registry, logger }) => {
+      // Signing keys sealed under an older KEK are re-sealed under the newest (KEK rotation); a key no
+      // configured KEK opens stops the start here, with a message saying what to do.
+      const resealed = await resealKeys(pool, config.keyEncryptionKeys, (msg, kid) => logger.warn({ kid }, msg));
+      if (resealed.length > 0) logger.info({ kids: resealed }, 'signing keys re-sealed under the newest key-encryption key');
+      // Make sure a signing key exists before the first token request.
+      await loadSigningKey(pool, config.keyEncryptionKeys);
 
-  const grpc: GrpcServerHandle = await startGrpcServer({
-    host: config.host,
-    port: config.grpcPort,
-    services: [
-      {
-        name: SERVICE_NAMES.auth,
-        def: serviceDefs().auth,
-        impl: implement(
-          serviceDefs().auth,
+      const issued = new Counter({ name: 'partner_auth_tokens_issued_total', help: 'Access tokens issued.', registers: [registry] });
+      const refused = new Counter({
+        name: 'partner_auth_tokens_refused_total',
+        help: 'Token requests refused, by OAuth error code.',
+        labelNames: ['reason'],
+        registers: [registry],
+      });
+      const app = createTokenApp({
+        config,
+        pool,
+        logger,
+        metrics: { issued: () => issued.inc(), refused: (reason) => refused.inc({ reason }) },
+      });
+      // The token server: its own HTTP listener, drained with the gRPC server on shutdown.
+      const http: Server = createServer({ headersTimeout: 10_000, requestTimeout: 15_000, connectionsCheckingInterval: 1_000 }, app.callback()).listen(
+        config.httpPort,
+        config.host,
+      );
+      await new Promise<void>((resolve, reject) => {
+        http.once('listening', resolve);
+        http.once('error', reject);
+      });
+      const tokenServer = {
+        name: 'http',
+        port: (http.address() as { port: number }).port,
+        close: () =>
+          new Promise<void>((resolve) => {
+            http.close(() => resolve());
+            http.closeIdleConnections();
+          }),
+      };
+
+      return {
+        listeners: [tokenServer],
+        bindings: [
           {
-            ResolvePrincipal: async (req) => {
-              const registered = await principalRegistered(pool, req.tenantId, req.partnerId, req.principalId).catch(dbError);
-              return { registered };
-            },
-            GetClientState: async (req) => {
-              const c = await clientState(pool, req.clientId).catch(dbError);
-              if (!c) return { found: false, disabled: true, tokenVersion: '0', permissions: [], rateLimitRps: 0, rateLimitBurst: 0, version: '0' };
-              return {
-                found: true,
-                disabled: c.disabled,
-                tokenVersion: c.token_version,
-                permissions: c.permissions,
-                rateLimitRps: c.rate_limit_rps ? Number(c.rate_limit_rps) : 0,
-                rateLimitBurst: c.rate_limit_burst ?? 0,
-                version: c.version,
-              };
-            },
+            name: SERVICE_NAMES.auth,
+            def: serviceDefs().auth,
+            impl: implement(
+              serviceDefs().auth,
+              {
+                ResolvePrincipal: async (req) => {
+                  const registered = await principalRegistered(pool, req.tenantId, req.partnerId, req.principalId).catch(dbError);
+                  return { registered };
+                },
+                GetClientState: async (req) => {
+                  const c = await clientState(pool, req.clientId).catch(dbError);
+                  if (!c) return { found: false, disabled: true, tokenVersion: '0', permissions: [], rateLimitRps: 0, rateLimitBurst: 0, version: '0' };
+                  return {
+                    found: true,
+                    disabled: c.disabled,
+                    tokenVersion: c.token_version,
+                    permissions: c.permissions,
+                    rateLimitRps: c.rate_limit_rps ? Number(c.rate_limit_rps) : 0,
+                    rateLimitBurst: c.rate_limit_burst ?? 0,
+                    version: c.version,
+                  };
+                },
+              },
+              logger,
+              { registry },
+            ),
           },
-          logger,
-          { registry },
-        ),
-      },
-    ],
-  });
-
-  const ops: OpsServer = await startOpsServer({
-    host: config.host,
-    port: config.opsPort,
-    registry,
-    checks: { postgres: async () => void (await pool.query('SELECT 1')) },
-  });
-
-  return {
-    ports: { http: httpPort, grpc: grpc.port, ops: ops.port },
-    pool,
-    stop: async () => {
-      ops.setDraining();
-      await Promise.all([
-        grpc.shutdown(config.drainMs),
-        new Promise<void>((resolve) => {
-          http.close(() => resolve());
-          http.closeIdleConnections();
-        }),
-      ]);
-      await ops.close();
-      await pool.end();
+        ],
+      };
     },
-  };
+  });
+  return { ports: { http: service.ports.http!, grpc: service.ports.grpc, ops: service.ports.ops }, pool: service.pool, stop: service.stop };
 }

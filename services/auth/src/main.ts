@@ -7,4 +7,4 @@ const { serviceMain } = await import('@partner/shared/main-helpers');
 const { readAuthConfig } = await import('./config.js');
 const { MIGRATIONS_DIR, SCHEMA, startAuth } = await import('./app.js');
 
-serviceMain({ readConfig: readAuthConfig, schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, start: (c, logger) => startAuth(c, { logger }) });
+serviceMain({ readConfig: readAuthConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startAuth(c, { logger }) });

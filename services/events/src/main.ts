@@ -7,4 +7,4 @@ const { serviceMain } = await import('@partner/shared/main-helpers');
 const { readEventsConfig } = await import('./config.js');
 const { MIGRATIONS_DIR, SCHEMA, startEvents } = await import('./app.js');
 
-serviceMain({ readConfig: readEventsConfig, schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, start: (c, logger) => startEvents(c, { logger }) });
+serviceMain({ readConfig: readEventsConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startEvents(c, { logger }) });

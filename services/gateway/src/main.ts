@@ -3,15 +3,8 @@
 import { startTelemetry } from '@partner/shared/telemetry';
 
 await startTelemetry('gateway');
-const { createLogger } = await import('@partner/shared/logger');
-const { announceReady, main, runUntilSignalled } = await import('@partner/shared/lifecycle');
+const { serviceMain } = await import('@partner/shared/main-helpers');
 const { readGatewayConfig } = await import('./config.js');
 const { startGateway } = await import('./app.js');
 
-main(async () => {
-  const config = readGatewayConfig();
-  const logger = createLogger('gateway', config.logLevel);
-  const service = await startGateway(config, { logger });
-  announceReady(logger, service.ports);
-  runUntilSignalled(service, logger, config.drainMs);
-});
+serviceMain({ readConfig: readGatewayConfig, start: (c, logger) => startGateway(c, { logger }) });

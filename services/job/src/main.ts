@@ -7,4 +7,4 @@ const { serviceMain } = await import('@partner/shared/main-helpers');
 const { readJobConfig } = await import('./config.js');
 const { MIGRATIONS_DIR, SCHEMA, startJob } = await import('./app.js');
 
-serviceMain({ readConfig: readJobConfig, schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, start: (c, logger) => startJob(c, { logger }) });
+serviceMain({ readConfig: readJobConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startJob(c, { logger }) });

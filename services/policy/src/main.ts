@@ -7,4 +7,4 @@ const { serviceMain } = await import('@partner/shared/main-helpers');
 const { readPolicyConfig } = await import('./config.js');
 const { MIGRATIONS_DIR, SCHEMA, startPolicy } = await import('./app.js');
 
-serviceMain({ readConfig: readPolicyConfig, schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, start: (c, logger) => startPolicy(c, { logger }) });
+serviceMain({ readConfig: readPolicyConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startPolicy(c, { logger }) });

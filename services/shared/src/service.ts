@@ -1,6 +1,8 @@
 // The common shape of a gRPC service process: a pool on its own schema (migrated on start unless
-// told not to), its gRPC services plus grpc.health.v1, the ops listener, and an ordered shutdown:
-// readiness off → gRPC tryShutdown → the service's own stop (consumers, timers) → pool → ops.
+// told not to), its gRPC services plus grpc.health.v1, any listeners of its own (the token server's
+// HTTP), the ops listener, and one shutdown order for all of them:
+//   readiness off → gRPC and the other listeners drain together → the service's own stop (consumers,
+//   relays, timers) → pool → ops listener (last, so /livez answers while the rest stops).
 import type { Registry } from 'prom-client';
 import type { BaseConfig, DbConfig } from './config.js';
 import { createLogger, type Logger } from './logger.js';
@@ -8,15 +10,24 @@ import { createPool, migrate, registerPoolMetrics, type Pool } from './pg.js';
 import { startGrpcServer, type ServiceBinding } from './grpc.js';
 import { createRegistry, startOpsServer, type ReadinessCheck } from './ops.js';
 
+/** A listener a service runs besides gRPC and ops (its port is announced under `name`). */
+export interface ExtraListener {
+  name: string;
+  port: number;
+  /** Stops accepting, lets requests in flight finish within drainMs. */
+  close(drainMs: number): Promise<void>;
+}
+
 export interface ServiceParts {
   bindings: ServiceBinding[];
+  listeners?: ExtraListener[];
   checks?: Record<string, ReadinessCheck>;
   /** Stops what the service started besides its gRPC server (consumers, relays, timers). */
   stop?: () => Promise<void>;
 }
 
 export interface RunningService {
-  ports: { grpc: number; ops: number };
+  ports: { grpc: number; ops: number; [listener: string]: number };
   pool: Pool;
   registry: Registry;
   stop(): Promise<void>;
@@ -57,13 +68,14 @@ export async function startGrpcService(opts: GrpcServiceOptions): Promise<Runnin
     registry,
     checks: { postgres: async () => void (await pool.query('SELECT 1')), ...(parts.checks ?? {}) },
   });
+  const listeners = parts.listeners ?? [];
   return {
-    ports: { grpc: grpc.port, ops: ops.port },
+    ports: { ...Object.fromEntries(listeners.map((l) => [l.name, l.port])), grpc: grpc.port, ops: ops.port },
     pool,
     registry,
     stop: async () => {
       ops.setDraining();
-      await grpc.shutdown(opts.config.drainMs);
+      await Promise.all([grpc.shutdown(opts.config.drainMs), ...listeners.map((l) => l.close(opts.config.drainMs))]);
       await parts.stop?.();
       await pool.end();
       await ops.close();

@@ -9,7 +9,6 @@ const { MIGRATIONS_DIR, SCHEMA, startSubmission } = await import('./app.js');
 
 serviceMain({
   readConfig: readSubmissionConfig,
-  schema: SCHEMA,
-  migrationsDir: MIGRATIONS_DIR,
+  migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR },
   start: (c, logger) => startSubmission(c, { logger }),
 });

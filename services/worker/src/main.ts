@@ -3,15 +3,8 @@
 import { startTelemetry } from '@partner/shared/telemetry';
 
 await startTelemetry('worker');
-const { createLogger } = await import('@partner/shared/logger');
-const { announceReady, main, runUntilSignalled } = await import('@partner/shared/lifecycle');
+const { serviceMain } = await import('@partner/shared/main-helpers');
 const { readWorkerConfig } = await import('./config.js');
 const { startWorker } = await import('./app.js');
 
-main(async () => {
-  const config = readWorkerConfig();
-  const logger = createLogger('worker', config.logLevel);
-  const service = await startWorker(config, { logger });
-  announceReady(logger, service.ports);
-  runUntilSignalled(service, logger, config.drainMs);
-});
+serviceMain({ readConfig: readWorkerConfig, start: (c, logger) => startWorker(c, { logger }) });
