@@ -42,10 +42,24 @@ export async function startWorker(config: WorkerConfig, opts: { logger?: Logger 
 
   const nc = await connectNats({ url: config.natsUrl, name: 'worker', logger });
   consumerGauges(registry, nc, natsNames(config.natsPrefix));
-  const consumer = new JobConsumer(nc, config, clients, logger, {
-    inUse: (d) => inUse.inc(d),
-    processed: (kind, outcome) => processed.inc({ kind, outcome }),
-  });
+  const consumer = new JobConsumer(
+    nc,
+    config,
+    clients,
+    logger,
+    {
+      inUse: (d) => inUse.inc(d),
+      processed: (kind, outcome) => processed.inc({ kind, outcome }),
+    },
+    // WORKER_TEST_FAULT=exit-after-effect (test/faults.test.ts): die between a job's effect and its
+    // settlement, to prove the redelivery settles it once with that same effect.
+    config.testFault === 'exit-after-effect'
+      ? (jobId) => {
+          logger.warn({ jobId }, 'WORKER_TEST_FAULT: exiting after the effect, before settling and acking');
+          process.exit(86);
+        }
+      : undefined,
+  );
   await consumer.start();
 
   const ops = await startOpsServer({

@@ -14,10 +14,28 @@ import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
 import { deterministicFailure, HANDLERS, JobFailed, type HandlerContext, type JobToRun } from './handlers.js';
 import { cachedProducts, type ProductLookup } from './products.js';
 import type { WorkerConfig } from './config.js';
+import { Semaphore } from './semaphore.js';
 
 type Defs = ReturnType<typeof serviceDefs>;
 
 export type DeliveryOutcome = 'succeeded' | 'failed' | 'retried' | 'skipped';
+
+/** What one delivery came to, for its span and log line. */
+export interface DeliveryReport {
+  jobId: string;
+  kind: string;
+  outcome: DeliveryOutcome | 'malformed';
+  error?: string;
+  retryInMs?: number;
+  gaveUp?: boolean;
+}
+
+type Outcome = { resultJson: string } | { error: { code: string; message: string; retryable: boolean } };
+
+/** A job ready to run (with how to stop marking it running), or one that has settled already. */
+type Loaded =
+  | { job: JobToRun; payload: unknown; stopMarking(): void; marked(): Promise<void> }
+  | { settled: true; kind: string };
 
 export interface WorkerMetrics {
   inUse(delta: number): void;
@@ -30,8 +48,7 @@ export class JobConsumer {
   private readonly abort = new AbortController();
   private stopping = false;
   private readonly products: ProductLookup;
-  private slots: number;
-  private waiting: (() => void)[] = [];
+  private readonly slots: Semaphore;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -39,8 +56,10 @@ export class JobConsumer {
     private readonly clients: HandlerContext['clients'] & { job: PromiseClient<Defs['job']> },
     private readonly logger: Logger,
     private readonly metrics?: WorkerMetrics,
+    /** Called after a job's effect, before it is settled and acked (the fault tests' crash point). */
+    private readonly afterEffect?: (jobId: string) => void,
   ) {
-    this.slots = config.concurrency;
+    this.slots = new Semaphore(config.concurrency);
     this.names = natsNames(config.natsPrefix);
     this.products = cachedProducts(clients.policy, config.productCacheMs);
   }
@@ -114,20 +133,6 @@ export class JobConsumer {
     await previous?.close().catch(() => undefined);
   }
 
-  private async acquire(): Promise<void> {
-    if (this.slots > 0) {
-      this.slots--;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.slots++;
-  }
-
   /**
    * Why the process is wedged, for /livez: the consume loop has been down (and restarting it failed)
    * for longer than livenessAfterMs. The kubelet then restarts the process.
@@ -158,12 +163,12 @@ export class JobConsumer {
   private async loop(messages: ConsumerMessages): Promise<void> {
     try {
       for await (const m of messages) {
-        await this.acquire();
+        await this.slots.acquire();
         this.metrics?.inUse(1);
         const p = this.handle(m).finally(() => {
           this.inflight.delete(p);
           this.metrics?.inUse(-1);
-          this.release();
+          this.slots.release();
         });
         this.inflight.add(p);
       }
@@ -230,14 +235,11 @@ export class JobConsumer {
     });
   }
 
-  private async process(m: JsMsg): Promise<{
-    jobId: string;
-    kind: string;
-    outcome: DeliveryOutcome | 'malformed';
-    error?: string;
-    retryInMs?: number;
-    gaveUp?: boolean;
-  }> {
+  /**
+   * One delivery, in steps: give up after the last delivery; load the job (from the message, or
+   * StartJob); run its handler; settle it; ack. A dependency's failure naks it for a later delivery.
+   */
+  async process(m: JsMsg): Promise<DeliveryReport> {
     const delivery = m.info.deliveryCount;
     const message = parseJobMessage(m.string());
     if (!message || !isJobId(message.jobId)) {
@@ -249,111 +251,139 @@ export class JobConsumer {
     // Only the unusual paths log here (the delivery's own line is written by handle()).
     const log = () => this.logger.child({ jobId, delivery });
     let kind = 'unknown';
-    let markRunning: NodeJS.Timeout | undefined;
-    let marked: Promise<void> | undefined;
+    let loaded: Loaded | undefined;
     try {
-      if (delivery > this.config.maxDeliveries) {
-        await this.settleFailed(jobId, {
-          code: 'internal',
-          message: `the job could not be processed after ${this.config.maxDeliveries} attempts; retry the request`,
-          retryable: true,
-        });
-        this.metrics?.processed(kind, 'failed');
+      if (delivery > this.config.maxDeliveries) return await this.giveUp(m, jobId);
+      loaded = await this.load(message, delivery, log);
+      if ('settled' in loaded) {
+        this.metrics?.processed(loaded.kind, 'skipped');
         m.ack();
-        return { jobId, kind, outcome: 'failed', error: 'failed after the maximum number of deliveries', gaveUp: true };
+        return { jobId, kind: loaded.kind, outcome: 'skipped' };
       }
-      let job: JobToRun;
-      let payload: unknown;
-      if (delivery === 1 && 'caller' in message) {
-        // The first delivery of the message published right after the job's commit, which carries
-        // the whole job: start on the effect at once. The job is marked running only if it outlasts
-        // runningAfterMs; a job that ends sooner goes from accepted straight to settled, sparing a
-        // gRPC hop and a commit.
-        ({ payload } = message);
-        job = { id: jobId, kind: message.kind, caller: message.caller };
-        const mark = () => {
-          marked = this.clients.job.StartJob({ jobId, delivery }).then(
-            () => undefined,
-            (err: unknown) => log().warn({ err: (err as Error).message }, 'could not mark the job running'),
-          );
-        };
-        if (this.config.runningAfterMs === 0) mark();
-        else markRunning = setTimeout(mark, this.config.runningAfterMs);
-      } else {
-        // A redelivery, or a message carrying the job id alone (published by the outbox relay, or by
-        // an older version): read the job, count the delivery, and skip it if it has settled.
-        const started = (await this.clients.job.StartJob({ jobId, delivery })).job;
-        if (!started?.caller) throw new DomainError('internal', 'StartJob returned no job');
-        kind = started.kind;
-        const startedStatus = JOB_STATUS.fromProto(started.status);
-        if (startedStatus === 'succeeded' || startedStatus === 'failed') {
-          this.metrics?.processed(kind, 'skipped');
-          m.ack();
-          return { jobId, kind, outcome: 'skipped' };
-        }
-        job = { id: jobId, kind: started.kind, caller: started.caller };
-        payload = JSON.parse(started.payloadJson);
-      }
-      kind = job.kind;
-      const handler = Object.hasOwn(HANDLERS, job.kind) ? HANDLERS[job.kind] : undefined;
-      let outcome: { resultJson: string } | { error: { code: string; message: string; retryable: boolean } };
-      try {
-        if (!handler) throw new JobFailed({ code: 'internal', message: `no handler for job kind ${job.kind}`, retryable: false });
-        const result = await handler(job, payload, {
-          clients: this.clients,
-          product: this.products,
-          sandbox: this.config.environment === 'uat',
-          sleep: this.sleep,
-        });
-        if (this.config.testFault === 'exit-after-effect') {
-          log().warn('WORKER_TEST_FAULT: exiting after the effect, before settling and acking');
-          process.exit(86);
-        }
-        outcome = { resultJson: JSON.stringify(result) };
-      } catch (err) {
-        if (err instanceof JobFailed) outcome = { error: err.error };
-        else {
-          // A failure that would recur on every delivery settles the job now (handler.ts); a
-          // transient one, or any failure while the worker is stopping, is delivered again.
-          const failure = this.abort.signal.aborted ? undefined : deterministicFailure(err);
-          if (!failure) throw err;
-          log().error({ err, kind: job.kind }, 'job failed on its own input; settled as failed at once');
-          outcome = { error: failure };
-        }
-      }
-      clearTimeout(markRunning);
-      await marked;
-      const reply = await this.clients.job.SettleJob({ jobId, delivery, ...outcome });
-      const settled = 'resultJson' in outcome ? 'succeeded' : 'failed';
-      if (!reply.settledNow && JOB_STATUS.fromProto(reply.job?.status ?? '') !== settled) {
-        // Another delivery settled it the other way first (e.g. a message delivered again as new after
-        // its consumer was recreated): this effect's outcome is not the job's. Say so, for follow-up.
-        log().error({ kind, settled: reply.job?.status, ran: settled }, 'job already settled with another outcome; this delivery ran it again');
-      }
+      kind = loaded.job.kind;
+      const outcome = await this.run(loaded.job, loaded.payload, log);
+      loaded.stopMarking();
+      await loaded.marked();
+      const settled = await this.settle(jobId, delivery, outcome, () => log().child({ kind }));
       this.metrics?.processed(kind, settled);
       m.ack();
       return { jobId, kind, outcome: settled, ...('error' in outcome ? { error: outcome.error.code } : {}) };
     } catch (err) {
-      // The job service has no such job (a database restored to before the message, a stream shared
-      // by mistake): redelivering cannot help, so the message is dropped, loudly.
-      if (err instanceof DomainError && err.code === 'not_found') {
-        log().error('no such job in the job service; message terminated');
-        m.term();
-        return { jobId, kind, outcome: 'malformed', error: 'no such job' };
-      }
-      // A dependency failed (or the worker is stopping): deliver again later, or now to another worker.
-      if (this.abort.signal.aborted) {
-        m.nak();
-        return { jobId, kind, outcome: 'retried', error: 'worker stopping', retryInMs: 0 };
-      }
-      const delay = this.backoff(delivery);
-      this.metrics?.processed(kind, 'retried');
-      m.nak(delay);
-      return { jobId, kind, outcome: 'retried', error: (err as Error).message, retryInMs: delay };
+      return this.retry(m, err, { jobId, kind, delivery }, log);
     } finally {
       clearInterval(heartbeat);
-      clearTimeout(markRunning);
+      if (loaded && !('settled' in loaded)) loaded.stopMarking();
     }
+  }
+
+  /** Past the last delivery: the job fails (retryable: the partner may send the request again). */
+  private async giveUp(m: JsMsg, jobId: string): Promise<DeliveryReport> {
+    await this.settleFailed(jobId, {
+      code: 'internal',
+      message: `the job could not be processed after ${this.config.maxDeliveries} attempts; retry the request`,
+      retryable: true,
+    });
+    this.metrics?.processed('unknown', 'failed');
+    m.ack();
+    return { jobId, kind: 'unknown', outcome: 'failed', error: 'failed after the maximum number of deliveries', gaveUp: true };
+  }
+
+  /** The job to run, or that it has settled already (a redelivery of a finished job). */
+  private async load(message: NonNullable<ReturnType<typeof parseJobMessage>>, delivery: number, log: () => Logger): Promise<Loaded> {
+    const jobId = message.jobId;
+    if (delivery === 1 && 'caller' in message) {
+      // The first delivery of the message published right after the job's commit, which carries
+      // the whole job: start on the effect at once. The job is marked running only if it outlasts
+      // runningAfterMs; a job that ends sooner goes from accepted straight to settled, sparing a
+      // gRPC hop and a commit.
+      let marked: Promise<void> | undefined;
+      const mark = () => {
+        marked = this.clients.job.StartJob({ jobId, delivery }).then(
+          () => undefined,
+          (err: unknown) => log().warn({ err: (err as Error).message }, 'could not mark the job running'),
+        );
+      };
+      let timer: NodeJS.Timeout | undefined;
+      if (this.config.runningAfterMs === 0) mark();
+      else timer = setTimeout(mark, this.config.runningAfterMs);
+      return {
+        job: { id: jobId, kind: message.kind, caller: message.caller },
+        payload: message.payload,
+        stopMarking: () => clearTimeout(timer),
+        marked: async () => marked,
+      };
+    }
+    // A redelivery, or a message carrying the job id alone (published by the outbox relay, or by an
+    // older version): read the job, count the delivery, and skip it if it has settled.
+    const started = (await this.clients.job.StartJob({ jobId, delivery })).job;
+    if (!started?.caller) throw new DomainError('internal', 'StartJob returned no job');
+    const status = JOB_STATUS.fromProto(started.status);
+    if (status === 'succeeded' || status === 'failed') return { settled: true, kind: started.kind };
+    return {
+      job: { id: jobId, kind: started.kind, caller: started.caller },
+      payload: JSON.parse(started.payloadJson) as unknown,
+      stopMarking: () => undefined,
+      marked: async () => undefined,
+    };
+  }
+
+  /**
+   * Runs the job's handler: its result, or the failure it settles with. Throws (for a later delivery)
+   * what may pass: a dependency's transient failure, or any failure while the worker is stopping.
+   */
+  private async run(job: JobToRun, payload: unknown, log: () => Logger): Promise<Outcome> {
+    const handler = Object.hasOwn(HANDLERS, job.kind) ? HANDLERS[job.kind] : undefined;
+    try {
+      if (!handler) throw new JobFailed({ code: 'internal', message: `no handler for job kind ${job.kind}`, retryable: false });
+      const result = await handler(job, payload, {
+        clients: this.clients,
+        product: this.products,
+        sandbox: this.config.environment === 'uat',
+        sleep: this.sleep,
+      });
+      this.afterEffect?.(job.id);
+      return { resultJson: JSON.stringify(result) };
+    } catch (err) {
+      if (err instanceof JobFailed) return { error: err.error };
+      // A failure that would recur on every delivery settles the job now (handler.ts).
+      const failure = this.abort.signal.aborted ? undefined : deterministicFailure(err);
+      if (!failure) throw err;
+      log().error({ err, kind: job.kind }, 'job failed on its own input; settled as failed at once');
+      return { error: failure };
+    }
+  }
+
+  /** Settles the job with the outcome; says so when another delivery had settled it the other way. */
+  private async settle(jobId: string, delivery: number, outcome: Outcome, log: () => Logger): Promise<'succeeded' | 'failed'> {
+    const reply = await this.clients.job.SettleJob({ jobId, delivery, ...outcome });
+    const settled = 'resultJson' in outcome ? 'succeeded' : 'failed';
+    if (!reply.settledNow && JOB_STATUS.fromProto(reply.job?.status ?? '') !== settled) {
+      // Another delivery settled it the other way first (e.g. a message delivered again as new after
+      // its consumer was recreated): this effect's outcome is not the job's. Say so, for follow-up.
+      log().error({ settled: reply.job?.status, ran: settled }, 'job already settled with another outcome; this delivery ran it again');
+    }
+    return settled;
+  }
+
+  /** A delivery that did not settle its job: dropped when the job does not exist, else delivered again. */
+  private retry(m: JsMsg, err: unknown, at: { jobId: string; kind: string; delivery: number }, log: () => Logger): DeliveryReport {
+    const { jobId, kind } = at;
+    // The job service has no such job (a database restored to before the message, a stream shared by
+    // mistake): redelivering cannot help, so the message is dropped, loudly.
+    if (err instanceof DomainError && err.code === 'not_found') {
+      log().error('no such job in the job service; message terminated');
+      m.term();
+      return { jobId, kind, outcome: 'malformed', error: 'no such job' };
+    }
+    // A dependency failed (or the worker is stopping): deliver again later, or now to another worker.
+    if (this.abort.signal.aborted) {
+      m.nak();
+      return { jobId, kind, outcome: 'retried', error: 'worker stopping', retryInMs: 0 };
+    }
+    const delay = this.backoff(at.delivery);
+    this.metrics?.processed(kind, 'retried');
+    m.nak(delay);
+    return { jobId, kind, outcome: 'retried', error: (err as Error).message, retryInMs: delay };
   }
 
   /** Stops pulling, gives in-flight jobs graceMs to finish, then hands the rest back (nak). */
