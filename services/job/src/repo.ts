@@ -254,3 +254,15 @@ export async function requeueStaleJobs(pool: Pool, staleAfterMs: number, subject
     return stale.rowCount ?? 0;
   }).catch(dbError);
 }
+
+/**
+ * What the outbox relay reads of a job's outbox row: the job id as the message id and, as the body,
+ * the id alone (a row the loop publishes was missed by the fast path; the worker reads the job first).
+ */
+export const OUTBOX_RELAY_COLUMNS = `id, job_id AS msg_id, subject, json_build_object('jobId', job_id)::text AS body, trace_context`;
+
+/** Rows waiting in the outbox, and the age in seconds of the oldest (0 when empty). */
+export async function outboxBacklog(pool: Pool): Promise<{ n: number; age: number }> {
+  const r = await pool.query<{ n: string; age: string | null }>('SELECT count(*) AS n, extract(epoch FROM now() - min(created_at)) AS age FROM outbox');
+  return { n: Number(r.rows[0]?.n ?? 0), age: Number(r.rows[0]?.age ?? 0) };
+}
