@@ -40,12 +40,12 @@ describe("the SDK's and CLI's copies of the API's vocabularies", () => {
 
   it('policy statuses and document types, in the SDK types and the CLI checks', () => {
     expect(sorted(union('sdk/client/src/types.ts', 'PolicyStatus'))).toEqual(sorted(POLICY_STATUSES));
-    expect(sorted(list('sdk/cli/src/cli.ts', 'POLICY_STATUSES'))).toEqual(sorted(POLICY_STATUSES));
+    expect(sorted(list('sdk/cli/src/command.ts', 'POLICY_STATUSES'))).toEqual(sorted(POLICY_STATUSES));
     expect(sorted(union('sdk/client/src/types.ts', 'DocumentType'))).toEqual(sorted(DOCUMENT_TYPES));
-    expect(sorted(list('sdk/cli/src/cli.ts', 'DOCUMENT_TYPES'))).toEqual(sorted(DOCUMENT_TYPES));
+    expect(sorted(list('sdk/cli/src/command.ts', 'DOCUMENT_TYPES'))).toEqual(sorted(DOCUMENT_TYPES));
   });
 
   it("the job list's status filter in the CLI", () => {
-    expect(sorted(list('sdk/cli/src/list-commands.ts', 'JOB_STATUSES'))).toEqual(sorted(JOB_STATUS_FILTER.names));
+    expect(sorted(list('sdk/cli/src/commands/jobs.ts', 'JOB_STATUSES'))).toEqual(sorted(JOB_STATUS_FILTER.names));
   });
 });

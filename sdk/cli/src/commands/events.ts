@@ -1,0 +1,33 @@
+// `partner events tail`: the event feed as it happens (long-poll), resumable by cursor.
+import type { EventType } from '@partner/sdk';
+import { EXIT, UsageError, type Command, type Context } from '../command.js';
+
+export const EVENT_COMMANDS: Record<string, Command> = {
+  'events tail': {
+    usage: 'events tail [--types T1,T2] [--since TIME | --cursor CURSOR] [--json]',
+    summary: 'print events as they happen (one JSON object a line with --json), until Ctrl-C',
+    args: [],
+    options: ['types', 'since', 'cursor'],
+    run: (ctx) => tailEvents(ctx),
+  },
+};
+
+/** `events tail`: follows the feed with long-poll; on Ctrl-C says how to resume where it stopped. */
+async function tailEvents(ctx: Context): Promise<number> {
+  const v = ctx.values;
+  if (v.since && v.cursor) throw new UsageError('give --since or --cursor, not both');
+  const types = v.types ? (v.types.split(',').map((t) => t.trim()) as EventType[]) : undefined;
+  let cursor = v.cursor;
+  const params = { ...(types ? { types } : {}), ...(v.since ? { since: v.since } : {}), ...(cursor ? { cursor } : {}) };
+  for await (const e of ctx.client().followEvents(params, { signal: ctx.signal, onCursor: (c) => (cursor = c) })) {
+    if (ctx.out.json) ctx.io.stdout.write(`${JSON.stringify(e)}\n`);
+    else {
+      const d = e.data as Record<string, unknown>;
+      const about = d.submissionId ?? d.attachmentId ?? d.id ?? '';
+      const extra = e.type === 'job.failed' ? ` ${(d.error as { code?: string } | undefined)?.code ?? ''}` : d.kind ? ` ${String(d.kind)}` : '';
+      ctx.io.stdout.write(`${e.timestamp}  ${e.type.padEnd(18)}  ${String(about)}${extra}  ${e.id}\n`);
+    }
+  }
+  if (cursor) ctx.out.note(`stopped; resume with: partner events tail --cursor ${cursor}${v.types ? ` --types ${v.types}` : ''}`);
+  return EXIT.ok;
+}

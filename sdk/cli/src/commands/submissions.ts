@@ -1,0 +1,61 @@
+// `partner submissions create|get|list`: new business, read back, and found again by reference.
+import type { PartnerClient, Submission, SubmissionListParams } from '@partner/sdk';
+import { EXIT, intOption, mutation, parseJson, readAll, readJsonFile, showList, UsageError, type Command } from '../command.js';
+
+export const SUBMISSION_COMMANDS: Record<string, Command> = {
+  'submissions create': {
+    usage: 'submissions create --file app.json|- [--wait SECONDS] [--idempotency-key KEY]',
+    summary: 'create a submission and wait for it (default 60 s; --wait 0 returns the job at once)',
+    args: [],
+    options: ['file', 'wait', 'idempotency-key'],
+    run: async (ctx) => {
+      if (!ctx.values.file) throw new UsageError('--file is required: a JSON file with the submission (- reads standard input)');
+      const input = (ctx.values.file === '-' ? parseJson('standard input', await readAll(ctx.io.stdin)) : readJsonFile(ctx.values.file)) as Parameters<
+        PartnerClient['createSubmission']
+      >[0];
+      const client = ctx.client();
+      return mutation(ctx, 'submission', (opts) => client.createSubmission(input, opts), (opts) => client.startSubmission(input, opts));
+    },
+  },
+  'submissions get': {
+    usage: 'submissions get SUBMISSION_ID',
+    summary: 'one submission',
+    args: ['SUBMISSION_ID'],
+    options: [],
+    run: async (ctx, [id]) => {
+      ctx.out.record(await ctx.client().getSubmission(id!, { signal: ctx.signal }));
+      return EXIT.ok;
+    },
+  },
+  'submissions list': {
+    usage: 'submissions list [--external-ref REF] [--status S] [--created-since TS] [--updated-since TS] [--principal-id ID] [--limit N] [--cursor C] [--all]',
+    summary: 'your submissions, newest first (--external-ref REF finds the one a lost job handle created)',
+    args: [],
+    options: ['external-ref', 'status', 'created-since', 'updated-since', 'principal-id', 'limit', 'cursor', 'all'],
+    run: async (ctx) => {
+      const v = ctx.values;
+      const limit = intOption(v, 'limit');
+      const params: SubmissionListParams = {
+        ...(v['external-ref'] !== undefined ? { externalRef: v['external-ref'] } : {}),
+        ...(v.status ? { status: v.status as SubmissionListParams['status'] } : {}),
+        ...(v['created-since'] ? { createdSince: v['created-since'] } : {}),
+        ...(v['updated-since'] ? { updatedSince: v['updated-since'] } : {}),
+        ...(v['principal-id'] ? { principalId: v['principal-id'] } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+      };
+      const client = ctx.client();
+      return showList<Submission>(
+        ctx,
+        (cursor) => client.listSubmissions({ ...params, ...(cursor ? { cursor } : {}) }, { signal: ctx.signal }),
+        () => client.iterateSubmissions(params, { signal: ctx.signal }),
+        [
+          ['externalRef', 'external ref'],
+          ['submissionName', 'name'],
+          ['status', 'status'],
+          ['createdAt', 'created'],
+          ['submissionId', 'id'],
+        ],
+      );
+    },
+  },
+};
