@@ -8,8 +8,11 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The entry point of a service: services/<name>/dist/main.js. */
-export const serviceScript = (name) => `${ROOT}services/${name}/dist/main.js`;
+/** Processes whose entry point is not their own package's main.js: the events package's dispatcher. */
+const ENTRY_POINTS = { dispatcher: 'services/events/dist/dispatcher.js' };
+
+/** The entry point of a service: services/<name>/dist/main.js (or its entry in ENTRY_POINTS). */
+export const serviceScript = (name) => `${ROOT}${ENTRY_POINTS[name] ?? `services/${name}/dist/main.js`}`;
 
 export class ServiceProcess {
   /**

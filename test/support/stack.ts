@@ -19,6 +19,8 @@ import { readJobConfig } from '../../services/job/src/config.js';
 import { startJob } from '../../services/job/src/app.js';
 import { readEventsConfig } from '../../services/events/src/config.js';
 import { startEvents } from '../../services/events/src/app.js';
+import { readDispatcherConfig } from '../../services/events/src/dispatcher/config.js';
+import { startDispatcher } from '../../services/events/src/dispatcher/app.js';
 import { readWorkerConfig } from '../../services/worker/src/config.js';
 import { startWorker } from '../../services/worker/src/app.js';
 import { readGatewayConfig } from '../../services/gateway/src/config.js';
@@ -29,7 +31,7 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
-export const ALL_PERMISSIONS = ['health/read', 'policies/read', 'submissions/read', 'submissions/write', 'jobs/read', 'events/read'];
+export const ALL_PERMISSIONS = ['health/read', 'policies/read', 'submissions/read', 'submissions/write', 'jobs/read', 'events/read', 'webhooks/read', 'webhooks/write'];
 
 export interface ClientCreds {
   clientId: string;
@@ -103,6 +105,8 @@ export class Stack {
       // Tests that are not about rate limits must not hit them (test/limits.test.ts sets its own).
       RATE_LIMIT_RPS: '100000',
       RATE_LIMIT_BURST: '100000',
+      // Webhook receivers in tests listen on loopback (test/webhooks.test.ts turns this off to test the refusals).
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     };
     this.logger = createLogger('test', 'debug', { write: (line: string) => void this.logs.push(line) });
   }
@@ -167,6 +171,14 @@ export class Stack {
     return svc;
   }
 
+  /** A webhook dispatcher in-process (the events package's second entry point). */
+  async startDispatcher(overrides: Record<string, string> = {}): Promise<{ stop(): Promise<void> }> {
+    const svc = await startDispatcher(readDispatcherConfig(this.reader(overrides)), { logger: this.serviceLogger('dispatcher') });
+    this.running.push(svc);
+    this.opsUrls.dispatcher = `http://127.0.0.1:${svc.ports.ops}`;
+    return svc;
+  }
+
   async startWorker(overrides: Record<string, string> = {}): Promise<{ stop(): Promise<void> }> {
     const svc = await startWorker(readWorkerConfig(this.reader(overrides)), { logger: this.serviceLogger('worker') });
     this.running.push(svc);
@@ -175,13 +187,14 @@ export class Stack {
   }
 
   /** Every service in-process, in dependency order (without a worker when a test runs its own). */
-  async startAll(overrides: Record<string, string> = {}, opts: { worker?: boolean; events?: boolean } = {}): Promise<void> {
+  async startAll(overrides: Record<string, string> = {}, opts: { worker?: boolean; events?: boolean; dispatcher?: boolean } = {}): Promise<void> {
     await this.startAuth(overrides);
     await this.startPolicy(overrides);
     await this.startSubmission(overrides);
     await this.startJob(overrides);
     if (opts.events ?? true) await this.startEvents(overrides);
     if (opts.worker ?? true) await this.startWorker(overrides);
+    if (opts.dispatcher) await this.startDispatcher(overrides);
     await this.startGateway(overrides);
   }
 

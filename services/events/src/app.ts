@@ -14,6 +14,7 @@ import type { EventsConfig } from './config.js';
 import { loadFeedCursors, type Owner } from './cursor.js';
 import * as feed from './feed.js';
 import { FeedWriter } from './writer.js';
+import { sweepDeliveries, webhookHandlers } from './webhooks/rpc.js';
 
 export const SCHEMA = 'events';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -64,7 +65,7 @@ export function startEvents(config: EventsConfig, opts: { logger?: Logger; migra
       let sweeping: Promise<void> | undefined;
       const sweep = async () => {
         for (;;) {
-          const n = await feed.sweepBatch(pool, config.retentionMs, config.sweepBatch);
+          const n = (await feed.sweepBatch(pool, config.retentionMs, config.sweepBatch)) + (await sweepDeliveries(pool, config.retentionMs, config.sweepBatch));
           if (n > 0) {
             swept.inc(n);
             logger.info({ removed: n }, 'events past their retention removed');
@@ -78,9 +79,21 @@ export function startEvents(config: EventsConfig, opts: { logger?: Logger; migra
           .finally(() => (sweeping = undefined));
       }, config.sweepIntervalMs);
 
+      const webhooks = await webhookHandlers(pool, {
+        endpointLimit: config.webhookEndpointLimit,
+        secretOverlapMs: config.webhookSecretOverlapMs,
+        notifyDue: () => {
+          try {
+            nc?.publish(names.webhooksDueSubject);
+          } catch {
+            // The dispatchers poll too: the deliveries go out at their next poll.
+          }
+        },
+      });
       const impl = implement(
         serviceDefs().events,
         {
+          ...webhooks,
           ListEvents: async (req) => {
             const owner = ownerOf(req.owner);
             const details: ErrorDetail[] = [];

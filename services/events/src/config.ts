@@ -14,6 +14,10 @@ export interface EventsConfig extends BaseConfig, DbConfig, NatsConfig, EventStr
    * events.cursor_keys (shared by replicas, kept across restarts).
    */
   cursorSecrets: string[];
+  /** Webhook endpoints per partner (a create job over it fails limit_exceeded). */
+  webhookEndpointLimit: number;
+  /** How long a rotated-out webhook secret keeps signing beside the new one. */
+  webhookSecretOverlapMs: number;
 }
 
 const DAY_MS = 24 * 3_600_000;
@@ -38,5 +42,7 @@ export function readEventsConfig(env = new EnvReader()): Readonly<EventsConfig> 
     sweepIntervalMs: env.int('EVENT_SWEEP_INTERVAL_MS', { default: 60_000, min: 100, max: 3_600_000 }),
     sweepBatch: env.int('EVENT_SWEEP_BATCH', { default: 1_000, min: 1, max: 100_000 }),
     cursorSecrets,
+    webhookEndpointLimit: env.int('WEBHOOK_ENDPOINT_LIMIT', { default: 16, min: 1, max: 1_000 }),
+    webhookSecretOverlapMs: env.int('WEBHOOK_SECRET_OVERLAP_HOURS', { default: 24, min: 0, max: 24 * 30 }) * 3_600_000,
   });
 }

@@ -14,6 +14,7 @@ import type { Logger } from '@partner/shared/logger';
 import type { Pool } from '@partner/shared/pg';
 import { ensureEventsStream, natsNames } from '@partner/shared/nats';
 import { isEventId, isEventType, type EventMessage } from '@partner/shared/events';
+import { queueDeliveries } from './webhooks/repo.js';
 
 /** One key for the feed writer's advisory lock (any bigint the schema does not use otherwise). */
 const WRITER_LOCK = 0x65766e74; // "evnt"
@@ -148,11 +149,11 @@ export class FeedWriter {
       const through = BigInt((await client.query<{ p: string }>('SELECT coalesce(max(position), 0) AS p FROM events')).rows[0]!.p);
       const fresh = parsed.filter((p) => p.position > through);
       if (fresh.length > 0) {
-        const r = await client.query<{ position: string; tenant_id: string; partner_id: string }>(
+        const r = await client.query<{ position: string; tenant_id: string; partner_id: string; event_id: string }>(
           `INSERT INTO events (position, event_id, tenant_id, partner_id, type, "timestamp", data)
            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[])
            ON CONFLICT DO NOTHING
-           RETURNING position, tenant_id, partner_id`,
+           RETURNING position, tenant_id, partner_id, event_id`,
           [
             fresh.map((p) => p.position.toString()),
             fresh.map((p) => p.msg.event.id),
@@ -164,6 +165,11 @@ export class FeedWriter {
           ],
         );
         stored = r.rows.map((row) => ({ tenantId: row.tenant_id, partnerId: row.partner_id, position: row.position }));
+        // The webhook deliveries of what was stored, in the same transaction: an event is stored if
+        // and only if its deliveries exist (the dispatcher sends them).
+        const storedIds = new Set(r.rows.map((row) => row.event_id));
+        const deliverable = fresh.filter((p) => storedIds.has(p.msg.event.id));
+        if (deliverable.length > 0) await queueDeliveries(client, deliverable.map((p) => p.msg));
       }
       await client.query('COMMIT');
       client.release();

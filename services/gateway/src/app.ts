@@ -28,6 +28,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { attachmentRoutes } from './routes/attachments.js';
 import { listRoutes } from './routes/lists.js';
 import { eventRoutes } from './routes/events.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { openapiRoute } from './routes/openapi.js';
 import { SettlementWaiters } from './waiters.js';
 import { ClientStates } from './client-state.js';
@@ -78,6 +79,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   attachmentRoutes(router, routeDeps);
   listRoutes(router, routeDeps);
   eventRoutes(router, routeDeps);
+  webhookRoutes(router, routeDeps);
 
   app.use(
     pipeline({

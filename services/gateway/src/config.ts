@@ -26,6 +26,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   principalCacheMs: number;
   /** Largest JSON body accepted. */
   jsonLimitBytes: number;
+  /** Webhook URLs may point at loopback, private and link-local addresses (local development and tests only). */
+  webhookAllowPrivateTargets: boolean;
   /** Requests this process holds open under Prefer: wait at most; beyond it they are answered at once. */
   maxWaiters: number;
   /** Default per-client limit (a client's own, set with `admin client limits`, travels in its token). */
@@ -71,6 +73,7 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
       events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055' }),
     },
     grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000 }),
+    webhookAllowPrivateTargets: env.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', { default: false }),
     requestTimeoutMs: env.int('REQUEST_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000 }),
     tokenMaxLifetimeS: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400 }),
     clientStateCacheMs: env.int('CLIENT_STATE_CACHE_MS', { default: 60_000, min: 1_000, max: 3_600_000 }),

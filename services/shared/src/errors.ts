@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   unknown_product: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the product does not exist or is inactive' },
   upload_expired: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the staged upload expired before the attachment job ran' },
   conflict: { http: 409, grpc: GrpcStatus.ABORTED, retryable: false, meaning: 'job failure: the change conflicts with the current state' },
+  limit_exceeded: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: a per-partner limit is reached (e.g. 16 webhook endpoints)' },
   cursor_expired: { http: 410, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'a feed cursor older than the event retention; reconcile with the list endpoints' },
   unsupported_media_type: { http: 415, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false, meaning: 'wrong `Content-Type` (or a file type that may not be attached)' },
   payload_too_large: { http: 413, grpc: GrpcStatus.OUT_OF_RANGE, retryable: false, meaning: 'body over the size limit (JSON 1 MiB, attachment 25 MiB by default)' },

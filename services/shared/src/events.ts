@@ -9,7 +9,14 @@ import { DEFAULT_DUPLICATE_WINDOW_MS, ensureEventsStream, natsNames } from './na
 import type { EnvReader } from './config.js';
 import type { OutboxOptions } from './outbox-relay.js';
 
-export const EVENT_TYPES = ['job.succeeded', 'job.failed', 'submission.created', 'attachment.created', 'attachment.deleted'] as const;
+export const EVENT_TYPES = [
+  'job.succeeded',
+  'job.failed',
+  'submission.created',
+  'attachment.created',
+  'attachment.deleted',
+  'webhook_endpoint.disabled',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const isEventType = (s: string): s is EventType => (EVENT_TYPES as readonly string[]).includes(s);
 

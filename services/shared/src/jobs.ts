@@ -8,6 +8,12 @@ export const JOB_KINDS = {
   submissionCreate: 'submission.create',
   attachmentCreate: 'attachment.create',
   attachmentDelete: 'attachment.delete',
+  webhookEndpointCreate: 'webhook_endpoint.create',
+  webhookEndpointUpdate: 'webhook_endpoint.update',
+  webhookEndpointDelete: 'webhook_endpoint.delete',
+  webhookEndpointRotateSecret: 'webhook_endpoint.rotate_secret',
+  webhookEndpointRecover: 'webhook_endpoint.recover',
+  webhookEndpointPing: 'webhook_endpoint.ping',
 } as const;
 export type JobKind = (typeof JOB_KINDS)[keyof typeof JOB_KINDS];
 

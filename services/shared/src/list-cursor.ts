@@ -39,6 +39,12 @@ export const JOB_IDS: IdFormat = {
   fromHex: (h) => `job_${h}`,
 };
 
+/** Prefixed hex ids: `<prefix>_<32 hex>` (webhook endpoints we_, deliveries whd_). */
+export const prefixedIds = (prefix: string): IdFormat => ({
+  toHex: (id) => id.slice(prefix.length + 1),
+  fromHex: (h) => `${prefix}_${h}`,
+});
+
 /** Whether token has the shape of a cursor (anyone can check; only the issuing service can verify it). */
 export const isCursorShaped = (token: string): boolean => TOKEN.test(token);
 

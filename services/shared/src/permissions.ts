@@ -6,6 +6,8 @@ export const PERMISSIONS = [
   'submissions/write',
   'jobs/read',
   'events/read',
+  'webhooks/read',
+  'webhooks/write',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

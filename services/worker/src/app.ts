@@ -24,6 +24,7 @@ export async function startWorker(config: WorkerConfig, opts: { logger?: Logger 
     job: createClient(defs.job, config.grpc.job, config.grpcTimeoutMs, { registry }),
     submission: createClient(defs.submission, config.grpc.submission, config.grpcTimeoutMs, { registry }),
     policy: createClient(defs.policy, config.grpc.policy, config.grpcTimeoutMs, { registry }),
+    events: createClient(defs.events, config.grpc.events, config.grpcTimeoutMs, { registry }),
   };
   const inUse = new Gauge({ name: 'partner_worker_concurrency_in_use', help: 'Jobs being processed by this worker.', registers: [registry] });
   new Gauge({
@@ -71,6 +72,7 @@ export async function startWorker(config: WorkerConfig, opts: { logger?: Logger 
       job: grpcReadiness(clients.job, SERVICE_NAMES.job),
       submission: grpcReadiness(clients.submission, SERVICE_NAMES.submission),
       policy: grpcReadiness(clients.policy, SERVICE_NAMES.policy),
+      events: grpcReadiness(clients.events, SERVICE_NAMES.events),
     },
     // A consume loop that died and cannot be restarted makes the process not live (restarted).
     liveness: { consumer: () => consumer.wedged() },

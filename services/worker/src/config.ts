@@ -3,7 +3,7 @@ import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from 
 
 export interface WorkerConfig extends BaseConfig, NatsConfig {
   environment: 'uat' | 'production';
-  grpc: { job: string; submission: string; policy: string };
+  grpc: { job: string; submission: string; policy: string; events: string };
   grpcTimeoutMs: number;
   /** Jobs processed at once by this process. */
   concurrency: number;
@@ -40,6 +40,7 @@ export function readWorkerConfig(env = new EnvReader()): Readonly<WorkerConfig> 
       job: env.str('JOB_GRPC_ADDR', { default: '127.0.0.1:50054' }),
       submission: env.str('SUBMISSION_GRPC_ADDR', { default: '127.0.0.1:50053' }),
       policy: env.str('POLICY_GRPC_ADDR', { default: '127.0.0.1:50052' }),
+      events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055' }),
     },
     grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000 }),
     concurrency: env.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1_000 }),

@@ -15,7 +15,7 @@ export class JobFailed extends Error {
 }
 
 export interface HandlerContext {
-  clients: { submission: PromiseClient<Defs['submission']>; policy: PromiseClient<Defs['policy']> };
+  clients: { submission: PromiseClient<Defs['submission']>; policy: PromiseClient<Defs['policy']>; events: PromiseClient<Defs['events']> };
   /** The product catalogue, cached (see products.ts). */
   product: ProductLookup;
   /** Sandbox directives in externalRef are honoured (UAT only). */

@@ -4,6 +4,7 @@
 import { JOB_KINDS } from '@partner/shared/jobs';
 import { parseSandbox } from '@partner/shared/sandbox';
 import { attachmentHandlers } from './attachments.js';
+import { webhookHandlers } from './webhooks.js';
 import { failOnRefusal, JobFailed, ownerOf, type Handler } from './handler.js';
 
 export { deterministicFailure, JobFailed, type Handler, type HandlerContext, type JobToRun } from './handler.js';
@@ -50,4 +51,5 @@ const createSubmission: Handler = async (job, payload, ctx) => {
 export const HANDLERS: Record<string, Handler> = {
   [JOB_KINDS.submissionCreate]: createSubmission,
   ...attachmentHandlers,
+  ...webhookHandlers,
 };

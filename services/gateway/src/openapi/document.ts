@@ -7,6 +7,7 @@
 import { ALLOWED_MEDIA_TYPES } from '../attachments/media-types.js';
 import { ERROR_CODE_TABLE, ref, schemas, type Schema } from './schemas.js';
 import { eventPaths, eventSchemas } from './events.js';
+import { webhookDeliveries, webhookPaths, webhookSchemas } from './webhooks.js';
 
 export interface OpenApiOptions {
   /** {base_url}: the public API address. */
@@ -504,6 +505,7 @@ function paths(): Obj {
       },
     },
     ...eventPaths({ apiHeaders, preferHeaders, param, response, json, authErrors }),
+    ...webhookPaths({ apiHeaders, param, response, json, authErrors, mutationResponses, mutationDescription: MUTATION_DESCRIPTION }),
   };
 }
 
@@ -652,7 +654,7 @@ function components(opts: OpenApiOptions): Obj {
       Internal: errorResponse('`internal` (retryable): something unexpected went wrong. Retry with backoff; report the `X-Request-Id` if it persists.'),
       Unavailable: errorResponse('`unavailable` (retryable): a dependency is unavailable. Retry after `Retry-After` seconds.', { 'Retry-After': header('Retry-After') }),
     },
-    schemas: { ...schemas, ...eventSchemas },
+    schemas: { ...schemas, ...eventSchemas, ...webhookSchemas },
   };
 }
 
@@ -705,9 +707,11 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Obj {
       { name: 'Attachments', description: 'Files attached to a submission; uploads and deletions are jobs.' },
       { name: 'Jobs', description: 'The asynchronous jobs that carry out every mutation.' },
       { name: 'Events', description: 'The event feed: what happened to the partner\'s resources, in order, with long-poll.' },
+      { name: 'Webhooks', description: 'Endpoints that receive the events as signed HTTP deliveries (Standard Webhooks), and their delivery log.' },
       { name: 'Reference', description: 'This document.' },
     ],
     paths: paths(),
+    webhooks: webhookDeliveries(),
     components: components(opts),
   };
 }

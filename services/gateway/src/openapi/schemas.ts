@@ -290,8 +290,19 @@ export const schemas: Record<string, Schema> = {
     },
   },
   JobResult: {
-    description: "What the job's mutation returned: a submission result, an attachment record, or an attachment deletion.",
-    oneOf: [ref('SubmissionResult'), ref('Attachment'), ref('AttachmentDeleted')],
+    description:
+      "What the job's mutation returned: a submission result, an attachment record or deletion, or a webhook endpoint, its deletion, " +
+      'a secret rotation (never the secret), a recovery or a ping.',
+    oneOf: [
+      ref('SubmissionResult'),
+      ref('Attachment'),
+      ref('AttachmentDeleted'),
+      ref('WebhookEndpoint'),
+      ref('WebhookEndpointDeleted'),
+      ref('WebhookSecretRotated'),
+      ref('WebhookRecovered'),
+      ref('WebhookPinged'),
+    ],
   },
   Money: {
     type: 'object',

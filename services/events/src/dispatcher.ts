@@ -1,0 +1,11 @@
+// Runs a webhook dispatcher process (the events package's second entry point; several may run).
+// Telemetry starts first and the application is imported only afterwards, so its modules load
+// instrumented.
+import { startTelemetry } from '@partner/shared/telemetry';
+
+await startTelemetry('dispatcher');
+const { serviceMain } = await import('@partner/shared/main-helpers');
+const { readDispatcherConfig } = await import('./dispatcher/config.js');
+const { startDispatcher } = await import('./dispatcher/app.js');
+
+serviceMain({ readConfig: readDispatcherConfig, start: (c, logger) => startDispatcher(c, { logger }) });

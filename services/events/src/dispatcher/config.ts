@@ -1,0 +1,60 @@
+// Webhook dispatcher configuration (environment variables; see services/events/README.md).
+import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/config';
+import { readEventStream, type EventStreamConfig } from '@partner/shared/events';
+
+export interface DispatcherConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {
+  environment: string;
+  /** One attempt's budget: connect, send, answer (a 2xx within it is a success). */
+  timeoutMs: number;
+  /** Waits after the 1st, 2nd, … failed attempt; after the last one the delivery fails. */
+  retryScheduleMs: number[];
+  /** Each wait is scheduled ± this fraction at random. */
+  retryJitter: number;
+  /** Sends at once to one endpoint from this process. */
+  endpointConcurrency: number;
+  /** Deliveries of one endpoint this process holds at once (sending or queued behind the sends). */
+  endpointMaxInFlight: number;
+  /** Deliveries this process holds at once, all endpoints together. */
+  maxInFlight: number;
+  /** An endpoint whose attempts failed for this long with no success in between is disabled. */
+  disableAfterMs: number;
+  /** Loopback, private and link-local targets allowed (local development and tests only). */
+  allowPrivateTargets: boolean;
+  /** Longest wait between two looks for due deliveries (wake-ups come sooner over NATS). */
+  pollMs: number;
+  /** How often the outbox relay of this service's own events (webhook_endpoint.disabled) runs. */
+  relayIntervalMs: number;
+}
+
+export const DEFAULT_RETRY_SCHEDULE_S = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000];
+
+export function readDispatcherConfig(env = new EnvReader()): Readonly<DispatcherConfig> {
+  const schedule = env.list('WEBHOOK_RETRY_SCHEDULE', { default: DEFAULT_RETRY_SCHEDULE_S.map(String) });
+  const retryScheduleMs = schedule.map((s) => (/^\d+(\.\d+)?$/.test(s) ? Math.round(Number(s) * 1000) : NaN));
+  if (retryScheduleMs.length === 0 || retryScheduleMs.some((ms) => !(ms >= 1 && ms <= 7 * 24 * 3_600_000))) {
+    env.problem('WEBHOOK_RETRY_SCHEDULE', 'must be a comma-separated list of waits in seconds (above 0, at most 7 days), e.g. 5,300,1800');
+  }
+  const jitter = Number(env.str('WEBHOOK_RETRY_JITTER', { default: '0.2' }));
+  if (!(jitter >= 0 && jitter < 1)) env.problem('WEBHOOK_RETRY_JITTER', 'must be a fraction from 0 to below 1');
+  // Hours, possibly fractional (tests disable an endpoint after seconds).
+  const disableAfterH = Number(env.str('WEBHOOK_DISABLE_AFTER_HOURS', { default: '120' }));
+  if (!(disableAfterH > 0 && disableAfterH <= 24 * 90)) env.problem('WEBHOOK_DISABLE_AFTER_HOURS', 'must be a number of hours above 0 and at most 2160');
+  const concurrency = env.int('WEBHOOK_ENDPOINT_CONCURRENCY', { default: 4, min: 1, max: 256 });
+  return env.done({
+    ...readBase(env, 'dispatcher', 9487),
+    ...readDb(env),
+    ...readNats(env),
+    ...readEventStream(env),
+    environment: env.str('ENVIRONMENT', { default: 'uat' }),
+    timeoutMs: env.int('WEBHOOK_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000 }),
+    retryScheduleMs,
+    retryJitter: jitter,
+    endpointConcurrency: concurrency,
+    endpointMaxInFlight: env.int('WEBHOOK_ENDPOINT_MAX_IN_FLIGHT', { default: 16, min: concurrency, max: 10_000 }),
+    maxInFlight: env.int('WEBHOOK_MAX_IN_FLIGHT', { default: 256, min: 1, max: 100_000 }),
+    disableAfterMs: Math.round(disableAfterH * 3_600_000),
+    allowPrivateTargets: env.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', { default: false }),
+    pollMs: env.int('WEBHOOK_POLL_MS', { default: 1_000, min: 10, max: 60_000 }),
+    relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 10, max: 60_000 }),
+  });
+}

@@ -1,0 +1,200 @@
+// The webhook dispatcher's loop. It claims due deliveries (store.ts) whenever it is woken — an event
+// stored (the feed writer's wake-up), deliveries queued by ping or recover, a send finished — or
+// when the earliest pending delivery falls due (at most pollMs apart). Claims respect two bounds per
+// endpoint, so one slow, hanging or failing receiver never delays the others: at most
+// `endpointConcurrency` sends at once, and at most `endpointMaxInFlight` deliveries held (sending or
+// queued behind those sends); all endpoints together hold at most `maxInFlight`.
+import type { Logger } from '@partner/shared/logger';
+import type { Pool } from '@partner/shared/pg';
+import type { natsNames } from '@partner/shared/nats';
+import type { RecordedEvent } from '@partner/shared/events';
+import { claimDue, nextDue, release, settleFailure, settleSuccess, type Claimed, type Settled } from './store.js';
+import type { SendResult, Sender } from './sender.js';
+
+export interface DispatchSettings {
+  timeoutMs: number;
+  retryScheduleMs: number[];
+  retryJitter: number;
+  endpointConcurrency: number;
+  endpointMaxInFlight: number;
+  maxInFlight: number;
+  disableAfterMs: number;
+  pollMs: number;
+}
+
+export interface DispatchMetrics {
+  attempt(r: SendResult): void;
+  settled(s: Settled): void;
+  inFlight(n: number): void;
+}
+
+/** One endpoint's deliveries in this process: those sending and those queued behind them. */
+interface Lane {
+  sending: number;
+  queue: Claimed[];
+}
+
+/** When a failed attempt is tried again: the schedule's wait ± jitter, stretched to a Retry-After within the schedule's bounds. */
+export function retryTime(failuresBefore: number, r: Pick<SendResult, 'retryAfterS'>, s: Pick<DispatchSettings, 'retryScheduleMs' | 'retryJitter'>, now = Date.now(), random = Math.random): Date | undefined {
+  const base = s.retryScheduleMs[failuresBefore];
+  if (base === undefined) return undefined;
+  let wait = base * (1 + (random() * 2 - 1) * s.retryJitter);
+  if (r.retryAfterS !== undefined) wait = Math.max(wait, Math.min(r.retryAfterS * 1000, Math.max(...s.retryScheduleMs)));
+  return new Date(now + Math.round(wait));
+}
+
+export class Dispatcher {
+  private readonly lanes = new Map<string, Lane>();
+  private held = 0;
+  private pumping: Promise<void> | undefined;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly sends = new Set<Promise<void>>();
+  /** Lease length: every delivery an endpoint holds can be sent, one timeout per round of sends, plus one more timeout to spare. */
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly names: ReturnType<typeof natsNames>,
+    private readonly sender: Sender,
+    private readonly s: DispatchSettings,
+    private readonly logger: Logger,
+    private readonly hooks: { metrics?: DispatchMetrics; disabled?(event: RecordedEvent): void } = {},
+  ) {
+    this.leaseMs = s.timeoutMs * (Math.ceil(s.endpointMaxInFlight / s.endpointConcurrency) + 1);
+  }
+
+  start(): void {
+    this.wake();
+  }
+
+  /** Look for due deliveries now. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.pumping = this.pump()
+      .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'webhook dispatcher: claiming failed; trying again shortly'))
+      .finally(() => {
+        this.pumping = undefined;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        } else void this.schedule();
+      });
+  }
+
+  /** Sleeps until the earliest pending delivery is due, at most pollMs. */
+  private async schedule(): Promise<void> {
+    if (this.stopped) return;
+    let wait = this.s.pollMs;
+    try {
+      const at = await nextDue(this.pool);
+      if (at) wait = Math.min(wait, Math.max(5, at.getTime() - Date.now() + 5));
+    } catch {
+      // Poll at the usual pace while the database is away.
+    }
+    if (this.stopped || this.pumping) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.wake(), wait);
+  }
+
+  private room(): Map<string, number> {
+    const room = new Map<string, number>();
+    for (const [id, lane] of this.lanes) room.set(id, this.s.endpointMaxInFlight - lane.sending - lane.queue.length);
+    return room;
+  }
+
+  private async pump(): Promise<void> {
+    while (!this.stopped && this.held < this.s.maxInFlight) {
+      const limit = Math.min(200, this.s.maxInFlight - this.held);
+      const claimed = await claimDue(this.pool, { limit, room: this.room(), defaultRoom: this.s.endpointMaxInFlight, leaseMs: this.leaseMs });
+      for (const d of claimed) this.enqueue(d);
+      if (claimed.length < limit) return;
+    }
+  }
+
+  private enqueue(d: Claimed): void {
+    let lane = this.lanes.get(d.endpointId);
+    if (!lane) {
+      lane = { sending: 0, queue: [] };
+      this.lanes.set(d.endpointId, lane);
+    }
+    lane.queue.push(d);
+    this.held++;
+    this.hooks.metrics?.inFlight(this.held);
+    this.drainLane(d.endpointId, lane);
+  }
+
+  private drainLane(endpointId: string, lane: Lane): void {
+    while (!this.stopped && lane.sending < this.s.endpointConcurrency && lane.queue.length > 0) {
+      const d = lane.queue.shift()!;
+      lane.sending++;
+      const p = this.deliver(d).finally(() => {
+        this.sends.delete(p);
+        lane.sending--;
+        this.held--;
+        this.hooks.metrics?.inFlight(this.held);
+        if (lane.sending === 0 && lane.queue.length === 0) this.lanes.delete(endpointId);
+        else this.drainLane(endpointId, lane);
+        // Room was made: more may be claimed.
+        this.wake();
+      });
+      this.sends.add(p);
+    }
+  }
+
+  private async deliver(d: Claimed): Promise<void> {
+    const r = await this.sender.send({ eventId: d.eventId, url: d.url, body: d.body, secrets: d.secrets });
+    this.hooks.metrics?.attempt(r);
+    const log = {
+      deliveryId: d.deliveryId,
+      endpointId: d.endpointId,
+      eventId: d.eventId,
+      outcome: r.outcome,
+      status: r.status,
+      ms: Math.round(r.durationMs),
+    };
+    let settled: Settled;
+    try {
+      settled = r.ok
+        ? await settleSuccess(this.pool, d, r)
+        : await settleFailure(this.pool, this.names, d, r, {
+            retryAt: retryTime(d.failures, r, this.s),
+            gone: r.status === 410,
+            disableAfterMs: this.s.disableAfterMs,
+          });
+    } catch (err) {
+      // The lease lapses and the delivery is tried again (at least once).
+      this.logger.warn({ ...log, err: (err as Error).message }, 'webhook attempt not recorded; the delivery will be tried again');
+      return;
+    }
+    this.hooks.metrics?.settled(settled);
+    if (settled.kind === 'disabled') {
+      this.logger.warn({ ...log, reason: settled.reason }, 'webhook endpoint disabled');
+      this.hooks.disabled?.(settled.event);
+    } else if (r.ok) {
+      this.logger.debug(log, 'webhook delivered');
+    } else {
+      this.logger.info({ ...log, error: r.error, response: r.responseBody?.slice(0, 512), settled: settled.kind }, 'webhook attempt failed');
+    }
+  }
+
+  /** Stops claiming, lets sends in flight finish within budgetMs, and gives back what was never sent. */
+  async stop(budgetMs: number): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.pumping;
+    const queued = [...this.lanes.values()].flatMap((l) => l.queue.splice(0));
+    await release(this.pool, queued).catch((err: unknown) =>
+      this.logger.warn({ err: (err as Error).message, deliveries: queued.length }, 'queued deliveries not released; they are sent when their lease lapses'),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(this.sends), new Promise((r) => (timer = setTimeout(r, budgetMs)))]);
+    clearTimeout(timer);
+  }
+}

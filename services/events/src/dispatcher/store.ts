@@ -1,0 +1,214 @@
+// The dispatcher's SQL: claiming due deliveries (FOR UPDATE SKIP LOCKED, so replicas never claim
+// the same one; a claim is a lease that lapses, so a dispatcher that dies mid-send only delays its
+// deliveries until the lease ends) and recording each attempt's outcome, only while the lease is
+// still the claimer's. Disabling an endpoint records its webhook_endpoint.disabled event in the
+// same transaction (the events schema's own event_outbox).
+import { randomUUID } from 'node:crypto';
+import { recordEvent, sqlIso, type RecordedEvent } from '@partner/shared/events';
+import type { natsNames } from '@partner/shared/nats';
+import { withTx, type Pool, type PoolClient } from '@partner/shared/pg';
+import { endpointView, failPending, ENDPOINT_COLUMNS, type EndpointRow } from '../webhooks/repo.js';
+
+/** A delivery a dispatcher holds: what to send, where, signed with which secrets. */
+export interface Claimed {
+  lease: string;
+  deliveryId: string;
+  endpointId: string;
+  tenantId: string;
+  partnerId: string;
+  eventId: string;
+  eventType: string;
+  body: string;
+  /** Failed attempts since it was (re)queued: the retry schedule's step. */
+  failures: number;
+  url: string;
+  /** The secrets that sign: the current one, and the previous one during a rotation's overlap. */
+  secrets: string[];
+}
+
+/**
+ * Claims up to `limit` due deliveries, at most `room(endpoint)` per endpoint (endpoints absent from
+ * `room` get `defaultRoom`; endpoints with no room are skipped), oldest due first. The lease lasts
+ * leaseMs: long enough for the deliveries queued behind an endpoint's concurrent sends.
+ */
+export async function claimDue(pool: Pool, a: { limit: number; room: Map<string, number>; defaultRoom: number; leaseMs: number }): Promise<Claimed[]> {
+  const lease = randomUUID();
+  const full = [...a.room].filter(([, n]) => n <= 0).map(([id]) => id);
+  const partial = Object.fromEntries([...a.room].filter(([, n]) => n > 0));
+  const r = await pool.query<{
+    delivery_id: string;
+    endpoint_id: string;
+    tenant_id: string;
+    partner_id: string;
+    event_id: string;
+    event_type: string;
+    body: string;
+    failures: number;
+    url: string;
+    secret: string;
+    previous_secret: string | null;
+  }>(
+    `WITH candidates AS (
+       SELECT delivery_id, endpoint_id, next_attempt_at FROM webhook_deliveries
+        WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY($1::text[]))
+        ORDER BY next_attempt_at
+        LIMIT $2 * 4),
+     ranked AS (
+       SELECT delivery_id, endpoint_id, row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at) AS rn FROM candidates),
+     due AS (
+       SELECT d.delivery_id FROM webhook_deliveries d JOIN ranked r USING (delivery_id)
+        WHERE r.rn <= coalesce(($3::jsonb ->> r.endpoint_id)::int, $4)
+          AND d.status = 'pending' AND d.next_attempt_at <= now()
+        ORDER BY d.next_attempt_at
+        LIMIT $2
+        FOR UPDATE OF d SKIP LOCKED)
+     UPDATE webhook_deliveries d
+        SET lease = $5, attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $6::double precision / 1000)
+       FROM due, webhook_endpoints w
+      WHERE d.delivery_id = due.delivery_id AND w.endpoint_id = d.endpoint_id AND w.status = 'enabled'
+      RETURNING d.delivery_id, d.endpoint_id, d.tenant_id, d.partner_id, d.event_id, d.event_type, d.body, d.failures, w.url, w.secret,
+                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret`,
+    [full, a.limit, JSON.stringify(partial), a.defaultRoom, lease, a.leaseMs],
+  );
+  return r.rows.map((row) => ({
+    lease,
+    deliveryId: row.delivery_id,
+    endpointId: row.endpoint_id,
+    tenantId: row.tenant_id,
+    partnerId: row.partner_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    body: row.body,
+    failures: row.failures,
+    url: row.url,
+    secrets: row.previous_secret ? [row.secret, row.previous_secret] : [row.secret],
+  }));
+}
+
+/** Gives back deliveries claimed but not sent (a stopping dispatcher): due again at once. */
+export async function release(pool: Pool, held: Claimed[]): Promise<void> {
+  if (held.length === 0) return;
+  await pool.query(
+    `UPDATE webhook_deliveries SET lease = NULL, attempts = attempts - 1, next_attempt_at = now()
+      WHERE delivery_id = ANY($1::text[]) AND lease = ANY($2::uuid[])`,
+    [held.map((h) => h.deliveryId), [...new Set(held.map((h) => h.lease))]],
+  );
+}
+
+/** What one attempt came to. */
+export interface AttemptOutcome {
+  startedAt: Date;
+  durationMs: number;
+  /** The receiver's HTTP status, when it answered. */
+  status?: number;
+  /** Why the attempt failed (no 2xx): a short, partner-readable reason. */
+  error?: string;
+  /** The first 64 KiB of the answer's body. */
+  responseBody?: string;
+}
+
+export type Settled =
+  | { kind: 'succeeded' }
+  | { kind: 'retry'; at: Date }
+  | { kind: 'failed' }
+  /** The endpoint was disabled by this attempt: its event to publish once committed. */
+  | { kind: 'disabled'; reason: 'gone' | 'failing'; event: RecordedEvent }
+  /** The lease had lapsed (another dispatcher holds the delivery now): nothing recorded. */
+  | { kind: 'lost' };
+
+async function recordAttempt(c: PoolClient, d: Claimed, o: AttemptOutcome): Promise<void> {
+  await c.query(
+    `INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, response_status, error, response_body)
+     SELECT $1, attempts, $2, $3, $4, $5, $6 FROM webhook_deliveries WHERE delivery_id = $1
+     ON CONFLICT DO NOTHING`,
+    [d.deliveryId, o.startedAt, Math.round(o.durationMs), o.status ?? null, o.error ?? null, o.responseBody ?? null],
+  );
+}
+
+/** A 2xx: the delivery succeeded, and its endpoint is healthy again. */
+export async function settleSuccess(pool: Pool, d: Claimed, o: AttemptOutcome): Promise<Settled> {
+  return withTx(pool, async (c) => {
+    const r = await c.query(
+      `UPDATE webhook_deliveries
+          SET status = 'succeeded', lease = NULL, next_attempt_at = NULL, last_attempt_at = $3, last_response_status = $4, last_error = NULL
+        WHERE delivery_id = $1 AND lease = $2`,
+      [d.deliveryId, d.lease, o.startedAt, o.status ?? null],
+    );
+    if (r.rowCount === 0) return { kind: 'lost' } as const;
+    await recordAttempt(c, d, o);
+    await c.query('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = $1 AND failing_since IS NOT NULL', [d.endpointId]);
+    return { kind: 'succeeded' } as const;
+  });
+}
+
+/**
+ * A failed attempt: retried at `retryAt` (undefined when the schedule is exhausted: the delivery
+ * fails). `gone` (a 410) disables the endpoint at once; an endpoint failing for disableAfterMs with
+ * no success is disabled too. Either way its pending deliveries fail and the event is recorded.
+ */
+export async function settleFailure(
+  pool: Pool,
+  names: ReturnType<typeof natsNames>,
+  d: Claimed,
+  o: AttemptOutcome,
+  a: { retryAt: Date | undefined; gone: boolean; disableAfterMs: number },
+): Promise<Settled> {
+  return withTx(pool, async (c) => {
+    const final = a.retryAt === undefined || a.gone;
+    const r = await c.query(
+      `UPDATE webhook_deliveries
+          SET status = $3, lease = NULL, failures = failures + 1, next_attempt_at = $4,
+              last_attempt_at = $5, last_response_status = $6, last_error = $7
+        WHERE delivery_id = $1 AND lease = $2`,
+      [d.deliveryId, d.lease, final ? 'failed' : 'pending', final ? null : a.retryAt, o.startedAt, o.status ?? null, o.error ?? null],
+    );
+    if (r.rowCount === 0) return { kind: 'lost' } as const;
+    await recordAttempt(c, d, o);
+    const ep = await c.query<{ failing_since: Date; disable: boolean }>(
+      `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, $2)
+        WHERE endpoint_id = $1
+        RETURNING failing_since, failing_since < now() - make_interval(secs => $3::double precision / 1000) AS disable`,
+      [d.endpointId, o.startedAt, a.disableAfterMs],
+    );
+    const reason = a.gone ? 'gone' : ep.rows[0]?.disable ? 'failing' : undefined;
+    if (reason) {
+      const event = await disable(c, names, d, reason);
+      if (event) return { kind: 'disabled', reason, event } as const;
+    }
+    return final ? ({ kind: 'failed' } as const) : ({ kind: 'retry', at: a.retryAt! } as const);
+  });
+}
+
+/** Disables an enabled endpoint (in the caller's transaction) and records webhook_endpoint.disabled. */
+async function disable(c: PoolClient, names: ReturnType<typeof natsNames>, d: Claimed, reason: 'gone' | 'failing'): Promise<RecordedEvent | undefined> {
+  const r = await c.query<EndpointRow & { ts: string }>(
+    `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2, updated_at = date_trunc('milliseconds', now())
+      WHERE endpoint_id = $1 AND status = 'enabled'
+      RETURNING ${ENDPOINT_COLUMNS}, ${sqlIso('updated_at')} AS ts`,
+    [d.endpointId, reason],
+  );
+  const row = r.rows[0];
+  if (!row) return undefined;
+  await failPending(c, d.endpointId, reason === 'gone' ? 'the endpoint was disabled: the receiver answered 410 Gone' : 'the endpoint was disabled: it kept failing');
+  return recordEvent(c, names, { tenantId: d.tenantId, partnerId: d.partnerId }, 'webhook_endpoint.disabled', row.ts, endpointView(row));
+}
+
+/** Backlog figures for the gauges: pending deliveries, how late the most overdue one is, by partner. */
+export async function backlog(pool: Pool): Promise<{ pending: number; oldestDueAgeS: number; byPartner: { partner: string; n: number }[] }> {
+  const r = await pool.query<{ pending: number; age: number | null }>(
+    `SELECT count(*)::int AS pending,
+            extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now() AND lease IS NULL))::float8 AS age
+       FROM webhook_deliveries WHERE status = 'pending'`,
+  );
+  const p = await pool.query<{ partner: string; n: number }>(
+    `SELECT partner_id AS partner, count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'
+      GROUP BY partner_id ORDER BY n DESC LIMIT 11`,
+  );
+  return { pending: r.rows[0]!.pending, oldestDueAgeS: Math.max(0, r.rows[0]!.age ?? 0), byPartner: p.rows };
+}
+
+/** When the earliest pending delivery is due (or its lease lapses), if there is one. */
+export async function nextDue(pool: Pool): Promise<Date | undefined> {
+  const r = await pool.query<{ at: Date | null }>(`SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`);
+  return r.rows[0]?.at ?? undefined;
+}

@@ -1,0 +1,295 @@
+// Webhook endpoints and deliveries in PostgreSQL (schema events; migration 0002_webhooks.sql). The
+// endpoint mutations run inside jobs and are idempotent by job id: each records its result in
+// webhook_job_results in its own transaction, under a lock on the job id, and a second run of the
+// same job answers that result. The feed writer queues deliveries (queueDeliveries) in the
+// transaction that stores the events; the dispatcher (dispatcher/store.ts) claims and settles them.
+import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
+import type { EventMessage } from '@partner/shared/events';
+import { newEventId, sqlIso } from '@partner/shared/events';
+import { prefixedIds, type CursorCodec } from '@partner/shared/list-cursor';
+import { Conditions, cutPage, pageSizeOf, resolvePage, type Owner } from '@partner/shared/list-page';
+import { withTx, type Pool, type PoolClient } from '@partner/shared/pg';
+import { newEndpointId, newWebhookSecret, PING_EVENT_TYPE, type WebhookEndpointView } from '@partner/shared/webhooks';
+
+export const ENDPOINT_IDS = prefixedIds('we');
+export const DELIVERY_IDS = prefixedIds('whd');
+export const ENDPOINT_CURSOR_CONTEXT = 'partner.events.v1/webhook-endpoints';
+export const DELIVERY_CURSOR_CONTEXT = 'partner.events.v1/webhook-deliveries';
+
+export interface EndpointRow {
+  endpoint_id: string;
+  url: string;
+  event_types: string[];
+  description: string;
+  status: 'enabled' | 'disabled';
+  disabled_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const ENDPOINT_COLUMNS = 'endpoint_id, url, event_types, description, status, disabled_reason, created_at, updated_at';
+
+export function endpointView(r: EndpointRow): WebhookEndpointView {
+  return {
+    endpointId: r.endpoint_id,
+    url: r.url,
+    eventTypes: r.event_types,
+    description: r.description,
+    status: r.status,
+    ...(r.disabled_reason ? { disabledReason: r.disabled_reason } : {}),
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+export interface DeliveryRow {
+  delivery_id: string;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  last_attempt_at: Date | null;
+  next_attempt_at: Date | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  created_at: Date;
+}
+
+const DELIVERY_COLUMNS =
+  'delivery_id, event_id, event_type, status, attempts, last_attempt_at, next_attempt_at, last_response_status, last_error, created_at';
+
+/** The deliveries of events just stored, one per matching enabled endpoint (in the writer's transaction). */
+export async function queueDeliveries(c: PoolClient, msgs: EventMessage[]): Promise<number> {
+  const r = await c.query(
+    `INSERT INTO webhook_deliveries (delivery_id, endpoint_id, tenant_id, partner_id, event_id, event_type, body, next_attempt_at)
+     SELECT 'whd_' || replace(gen_random_uuid()::text, '-', ''), w.endpoint_id, e.tenant_id, e.partner_id, e.event_id, e.type, e.body, now()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS e(event_id, tenant_id, partner_id, type, body)
+       JOIN webhook_endpoints w
+         ON w.tenant_id = e.tenant_id AND w.partner_id = e.partner_id AND w.status = 'enabled'
+        AND (e.type = ANY(w.event_types) OR '*' = ANY(w.event_types))
+     ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
+    [
+      msgs.map((m) => m.event.id),
+      msgs.map((m) => m.tenantId),
+      msgs.map((m) => m.partnerId),
+      msgs.map((m) => m.event.type),
+      msgs.map((m) => JSON.stringify({ id: m.event.id, type: m.event.type, timestamp: m.event.timestamp, data: m.event.data ?? null })),
+    ],
+  );
+  return r.rowCount ?? 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Endpoint mutations (each a job's effect).
+
+/**
+ * Runs fn once per job id: under a transaction-scoped lock on the id, an earlier result is returned
+ * as it was; otherwise fn's result is recorded with its change, in one transaction.
+ */
+async function once<T>(pool: Pool, jobId: string, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  if (!jobId) throw new DomainError('validation_error', 'job_id is required');
+  return withTx(pool, async (c) => {
+    await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`webhook-job:${jobId}`]);
+    const done = await c.query<{ result: T }>('SELECT result FROM webhook_job_results WHERE job_id = $1', [jobId]);
+    if (done.rows[0]) return done.rows[0].result;
+    const result = await fn(c);
+    await c.query('INSERT INTO webhook_job_results (job_id, result) VALUES ($1, $2)', [jobId, JSON.stringify(result)]);
+    return result;
+  });
+}
+
+async function lockEndpoint(c: PoolClient, owner: Owner, endpointId: string): Promise<EndpointRow & { secret: string }> {
+  const r = await c.query<EndpointRow & { secret: string }>(
+    `SELECT ${ENDPOINT_COLUMNS}, secret FROM webhook_endpoints WHERE endpoint_id = $1 AND tenant_id = $2 AND partner_id = $3 FOR UPDATE`,
+    [endpointId, owner.tenantId, owner.partnerId],
+  );
+  if (!r.rows[0]) throw notFound('webhook endpoint');
+  return r.rows[0];
+}
+
+export async function createEndpoint(
+  pool: Pool,
+  a: { jobId: string; owner: Owner; url: string; eventTypes: string[]; description: string; limit: number },
+): Promise<WebhookEndpointView> {
+  return once(pool, a.jobId, async (c) => {
+    // One partner's creations are serialized, so the limit holds under concurrent jobs.
+    await c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`webhook-endpoints:${JSON.stringify([a.owner.tenantId, a.owner.partnerId])}`]);
+    const n = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints WHERE tenant_id = $1 AND partner_id = $2', [
+      a.owner.tenantId,
+      a.owner.partnerId,
+    ]);
+    if (n.rows[0]!.n >= a.limit) {
+      throw new DomainError('limit_exceeded', `a partner may have at most ${a.limit} webhook endpoints; delete one first`);
+    }
+    const r = await c.query<EndpointRow>(
+      `INSERT INTO webhook_endpoints (endpoint_id, tenant_id, partner_id, url, event_types, description, secret)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${ENDPOINT_COLUMNS}`,
+      [newEndpointId(), a.owner.tenantId, a.owner.partnerId, a.url, a.eventTypes, a.description, newWebhookSecret()],
+    );
+    return endpointView(r.rows[0]!);
+  });
+}
+
+export interface EndpointChanges {
+  url?: string;
+  eventTypes?: string[];
+  description?: string;
+  status?: 'enabled' | 'disabled';
+}
+
+export async function updateEndpoint(pool: Pool, a: { jobId: string; owner: Owner; endpointId: string; changes: EndpointChanges }): Promise<WebhookEndpointView> {
+  return once(pool, a.jobId, async (c) => {
+    const before = await lockEndpoint(c, a.owner, a.endpointId);
+    const ch = a.changes;
+    const status = ch.status ?? before.status;
+    // Disabled by the partner: reason "partner"; enabled again: no reason, and a fresh count of failures.
+    const reason = status === 'enabled' ? null : ch.status === 'disabled' && before.status === 'enabled' ? 'partner' : before.disabled_reason;
+    const r = await c.query<EndpointRow>(
+      `UPDATE webhook_endpoints
+          SET url = $2, event_types = $3, description = $4, status = $5, disabled_reason = $6,
+              failing_since = CASE WHEN $5 = 'enabled' AND status = 'disabled' THEN NULL ELSE failing_since END,
+              updated_at = date_trunc('milliseconds', now())
+        WHERE endpoint_id = $1
+        RETURNING ${ENDPOINT_COLUMNS}`,
+      [a.endpointId, ch.url ?? before.url, ch.eventTypes ?? before.event_types, ch.description ?? before.description, status, reason],
+    );
+    if (status === 'disabled' && before.status === 'enabled') await failPending(c, a.endpointId, 'the endpoint was disabled');
+    return endpointView(r.rows[0]!);
+  });
+}
+
+/** Pending deliveries of an endpoint that was disabled end as failed (recover sends them again). */
+export async function failPending(c: PoolClient, endpointId: string, why: string): Promise<void> {
+  await c.query(
+    `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, lease = NULL, last_error = coalesce(last_error || '; ', '') || $2
+      WHERE endpoint_id = $1 AND status = 'pending'`,
+    [endpointId, why],
+  );
+}
+
+export async function deleteEndpoint(pool: Pool, a: { jobId: string; owner: Owner; endpointId: string }): Promise<{ endpointId: string }> {
+  return once(pool, a.jobId, async (c) => {
+    await lockEndpoint(c, a.owner, a.endpointId);
+    await c.query('DELETE FROM webhook_endpoints WHERE endpoint_id = $1', [a.endpointId]);
+    return { endpointId: a.endpointId };
+  });
+}
+
+export async function rotateSecret(
+  pool: Pool,
+  a: { jobId: string; owner: Owner; endpointId: string; overlapMs: number },
+): Promise<{ endpointId: string; rotatedAt: string; previousSecretExpiresAt: string }> {
+  return once(pool, a.jobId, async (c) => {
+    await lockEndpoint(c, a.owner, a.endpointId);
+    const r = await c.query<{ rotated_at: Date; expires: Date }>(
+      `UPDATE webhook_endpoints
+          SET previous_secret = secret, secret = $2,
+              previous_secret_expires_at = date_trunc('milliseconds', now()) + make_interval(secs => $3::double precision / 1000),
+              updated_at = date_trunc('milliseconds', now())
+        WHERE endpoint_id = $1
+        RETURNING updated_at AS rotated_at, previous_secret_expires_at AS expires`,
+      [a.endpointId, newWebhookSecret(), a.overlapMs],
+    );
+    return { endpointId: a.endpointId, rotatedAt: r.rows[0]!.rotated_at.toISOString(), previousSecretExpiresAt: r.rows[0]!.expires.toISOString() };
+  });
+}
+
+export async function recoverEndpoint(
+  pool: Pool,
+  a: { jobId: string; owner: Owner; endpointId: string; since: string },
+): Promise<{ endpointId: string; since: string; queued: number }> {
+  return once(pool, a.jobId, async (c) => {
+    const ep = await lockEndpoint(c, a.owner, a.endpointId);
+    if (ep.status === 'disabled') {
+      await c.query(
+        `UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL, failing_since = NULL, updated_at = date_trunc('milliseconds', now())
+          WHERE endpoint_id = $1`,
+        [a.endpointId],
+      );
+    }
+    // Every stored event of the partner since then that the endpoint subscribes to: a new delivery,
+    // or its earlier one queued again (the same webhook-id, a fresh retry schedule).
+    const r = await c.query(
+      `INSERT INTO webhook_deliveries (delivery_id, endpoint_id, tenant_id, partner_id, event_id, event_type, body, next_attempt_at)
+       SELECT 'whd_' || replace(gen_random_uuid()::text, '-', ''), $1, e.tenant_id, e.partner_id, e.event_id, e.type,
+              jsonb_build_object('id', e.event_id, 'type', e.type, 'timestamp', ${sqlIso('e."timestamp"')}, 'data', e.data)::text, now()
+         FROM events e
+        WHERE e.tenant_id = $2 AND e.partner_id = $3 AND e."timestamp" >= $4::timestamptz
+          AND (e.type = ANY($5::text[]) OR '*' = ANY($5::text[]))
+       ON CONFLICT (endpoint_id, event_id) DO UPDATE
+          SET status = 'pending', failures = 0, next_attempt_at = now(), lease = NULL
+        WHERE webhook_deliveries.status <> 'pending'`,
+      [a.endpointId, a.owner.tenantId, a.owner.partnerId, a.since, ep.event_types],
+    );
+    return { endpointId: a.endpointId, since: a.since, queued: r.rowCount ?? 0 };
+  });
+}
+
+export async function pingEndpoint(pool: Pool, a: { jobId: string; owner: Owner; endpointId: string }): Promise<{ endpointId: string; eventId: string }> {
+  return once(pool, a.jobId, async (c) => {
+    await lockEndpoint(c, a.owner, a.endpointId);
+    const eventId = newEventId();
+    const body = JSON.stringify({ id: eventId, type: PING_EVENT_TYPE, timestamp: new Date().toISOString(), data: { endpointId: a.endpointId } });
+    await c.query(
+      `INSERT INTO webhook_deliveries (delivery_id, endpoint_id, tenant_id, partner_id, event_id, event_type, body, next_attempt_at)
+       VALUES ('whd_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, $3, $4, $5, $6, now())`,
+      [a.endpointId, a.owner.tenantId, a.owner.partnerId, eventId, PING_EVENT_TYPE, body],
+    );
+    return { endpointId: a.endpointId, eventId };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads.
+
+export async function getEndpoint(pool: Pool, owner: Owner, endpointId: string): Promise<EndpointRow> {
+  const r = await pool.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE endpoint_id = $1 AND tenant_id = $2 AND partner_id = $3`, [
+    endpointId,
+    owner.tenantId,
+    owner.partnerId,
+  ]);
+  if (!r.rows[0]) throw notFound('webhook endpoint');
+  return r.rows[0];
+}
+
+export async function getSecret(pool: Pool, owner: Owner, endpointId: string): Promise<string> {
+  const r = await pool.query<{ secret: string }>('SELECT secret FROM webhook_endpoints WHERE endpoint_id = $1 AND tenant_id = $2 AND partner_id = $3', [
+    endpointId,
+    owner.tenantId,
+    owner.partnerId,
+  ]);
+  if (!r.rows[0]) throw notFound('webhook endpoint');
+  return r.rows[0].secret;
+}
+
+export async function listEndpoints(
+  pool: Pool,
+  a: { owner: Owner; pageToken: string; pageSize: number },
+  codec: CursorCodec,
+): Promise<{ rows: EndpointRow[]; nextCursor: string }> {
+  const details: ErrorDetail[] = [];
+  const limit = pageSizeOf(a.pageSize, details);
+  const after = resolvePage(a.pageToken, a.owner, [], codec, details);
+  const q = new Conditions(a.owner).after(after, 'endpoint_id', 'text').query(ENDPOINT_COLUMNS, 'webhook_endpoints', 'endpoint_id', limit);
+  const { rows } = await pool.query<EndpointRow>(q.text, q.values);
+  return cutPage(rows, limit, (r) => r.endpoint_id, a.owner, [], codec);
+}
+
+export async function listDeliveries(
+  pool: Pool,
+  a: { owner: Owner; endpointId: string; pageToken: string; pageSize: number; status: string; eventId: string },
+  codec: CursorCodec,
+): Promise<{ rows: DeliveryRow[]; nextCursor: string }> {
+  await getEndpoint(pool, a.owner, a.endpointId);
+  const details: ErrorDetail[] = [];
+  const limit = pageSizeOf(a.pageSize, details);
+  if (a.status && !['pending', 'succeeded', 'failed'].includes(a.status)) details.push({ field: 'status', issue: 'must be one of: pending, succeeded, failed' });
+  const filters = [a.endpointId, a.status || undefined, a.eventId || undefined];
+  const after = resolvePage(a.pageToken, a.owner, filters, codec, details);
+  const c = new Conditions(a.owner).add((p) => `endpoint_id = ${p}`, a.endpointId);
+  if (a.status) c.add((p) => `status = ${p}`, a.status);
+  if (a.eventId) c.add((p) => `event_id = ${p}`, a.eventId);
+  const q = c.after(after, 'delivery_id', 'text').query(DELIVERY_COLUMNS, 'webhook_deliveries', 'delivery_id', limit);
+  const { rows } = await pool.query<DeliveryRow>(q.text, q.values);
+  return cutPage(rows, limit, (r) => r.delivery_id, a.owner, filters, codec);
+}

@@ -1,0 +1,168 @@
+// gRPC EventsService's webhook methods: the endpoint mutations the worker runs inside jobs, and the
+// reads the gateway answers with (endpoints, the secret, the delivery log). The gateway has checked
+// the request's shape and the URL's target; these re-check what the database must never hold.
+import { DomainError, type ErrorDetail } from '@partner/shared/errors';
+import { loadCursorCodec } from '@partner/shared/list-cursor';
+import { dbError, type Pool } from '@partner/shared/pg';
+import { ALL_EVENTS, isEndpointId, WEBHOOK_EVENT_TYPES, type WebhookEndpointView } from '@partner/shared/webhooks';
+import type { WebhookEndpoint } from '@partner/shared/generated/partner/events/v1/WebhookEndpoint';
+import type { WebhookDelivery } from '@partner/shared/generated/partner/events/v1/WebhookDelivery';
+import type { Owner } from '@partner/shared/list-page';
+import * as repo from './repo.js';
+
+export interface WebhookRpcOptions {
+  /** Endpoints per partner (WEBHOOK_ENDPOINT_LIMIT). */
+  endpointLimit: number;
+  /** How long the previous secret keeps signing after a rotation. */
+  secretOverlapMs: number;
+  /** Wakes the dispatchers after deliveries were queued outside the feed writer (ping, recover). */
+  notifyDue(): void;
+}
+
+function ownerOf(o: { tenantId: string; partnerId: string } | null | undefined): Owner {
+  if (!o?.tenantId || !o.partnerId) throw new DomainError('validation_error', 'owner is required');
+  return { tenantId: o.tenantId, partnerId: o.partnerId };
+}
+
+function endpointIdOf(id: string): string {
+  if (!isEndpointId(id)) throw new DomainError('not_found', 'webhook endpoint not found');
+  return id;
+}
+
+function eventTypesOf(types: string[]): string[] {
+  const known: readonly string[] = WEBHOOK_EVENT_TYPES;
+  const ok = types.length > 0 && (types.length === 1 && types[0] === ALL_EVENTS ? true : types.every((t) => known.includes(t)));
+  if (!ok) throw new DomainError('validation_error', 'invalid event types', { details: [{ field: 'eventTypes', issue: 'must list known event types or be ["*"]' }] });
+  return [...new Set(types)];
+}
+
+const toProto = (e: WebhookEndpointView): WebhookEndpoint => ({
+  endpointId: e.endpointId,
+  url: e.url,
+  eventTypes: e.eventTypes,
+  description: e.description,
+  status: e.status,
+  disabledReason: e.disabledReason ?? '',
+  createdAt: e.createdAt,
+  updatedAt: e.updatedAt,
+});
+
+const deliveryToProto = (d: repo.DeliveryRow): WebhookDelivery => ({
+  deliveryId: d.delivery_id,
+  eventId: d.event_id,
+  eventType: d.event_type,
+  status: d.status,
+  attempts: d.attempts,
+  lastAttemptAt: d.last_attempt_at?.toISOString() ?? '',
+  nextAttemptAt: d.status === 'pending' && d.next_attempt_at ? d.next_attempt_at.toISOString() : '',
+  lastResponseStatus: d.last_response_status ?? 0,
+  lastError: d.last_error ?? '',
+});
+
+/** The webhook half of EventsService's implementation. */
+export async function webhookHandlers(pool: Pool, opts: WebhookRpcOptions) {
+  const endpointCursors = await loadCursorCodec(pool, [], repo.ENDPOINT_CURSOR_CONTEXT, repo.ENDPOINT_IDS);
+  const deliveryCursors = await loadCursorCodec(pool, [], repo.DELIVERY_CURSOR_CONTEXT, repo.DELIVERY_IDS);
+  const db = <T>(p: Promise<T>): Promise<T> => p.catch(dbError);
+
+  return {
+    CreateWebhookEndpoint: async (req: {
+      jobId: string;
+      owner: { tenantId: string; partnerId: string } | null;
+      url: string;
+      eventTypes: string[];
+      description: string;
+    }) => {
+      if (!req.url) throw new DomainError('validation_error', 'url is required', { details: [{ field: 'url', issue: 'is required' }] });
+      const endpoint = await db(
+        repo.createEndpoint(pool, {
+          jobId: req.jobId,
+          owner: ownerOf(req.owner),
+          url: req.url,
+          eventTypes: eventTypesOf(req.eventTypes),
+          description: req.description,
+          limit: opts.endpointLimit,
+        }),
+      );
+      return { endpoint: toProto(endpoint) };
+    },
+    UpdateWebhookEndpoint: async (req: {
+      jobId: string;
+      owner: { tenantId: string; partnerId: string } | null;
+      endpointId: string;
+      url?: string;
+      eventTypes: string[];
+      setEventTypes: boolean;
+      description?: string;
+      status?: string;
+    }) => {
+      const details: ErrorDetail[] = [];
+      if (req.status !== undefined && req.status !== 'enabled' && req.status !== 'disabled') details.push({ field: 'status', issue: 'must be enabled or disabled' });
+      if (details.length > 0) throw new DomainError('validation_error', 'invalid changes', { details });
+      const changes: repo.EndpointChanges = {
+        ...(req.url !== undefined ? { url: req.url } : {}),
+        ...(req.setEventTypes ? { eventTypes: eventTypesOf(req.eventTypes) } : {}),
+        ...(req.description !== undefined ? { description: req.description } : {}),
+        ...(req.status !== undefined ? { status: req.status as 'enabled' | 'disabled' } : {}),
+      };
+      const endpoint = await db(repo.updateEndpoint(pool, { jobId: req.jobId, owner: ownerOf(req.owner), endpointId: endpointIdOf(req.endpointId), changes }));
+      return { endpoint: toProto(endpoint) };
+    },
+    DeleteWebhookEndpoint: async (req: { jobId: string; owner: { tenantId: string; partnerId: string } | null; endpointId: string }) =>
+      db(repo.deleteEndpoint(pool, { jobId: req.jobId, owner: ownerOf(req.owner), endpointId: endpointIdOf(req.endpointId) })),
+    RotateWebhookSecret: async (req: { jobId: string; owner: { tenantId: string; partnerId: string } | null; endpointId: string }) =>
+      db(repo.rotateSecret(pool, { jobId: req.jobId, owner: ownerOf(req.owner), endpointId: endpointIdOf(req.endpointId), overlapMs: opts.secretOverlapMs })),
+    RecoverWebhookEndpoint: async (req: { jobId: string; owner: { tenantId: string; partnerId: string } | null; endpointId: string; since: string }) => {
+      if (Number.isNaN(Date.parse(req.since))) {
+        throw new DomainError('validation_error', 'invalid since', { details: [{ field: 'since', issue: 'must be an RFC 3339 timestamp' }] });
+      }
+      const out = await db(repo.recoverEndpoint(pool, { jobId: req.jobId, owner: ownerOf(req.owner), endpointId: endpointIdOf(req.endpointId), since: req.since }));
+      opts.notifyDue();
+      return out;
+    },
+    PingWebhookEndpoint: async (req: { jobId: string; owner: { tenantId: string; partnerId: string } | null; endpointId: string }) => {
+      const out = await db(repo.pingEndpoint(pool, { jobId: req.jobId, owner: ownerOf(req.owner), endpointId: endpointIdOf(req.endpointId) }));
+      opts.notifyDue();
+      return out;
+    },
+    GetWebhookEndpoint: async (req: { owner: { tenantId: string; partnerId: string } | null; endpointId: string }) => ({
+      endpoint: toProto(repo.endpointView(await db(repo.getEndpoint(pool, ownerOf(req.owner), endpointIdOf(req.endpointId))))),
+    }),
+    GetWebhookSecret: async (req: { owner: { tenantId: string; partnerId: string } | null; endpointId: string }) => ({
+      secret: await db(repo.getSecret(pool, ownerOf(req.owner), endpointIdOf(req.endpointId))),
+    }),
+    ListWebhookEndpoints: async (req: { owner: { tenantId: string; partnerId: string } | null; pageToken: string; pageSize: number }) => {
+      const page = await db(repo.listEndpoints(pool, { owner: ownerOf(req.owner), pageToken: req.pageToken, pageSize: req.pageSize }, endpointCursors));
+      return { endpoints: page.rows.map((r) => toProto(repo.endpointView(r))), nextPageToken: page.nextCursor };
+    },
+    ListWebhookDeliveries: async (req: {
+      owner: { tenantId: string; partnerId: string } | null;
+      endpointId: string;
+      pageToken: string;
+      pageSize: number;
+      status: string;
+      eventId: string;
+    }) => {
+      const page = await db(
+        repo.listDeliveries(
+          pool,
+          { owner: ownerOf(req.owner), endpointId: endpointIdOf(req.endpointId), pageToken: req.pageToken, pageSize: req.pageSize, status: req.status, eventId: req.eventId },
+          deliveryCursors,
+        ),
+      );
+      return { deliveries: page.rows.map(deliveryToProto), nextPageToken: page.nextCursor };
+    },
+  };
+}
+
+/** Removes deliveries (and their attempts) past the event retention, in one batch; returns how many. */
+export async function sweepDeliveries(pool: Pool, retentionMs: number, batch: number): Promise<number> {
+  const r = await pool.query(
+    `DELETE FROM webhook_deliveries WHERE delivery_id IN (
+       SELECT delivery_id FROM webhook_deliveries
+        WHERE created_at < now() - make_interval(secs => $1::double precision / 1000) AND status <> 'pending'
+        LIMIT $2)`,
+    [retentionMs, batch],
+  );
+  return r.rowCount ?? 0;
+}

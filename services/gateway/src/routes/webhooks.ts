@@ -1,0 +1,239 @@
+// Webhook endpoints (docs/api.md, "Webhooks"): the mutations (create, update, delete, rotate the
+// secret, recover, ping; webhooks/write) run as jobs like every other; the reads (webhooks/read; the
+// secret needs webhooks/write) are answered by the events service. A target URL is checked here,
+// before any job exists: its form, and the addresses its host resolves to (SSRF: 400 naming `url`);
+// the dispatcher checks the address again at every delivery.
+import type Router from '@koa/router';
+import { DomainError, type ErrorDetail } from '@partner/shared/errors';
+import { isEventId } from '@partner/shared/events';
+import { JOB_KINDS } from '@partner/shared/jobs';
+import { parseTimestamp } from '@partner/shared/time';
+import {
+  ALL_EVENTS,
+  hostOf,
+  hostProblem,
+  isEndpointId,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_URL_LENGTH,
+  urlProblems,
+  WEBHOOK_EVENT_TYPES,
+  type TargetRules,
+} from '@partner/shared/webhooks';
+import type { WebhookEndpoint__Output } from '@partner/shared/generated/partner/events/v1/WebhookEndpoint';
+import type { WebhookDelivery__Output } from '@partner/shared/generated/partner/events/v1/WebhookDelivery';
+import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
+import { readJson } from '../http/body.js';
+import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
+import { validator } from '../http/validate.js';
+import { idempotencyKeyOf, runMutation } from '../jobs/mutations.js';
+import type { RouteDeps } from './deps.js';
+
+const eventTypesSchema = {
+  type: 'array',
+  minItems: 1,
+  maxItems: WEBHOOK_EVENT_TYPES.length,
+  uniqueItems: true,
+  items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES, ALL_EVENTS] },
+} as const;
+const urlSchema = { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH } as const;
+const descriptionSchema = { type: 'string', maxLength: MAX_DESCRIPTION_LENGTH } as const;
+
+export const endpointCreateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url', 'eventTypes'],
+  properties: { url: urlSchema, eventTypes: eventTypesSchema, description: descriptionSchema },
+} as const;
+
+export const endpointUpdateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { url: urlSchema, eventTypes: eventTypesSchema, description: descriptionSchema, status: { type: 'string', enum: ['enabled', 'disabled'] } },
+} as const;
+
+export const recoverSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['since'],
+  properties: { since: { type: 'string', format: 'date-time' } },
+} as const;
+
+const emptySchema = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+interface EndpointCreate {
+  url: string;
+  eventTypes: string[];
+  description?: string;
+}
+interface EndpointUpdate {
+  url?: string;
+  eventTypes?: string[];
+  description?: string;
+  status?: 'enabled' | 'disabled';
+}
+
+/** An endpoint as the API shows it. */
+export function endpointRecord(e: WebhookEndpoint__Output): Record<string, unknown> {
+  return {
+    endpointId: e.endpointId,
+    url: e.url,
+    eventTypes: e.eventTypes,
+    description: e.description,
+    status: e.status,
+    ...(e.disabledReason ? { disabledReason: e.disabledReason } : {}),
+    createdAt: e.createdAt,
+    updatedAt: e.updatedAt,
+  };
+}
+
+export function deliveryRecord(d: WebhookDelivery__Output): Record<string, unknown> {
+  return {
+    deliveryId: d.deliveryId,
+    eventId: d.eventId,
+    eventType: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    lastAttemptAt: d.lastAttemptAt || null,
+    ...(d.nextAttemptAt ? { nextAttemptAt: d.nextAttemptAt } : {}),
+    ...(d.lastResponseStatus ? { lastResponseStatus: d.lastResponseStatus } : {}),
+    ...(d.lastError ? { lastError: d.lastError } : {}),
+  };
+}
+
+function invalidBody(details: ErrorDetail[]): DomainError {
+  return new DomainError('validation_error', 'the request body is invalid; see details', { details });
+}
+
+/** "*" subscribes to everything and stands alone. */
+function checkEventTypes(types: string[] | undefined): void {
+  if (types && types.includes(ALL_EVENTS) && types.length > 1) {
+    throw invalidBody([{ field: 'eventTypes', issue: 'must be ["*"] alone, or a list of event types' }]);
+  }
+}
+
+export function webhookRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
+  const rules: TargetRules = { allowHttp: deps.config.environment !== 'production', allowPrivate: deps.config.webhookAllowPrivateTargets };
+  const validateCreate = validator<EndpointCreate>(endpointCreateSchema);
+  const validateUpdate = validator<EndpointUpdate>(endpointUpdateSchema);
+  const validateRecover = validator<{ since: string }>(recoverSchema);
+  const validateEmpty = validator<Record<string, never>>(emptySchema);
+  const options = (ctx: GatewayContext) => grpcOptions(ctx, deps.config.grpcTimeoutMs);
+
+  /** The URL's form, then (only when that passes) where its host resolves: 400 naming `url`. */
+  async function checkUrl(raw: string): Promise<string> {
+    const problems = urlProblems(raw, rules);
+    if (problems.length === 0) {
+      const why = await hostProblem(hostOf(new URL(raw)), rules);
+      if (why) problems.push(`must not point at a private address: ${why}`);
+    }
+    if (problems.length > 0) throw invalidBody(problems.map((issue) => ({ field: 'url', issue })));
+    return new URL(raw).href;
+  }
+
+  /** An optional body: none (or an empty one) is {}; otherwise it must be JSON matching validate. */
+  async function optionalBody<T>(ctx: GatewayContext, validate: (b: unknown) => T): Promise<T> {
+    const length = ctx.get('content-length');
+    if ((length === '' || length === '0') && !ctx.get('transfer-encoding')) return validate({});
+    return validate(await readJson(ctx, deps.config.jsonLimitBytes));
+  }
+
+  /** The endpoint id of the path, which must exist for this partner (404 before any job). */
+  async function existingEndpoint(ctx: GatewayContext): Promise<string> {
+    const id = ctx.params.id ?? '';
+    if (!isEndpointId(id)) throw new DomainError('not_found', 'webhook endpoint not found');
+    await deps.clients.events.GetWebhookEndpoint({ owner: ownerOf(ctx), endpointId: id }, options(ctx));
+    return id;
+  }
+
+  router.post('/webhook-endpoints', deps.guard('webhooks/write'), async (ctx) => {
+    const body = validateCreate(await readJson(ctx, deps.config.jsonLimitBytes));
+    checkEventTypes(body.eventTypes);
+    const payload = { url: await checkUrl(body.url), eventTypes: [...new Set(body.eventTypes)], description: body.description ?? '' };
+    await runMutation(ctx, deps, { kind: JOB_KINDS.webhookEndpointCreate, payload, fingerprintOf: payload });
+  });
+
+  router.get('/webhook-endpoints', deps.guard('webhooks/read'), async (ctx) => {
+    const details: ErrorDetail[] = [];
+    const page = pageParams(singleParams(ctx.querystring, new Set(['limit', 'cursor']), details), details);
+    if (details.length > 0) throw invalidQuery(details);
+    const res = await deps.clients.events.ListWebhookEndpoints({ owner: ownerOf(ctx), ...page }, options(ctx));
+    ctx.body = { items: res.endpoints.map(endpointRecord), nextCursor: res.nextPageToken || null };
+  });
+
+  router.get('/webhook-endpoints/:id', deps.guard('webhooks/read'), async (ctx) => {
+    const id = ctx.params.id ?? '';
+    if (!isEndpointId(id)) throw new DomainError('not_found', 'webhook endpoint not found');
+    const res = await deps.clients.events.GetWebhookEndpoint({ owner: ownerOf(ctx), endpointId: id }, options(ctx));
+    ctx.body = endpointRecord(res.endpoint!);
+  });
+
+  router.patch('/webhook-endpoints/:id', deps.guard('webhooks/write'), async (ctx) => {
+    const body = validateUpdate(await readJson(ctx, deps.config.jsonLimitBytes));
+    checkEventTypes(body.eventTypes);
+    const endpointId = await existingEndpoint(ctx);
+    const payload = {
+      endpointId,
+      ...(body.url !== undefined ? { url: await checkUrl(body.url) } : {}),
+      ...(body.eventTypes !== undefined ? { eventTypes: [...new Set(body.eventTypes)] } : {}),
+      ...(body.description !== undefined ? { description: body.description } : {}),
+      ...(body.status !== undefined ? { status: body.status } : {}),
+    };
+    await runMutation(ctx, deps, { kind: JOB_KINDS.webhookEndpointUpdate, payload, ids: { id: endpointId }, fingerprintOf: payload });
+  });
+
+  router.delete('/webhook-endpoints/:id', deps.guard('webhooks/write'), async (ctx) => {
+    // Without a key, an endpoint that is not there is 404 at once. With one, the key decides: a
+    // replay gets its original job (which deleted it); a new key gets a job that fails not_found.
+    const endpointId = await existingEndpoint(ctx).catch((err: unknown) => {
+      if (err instanceof DomainError && err.code === 'not_found' && idempotencyKeyOf(ctx) && isEndpointId(ctx.params.id ?? '')) return ctx.params.id!;
+      throw err;
+    });
+    await runMutation(ctx, deps, { kind: JOB_KINDS.webhookEndpointDelete, payload: { endpointId }, ids: { id: endpointId }, fingerprintOf: { endpointId } });
+  });
+
+  router.get('/webhook-endpoints/:id/secret', deps.guard('webhooks/write'), async (ctx) => {
+    const id = ctx.params.id ?? '';
+    if (!isEndpointId(id)) throw new DomainError('not_found', 'webhook endpoint not found');
+    const res = await deps.clients.events.GetWebhookSecret({ owner: ownerOf(ctx), endpointId: id }, options(ctx));
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { secret: res.secret };
+  });
+
+  router.post('/webhook-endpoints/:id/secret/rotate', deps.guard('webhooks/write'), async (ctx) => {
+    await optionalBody(ctx, validateEmpty);
+    const endpointId = await existingEndpoint(ctx);
+    await runMutation(ctx, deps, { kind: JOB_KINDS.webhookEndpointRotateSecret, payload: { endpointId }, ids: { id: endpointId }, fingerprintOf: { endpointId } });
+  });
+
+  router.get('/webhook-endpoints/:id/deliveries', deps.guard('webhooks/read'), async (ctx) => {
+    const details: ErrorDetail[] = [];
+    const params = singleParams(ctx.querystring, new Set(['limit', 'cursor', 'status', 'eventId']), details);
+    const page = pageParams(params, details);
+    const status = params.get('status');
+    if (status !== undefined && !['pending', 'succeeded', 'failed'].includes(status)) details.push({ field: 'status', issue: 'must be one of: pending, succeeded, failed' });
+    const eventId = params.get('eventId');
+    if (eventId !== undefined && !isEventId(eventId)) details.push({ field: 'eventId', issue: 'must be an event id (evt_ and 32 hex characters)' });
+    if (details.length > 0) throw invalidQuery(details);
+    const id = ctx.params.id ?? '';
+    if (!isEndpointId(id)) throw new DomainError('not_found', 'webhook endpoint not found');
+    const res = await deps.clients.events.ListWebhookDeliveries(
+      { owner: ownerOf(ctx), endpointId: id, ...page, status: status ?? '', eventId: eventId ?? '' },
+      options(ctx),
+    );
+    ctx.body = { items: res.deliveries.map(deliveryRecord), nextCursor: res.nextPageToken || null };
+  });
+
+  router.post('/webhook-endpoints/:id/recover', deps.guard('webhooks/write'), async (ctx) => {
+    const body = validateRecover(await readJson(ctx, deps.config.jsonLimitBytes));
+    const since = new Date(parseTimestamp(body.since)!).toISOString();
+    const endpointId = await existingEndpoint(ctx);
+    await runMutation(ctx, deps, { kind: JOB_KINDS.webhookEndpointRecover, payload: { endpointId, since }, ids: { id: endpointId }, fingerprintOf: { endpointId, since } });
+  });
+
+  router.post('/webhook-endpoints/:id/ping', deps.guard('webhooks/write'), async (ctx) => {
+    await optionalBody(ctx, validateEmpty);
+    const endpointId = await existingEndpoint(ctx);
+    await runMutation(ctx, deps, { kind: JOB_KINDS.webhookEndpointPing, payload: { endpointId }, ids: { id: endpointId }, fingerprintOf: { endpointId } });
+  });
+}

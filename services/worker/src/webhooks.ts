@@ -1,0 +1,99 @@
+// Job handlers for webhook endpoint mutations: each calls the events service, which owns endpoints
+// and is idempotent by job id. Results never carry a secret (a rotation's result says when, not what).
+import { JOB_KINDS } from '@partner/shared/jobs';
+import type { WebhookEndpoint__Output } from '@partner/shared/generated/partner/events/v1/WebhookEndpoint';
+import { failOnRefusal, ownerOf, type Handler } from './handler.js';
+
+/** Payloads as the gateway queues them. */
+export interface EndpointCreatePayload {
+  url: string;
+  eventTypes: string[];
+  description?: string;
+}
+export interface EndpointUpdatePayload {
+  endpointId: string;
+  url?: string;
+  eventTypes?: string[];
+  description?: string;
+  status?: 'enabled' | 'disabled';
+}
+export interface EndpointPayload {
+  endpointId: string;
+}
+export interface EndpointRecoverPayload extends EndpointPayload {
+  since: string;
+}
+
+/** An endpoint as the API shows it. */
+export function endpointRecord(e: WebhookEndpoint__Output): Record<string, unknown> {
+  return {
+    endpointId: e.endpointId,
+    url: e.url,
+    eventTypes: e.eventTypes,
+    description: e.description,
+    status: e.status,
+    ...(e.disabledReason ? { disabledReason: e.disabledReason } : {}),
+    createdAt: e.createdAt,
+    updatedAt: e.updatedAt,
+  };
+}
+
+const create: Handler = async (job, payload, ctx) => {
+  const p = payload as EndpointCreatePayload;
+  const { endpoint } = await ctx.clients.events
+    .CreateWebhookEndpoint({ jobId: job.id, owner: ownerOf(job), url: p.url, eventTypes: p.eventTypes, description: p.description ?? '' })
+    .catch(failOnRefusal);
+  return endpointRecord(endpoint!);
+};
+
+const update: Handler = async (job, payload, ctx) => {
+  const p = payload as EndpointUpdatePayload;
+  const { endpoint } = await ctx.clients.events
+    .UpdateWebhookEndpoint({
+      jobId: job.id,
+      owner: ownerOf(job),
+      endpointId: p.endpointId,
+      ...(p.url !== undefined ? { url: p.url } : {}),
+      eventTypes: p.eventTypes ?? [],
+      setEventTypes: p.eventTypes !== undefined,
+      ...(p.description !== undefined ? { description: p.description } : {}),
+      ...(p.status !== undefined ? { status: p.status } : {}),
+    })
+    .catch(failOnRefusal);
+  return endpointRecord(endpoint!);
+};
+
+const remove: Handler = async (job, payload, ctx) => {
+  const p = payload as EndpointPayload;
+  const r = await ctx.clients.events.DeleteWebhookEndpoint({ jobId: job.id, owner: ownerOf(job), endpointId: p.endpointId }).catch(failOnRefusal);
+  return { endpointId: r.endpointId, deleted: true };
+};
+
+const rotate: Handler = async (job, payload, ctx) => {
+  const p = payload as EndpointPayload;
+  const r = await ctx.clients.events.RotateWebhookSecret({ jobId: job.id, owner: ownerOf(job), endpointId: p.endpointId }).catch(failOnRefusal);
+  return { endpointId: r.endpointId, rotatedAt: r.rotatedAt, previousSecretExpiresAt: r.previousSecretExpiresAt };
+};
+
+const recover: Handler = async (job, payload, ctx) => {
+  const p = payload as EndpointRecoverPayload;
+  const r = await ctx.clients.events
+    .RecoverWebhookEndpoint({ jobId: job.id, owner: ownerOf(job), endpointId: p.endpointId, since: p.since })
+    .catch(failOnRefusal);
+  return { endpointId: r.endpointId, since: r.since, queued: r.queued };
+};
+
+const ping: Handler = async (job, payload, ctx) => {
+  const p = payload as EndpointPayload;
+  const r = await ctx.clients.events.PingWebhookEndpoint({ jobId: job.id, owner: ownerOf(job), endpointId: p.endpointId }).catch(failOnRefusal);
+  return { endpointId: r.endpointId, eventId: r.eventId };
+};
+
+export const webhookHandlers: Record<string, Handler> = {
+  [JOB_KINDS.webhookEndpointCreate]: create,
+  [JOB_KINDS.webhookEndpointUpdate]: update,
+  [JOB_KINDS.webhookEndpointDelete]: remove,
+  [JOB_KINDS.webhookEndpointRotateSecret]: rotate,
+  [JOB_KINDS.webhookEndpointRecover]: recover,
+  [JOB_KINDS.webhookEndpointPing]: ping,
+};
