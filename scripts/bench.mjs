@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { BenchStack, ROOT, cpuDuring, freePorts, sleep } from '../bench/lib/stack.mjs';
+import { serviceScript } from './lib/launch.mjs';
 import { startBaselines } from '../bench/lib/baselines.mjs';
 import { cannon, interleave, round } from '../bench/lib/load.mjs';
 import { CountingPgProxy } from '../bench/lib/pgproxy.mjs';
@@ -22,6 +23,7 @@ import { checks, floorSubmit, hops, manyWaiters, productHeaders, productSubmit, 
 import { buildTable, renderTable } from '../bench/lib/report.mjs';
 import { runProfile } from '../bench/lib/profile.mjs';
 import { feedReads, feedWakeup, idleFeedReaders } from '../bench/lib/events.mjs';
+import { webhookFanout, webhookLatency } from '../bench/lib/webhooks.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -38,8 +40,8 @@ const say = (msg) => process.stdout.write(`[bench ${((Date.now() - started) / 10
 
 // Counts of each phase: the full run, and the smoke run (seconds; proves only that nothing rotted).
 const P = smoke
-  ? { rounds: 1, warmS: 0.5, seq: 20, block: 10, concS: 1.5, healthS: 1, readS: 1, wake: 5, wakeRate: 5, waiters: 200, waiterJobs: 4, windowMs: 1_000, hopN: 20, policies: 120, heapWaiters: 200, feedReaders: 100 }
-  : { rounds: 2, warmS: 3, seq: 300, block: 50, concS: 10, healthS: 8, readS: 6, wake: 200, wakeRate: 12, waiters: 10_000, waiterJobs: 20, windowMs: 5_000, hopN: 300, policies: 200, heapWaiters: 2_000, feedReaders: 2_000 };
+  ? { rounds: 1, warmS: 0.5, seq: 20, block: 10, concS: 1.5, healthS: 1, readS: 1, wake: 5, wakeRate: 5, waiters: 200, waiterJobs: 4, windowMs: 1_000, hopN: 20, policies: 120, heapWaiters: 200, feedReaders: 100, fanEvents: 20, fanEndpoints: 10, fanHanging: 2 }
+  : { rounds: 2, warmS: 3, seq: 300, block: 50, concS: 10, healthS: 8, readS: 6, wake: 200, wakeRate: 12, waiters: 10_000, waiterJobs: 20, windowMs: 5_000, hopN: 300, policies: 200, heapWaiters: 2_000, feedReaders: 2_000, fanEvents: 1_000, fanEndpoints: 50, fanHanging: 5 };
 
 // 10,000 sockets on each side need file descriptors: raise the soft limit to the hard one, or run
 // again under a shell that does (the services inherit it).
@@ -70,9 +72,9 @@ if (!flag('--no-build')) {
     process.exit(1);
   }
 }
-for (const s of ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'gateway']) {
-  if (!existsSync(`${ROOT}services/${s}/dist/main.js`)) {
-    process.stderr.write(`✖ services/${s}/dist/main.js is missing: run npm run build (or drop --no-build)\n`);
+for (const s of ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'dispatcher', 'gateway']) {
+  if (!existsSync(serviceScript(s))) {
+    process.stderr.write(`✖ ${serviceScript(s)} is missing: run npm run build (or drop --no-build)\n`);
     process.exit(1);
   }
 }
@@ -274,6 +276,16 @@ async function main() {
   const evIdle = await idleFeedReaders(stack, { readers: P.feedReaders, windowMs: P.windowMs });
   say(`${P.feedReaders} idle feed readers: +${evIdle.extraRssMb} MB RSS, ${evIdle.queriesWhileIdle} queries while idle, all answered ${evIdle.allAnsweredAfterSubmitMs} ms after a submit`);
   r.events = { wakeup: evWakeup, reads: evReads, idle: evIdle };
+  // Webhooks (issue 15): settlement → receiver, then fan-out with and without hanging endpoints.
+  const whLatency = await webhookLatency(stack, { count: P.wake, ratePerS: P.wakeRate });
+  say(`webhooks: settle commit → receiver p50 ${whLatency.fromCommitMs.p50} ms, p99 ${whLatency.fromCommitMs.p99} ms (${whLatency.delivered}/${whLatency.events})`);
+  const whFanout = await webhookFanout(stack, { events: P.fanEvents, endpoints: P.fanEndpoints, hanging: P.fanHanging });
+  say(
+    `webhooks: fan-out ${P.fanEvents} events × ${P.fanEndpoints} endpoints ${whFanout.healthy.deliveriesPerS} deliveries/s, ` +
+      `${whFanout.healthy.cpuMsPerDelivery.total} ms CPU each; healthy p99 ${whFanout.healthy.fromCommitMs.p99} ms, ` +
+      `${whFanout.withHanging.fromCommitMs.p99} ms with ${P.fanHanging} hanging (${whFanout.healthyP99Ratio}×)`,
+  );
+  r.webhooks = { latency: whLatency, fanout: whFanout };
   for (const s of ['auth', 'policy', 'submission', 'job']) {
     proxies[s] = new CountingPgProxy(s);
     await proxies[s].listen();
@@ -301,6 +313,7 @@ async function main() {
     ['jobs read', r.jobsRead.errors],
     ['policies', r.policiesList.errors],
     ['wake-up', r.wakeup.errors],
+    ['webhooks', r.webhooks.latency.errors + r.webhooks.latency.missing + (r.webhooks.fanout.healthy.expected - r.webhooks.fanout.healthy.delivered)],
     ['event feed', r.events.wakeup.errors + r.events.wakeup.missing + r.events.reads.feed.errors + r.events.idle.errors],
     ['waiters', r.waiters.settle.errors + (r.waiters.waiters - r.waiters.settle.answered)],
   ].filter(([, n]) => n > 0);

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { launch } from './lib/launch.mjs';
+import { launch, serviceEntry } from './lib/launch.mjs';
 
 const image = process.argv[2];
 if (!image) {
@@ -16,7 +16,7 @@ if (!image) {
 const { default: pg } = await import('pg');
 const { connect } = await import('nats');
 
-const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'gateway'];
+const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'dispatcher', 'gateway'];
 const READY_TIMEOUT_MS = Number(process.env.IMAGE_SMOKE_READY_TIMEOUT_MS ?? 120_000);
 const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -66,7 +66,7 @@ async function startService(name) {
   const envArgs = Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
   // tini like the image's ENTRYPOINT (buildah run does not apply ENTRYPOINT); -s: here it is not PID 1,
   // so it registers as the subreaper instead.
-  const args = ['run', '--isolation', 'chroot', '--network', 'host', '--user', '1000:1000', ...envArgs, container, '--', '/usr/bin/tini', '-s', '--', 'node', `services/${name}/dist/main.js`];
+  const args = ['run', '--isolation', 'chroot', '--network', 'host', '--user', '1000:1000', ...envArgs, container, '--', '/usr/bin/tini', '-s', '--', 'node', serviceEntry(name)];
   // Its own process group, so cleanup stops buildah and everything under it.
   const proc = launch({ name, command: 'buildah', args, env: process.env, detached: true });
   running.push(proc);
@@ -97,7 +97,7 @@ async function readyz(name, opsPort) {
 
 /** The uid the service's node process runs as (found in /proc by its command line and our prefix). */
 function processUid(name) {
-  const cmdline = `node\0services/${name}/dist/main.js\0`;
+  const cmdline = `node\0${serviceEntry(name)}\0`;
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       if (readFileSync(`/proc/${pid}/cmdline`, 'latin1') !== cmdline) continue;

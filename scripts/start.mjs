@@ -58,6 +58,8 @@ const env = {
   AUTH_SCOPES: '127.0.0.1:8080/access,api.example.com/access',
   ENVIRONMENT: 'uat',
   LOG_LEVEL: 'info',
+  // Local development: webhook endpoints may point at a receiver on this machine (never in a deployment).
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   ...fileEnv,
   ...process.env,
 };
@@ -126,8 +128,8 @@ if (!(await reachable(natsUrl.hostname, natsUrl.port || 4222))) {
 }
 
 // 5. Services, each its own process, started in dependency order.
-const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'gateway'];
-const COLORS = { auth: 35, policy: 36, submission: 34, job: 33, events: 31, worker: 32, gateway: 37 };
+const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'dispatcher', 'gateway'];
+const COLORS = { auth: 35, policy: 36, submission: 34, job: 33, events: 31, worker: 32, dispatcher: 95, gateway: 37 };
 const rawLogs = process.env.LOG_FORMAT === 'json';
 let stopping = false;
 
@@ -214,10 +216,10 @@ async function tokenFor(demo) {
   });
   return res.ok;
 }
-const DEMO_PERMISSIONS = 'health/read,policies/read,submissions/read,submissions/write,jobs/read,events/read';
+const DEMO_PERMISSIONS = 'health/read,policies/read,submissions/read,submissions/write,jobs/read,events/read,webhooks/read,webhooks/write';
 let demo = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, 'utf8')) : undefined;
 if (demo && (await tokenFor(demo).catch(() => false))) {
-  // A demo client from an earlier version: give it the permissions added since (events/read).
+  // A demo client from an earlier version: give it the permissions added since (events/read, webhooks/*).
   try {
     admin('client', 'permissions', '--client', demo.clientId, '--permissions', DEMO_PERMISSIONS);
   } catch (err) {
@@ -249,6 +251,7 @@ say(`
    Access scope            ${SCOPE}
    Ops (livez/readyz/metrics) gateway :9480  auth :9481  policy :9482
                            submission :9483  job :9484  worker :9485  events :9486
+                           dispatcher (webhooks) :9487
 
  Demo credentials (local only; also in .local/demo.json)
    client id       ${demo.clientId}

@@ -28,14 +28,14 @@ function runBench(args: string[]): Promise<{ code: number | null; output: string
 }
 
 describe('npm run bench -- --smoke', () => {
-  it('runs every phase against a private stack, exits 0 and writes a result with every section', { timeout: 120_000 }, async () => {
+  it('runs every phase against a private stack, exits 0 and writes a result with every section', { timeout: 180_000 }, async () => {
     const out = join(dir, 'smoke.json');
     const { code, output } = await runBench(['--out', out]);
     expect(code, output.slice(-3000)).toBe(0);
     const r = JSON.parse(readFileSync(out, 'utf8'));
 
     expect(r.meta.mode).toBe('smoke');
-    for (const section of ['baselines', 'submit', 'health', 'jobsRead', 'policiesList', 'timeline', 'hops', 'wakeup', 'events', 'waiters', 'table']) {
+    for (const section of ['baselines', 'submit', 'health', 'jobsRead', 'policiesList', 'timeline', 'hops', 'wakeup', 'events', 'webhooks', 'waiters', 'table']) {
       expect(r, `section ${section}`).toHaveProperty(section);
     }
     for (const b of ['koaBare', 'koaJose']) expect(r.baselines[b].ok).toBeGreaterThan(0);
@@ -51,6 +51,9 @@ describe('npm run bench -- --smoke', () => {
     expect(r.jobsRead.ok).toBeGreaterThan(0);
     expect(r.policiesList.ok).toBeGreaterThan(0);
     expect(r.wakeup.ok).toBeGreaterThan(0);
+    expect(r.webhooks.latency.delivered).toBe(r.webhooks.latency.events);
+    expect(r.webhooks.fanout.healthy.delivered).toBe(r.webhooks.fanout.healthy.expected);
+    expect(r.webhooks.fanout.withHanging.delivered).toBe(r.webhooks.fanout.withHanging.expected);
     expect(r.waiters.settle.answered).toBe(r.waiters.waiters);
     expect(typeof r.waiters.extraRssMb).toBe('number');
     expect(typeof r.waiters.queriesWhileWaiting).toBe('number');

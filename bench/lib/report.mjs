@@ -62,6 +62,18 @@ export function buildTable(r, { judge }) {
     add(`${ev.idle.readers} idle feed readers: all answered after a submit`, ev.idle.allAnsweredAfterSubmitMs, 'ms', null, null);
     rows.at(-1).product = `${fmt(ev.idle.allAnsweredAfterSubmitMs)} (${ev.idle.ok}/${ev.idle.readers} ok)`;
   }
+  if (r.webhooks) {
+    const wh = r.webhooks;
+    add('webhook: settle commit → receiver p50', wh.latency.fromCommitMs.p50, 'ms', null, null);
+    add('webhook: settle commit → receiver p99', wh.latency.fromCommitMs.p99, 'ms', null, null, { text: '≤ 20 ms', check: (_x, v) => v !== null && v <= 20 });
+    const f = wh.fanout;
+    add(`webhook fan-out ${f.healthy.events} events × ${f.healthy.endpoints} endpoints`, f.healthy.deliveriesPerS, 'deliveries/s', null, null);
+    add('webhook fan-out CPU/delivery (dispatcher + events + PG)', f.healthy.cpuMsPerDelivery.total, 'ms', null, null);
+    add(`webhook fan-out healthy p99, ${f.withHanging.hanging} of ${f.withHanging.endpoints} hanging`, f.withHanging.fromCommitMs.p99, 'ms', f.healthy.fromCommitMs.p99, 'all endpoints healthy', {
+      text: '≤ 2× all healthy',
+      check: (x) => x !== null && x <= 2,
+    });
+  }
   const w = r.waiters;
   add(`${w.waiters} waiters: extra gateway RSS`, w.extraRssMb, 'MB', null, null, { text: '< 200 MB', check: (_x, v) => v !== null && v < 200 });
   add(`${w.waiters} waiters: DB queries while waiting`, w.queriesWhileWaiting, '', null, null, {

@@ -3,7 +3,7 @@
 // ports (never the fixed ports of `npm start`), provisioned through the admin CLI. Everything it
 // starts is tracked so cleanup() can undo it, also after a failure.
 import { spawnSync } from 'node:child_process';
-import { launch } from '../../scripts/lib/launch.mjs';
+import { launch, serviceScript } from '../../scripts/lib/launch.mjs';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -120,7 +120,7 @@ export async function cpuDuring(stack, { procs, pgApps }, fn) {
   return { result, cpuMs: cpu };
 }
 
-const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'gateway'];
+const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'dispatcher', 'gateway'];
 
 export class BenchStack {
   constructor() {
@@ -190,7 +190,7 @@ export class BenchStack {
 
   /** Environment of every service; per-service ports are filled in by start(). */
   async allocate() {
-    const [gw, authHttp, authGrpc, policyGrpc, submissionGrpc, jobGrpc, eventsGrpc, ...ops] = await freePorts(14);
+    const [gw, authHttp, authGrpc, policyGrpc, submissionGrpc, jobGrpc, eventsGrpc, ...ops] = await freePorts(15);
     this.ports = {
       gateway: gw,
       authHttp,
@@ -233,6 +233,9 @@ export class BenchStack {
       MAX_WAITERS: '20000',
       // Periodic attachment sweeps would add queries of their own to the quiet window.
       ATTACHMENT_SWEEP_INTERVAL_MS: '0',
+      // The webhook phases' receivers listen on loopback, with 50 endpoints for the bench's one partner.
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_ENDPOINT_LIMIT: '64',
       // Smoke runs share PostgreSQL's 100 connections with the other test files: smaller pools.
       ...(process.env.BENCH_DB_POOL_MAX ? { DB_POOL_MAX: process.env.BENCH_DB_POOL_MAX } : {}),
     };
@@ -240,7 +243,7 @@ export class BenchStack {
 
   /** Starts one service (again) with optional extra env / node flags, waiting for /readyz. */
   async startService(name, { env = {}, nodeArgs = [], key = name, opsPort, stdout } = {}) {
-    const proc = spawnNode(key, `${ROOT}services/${name}/dist/main.js`, {
+    const proc = spawnNode(key, serviceScript(name), {
       env: { ...this.env, OPS_PORT: String(opsPort ?? this.ports.ops[name]), ...env },
       nodeArgs,
       stdout,
@@ -270,11 +273,11 @@ export class BenchStack {
     onStep(`database ${this.dbName}, NATS prefix ${this.prefix}`);
     const start = (s) => this.startService(s, { nodeArgs: nodeArgsOf(s), env: envOf(s) });
     await Promise.all(['auth', 'policy', 'submission', 'job', 'events'].map(start));
-    await Promise.all(['worker', 'gateway'].map(start));
+    await Promise.all(['worker', 'dispatcher', 'gateway'].map(start));
     onStep('services ready');
     this.client = await this.admin(
       'client', 'create', '--tenant', this.tenant, '--partner', this.partnerId, '--name', 'bench',
-      '--permissions', 'health/read,policies/read,submissions/read,submissions/write,jobs/read,events/read',
+      '--permissions', 'health/read,policies/read,submissions/read,submissions/write,jobs/read,events/read,webhooks/read,webhooks/write',
     );
     await this.admin('principal', 'add', '--tenant', this.tenant, '--partner', this.partnerId, '--principal', this.principalId);
     await this.admin('product', 'add', '--id', this.productId, '--name', 'Bench product');

@@ -2,6 +2,7 @@
 import type { ChildProcess } from 'node:child_process';
 
 export declare const ROOT: string;
+export declare function serviceEntry(name: string): string;
 export declare function serviceScript(name: string): string;
 
 export declare class ServiceProcess {

@@ -11,8 +11,11 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Processes whose entry point is not their own package's main.js: the events package's dispatcher. */
 const ENTRY_POINTS = { dispatcher: 'services/events/dist/dispatcher.js' };
 
-/** The entry point of a service: services/<name>/dist/main.js (or its entry in ENTRY_POINTS). */
-export const serviceScript = (name) => `${ROOT}${ENTRY_POINTS[name] ?? `services/${name}/dist/main.js`}`;
+/** The entry point of a service relative to the repository (or the image's workdir): services/<name>/dist/main.js, or its ENTRY_POINTS entry. */
+export const serviceEntry = (name) => ENTRY_POINTS[name] ?? `services/${name}/dist/main.js`;
+
+/** The entry point of a service as an absolute path. */
+export const serviceScript = (name) => `${ROOT}${serviceEntry(name)}`;
 
 export class ServiceProcess {
   /**

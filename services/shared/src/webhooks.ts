@@ -7,6 +7,7 @@ import type { LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import { v7 as uuidv7 } from 'uuid';
 import { EVENT_TYPES } from './events.js';
+import type { WebhookEndpoint__Output } from './generated/partner/events/v1/WebhookEndpoint.js';
 
 /** What an endpoint can subscribe to: every feed event type (or "*" for all). */
 export const WEBHOOK_EVENT_TYPES = EVENT_TYPES;
@@ -36,6 +37,20 @@ export interface WebhookEndpointView {
   disabledReason?: string;
   createdAt: string;
   updatedAt: string;
+}
+
+/** An endpoint as the API shows it, from the events service's answer (gateway reads and job results alike). */
+export function endpointRecord(e: WebhookEndpoint__Output): WebhookEndpointView {
+  return {
+    endpointId: e.endpointId,
+    url: e.url,
+    eventTypes: e.eventTypes,
+    description: e.description,
+    status: e.status === 'disabled' ? 'disabled' : 'enabled',
+    ...(e.disabledReason ? { disabledReason: e.disabledReason } : {}),
+    createdAt: e.createdAt,
+    updatedAt: e.updatedAt,
+  };
 }
 
 /** `whsec_` + base64 of 32 random bytes (Standard Webhooks' secret format). */

@@ -1,7 +1,7 @@
 // Job handlers for webhook endpoint mutations: each calls the events service, which owns endpoints
 // and is idempotent by job id. Results never carry a secret (a rotation's result says when, not what).
 import { JOB_KINDS } from '@partner/shared/jobs';
-import type { WebhookEndpoint__Output } from '@partner/shared/generated/partner/events/v1/WebhookEndpoint';
+import { endpointRecord } from '@partner/shared/webhooks';
 import { failOnRefusal, ownerOf, type Handler } from './handler.js';
 
 /** Payloads as the gateway queues them. */
@@ -22,20 +22,6 @@ export interface EndpointPayload {
 }
 export interface EndpointRecoverPayload extends EndpointPayload {
   since: string;
-}
-
-/** An endpoint as the API shows it. */
-export function endpointRecord(e: WebhookEndpoint__Output): Record<string, unknown> {
-  return {
-    endpointId: e.endpointId,
-    url: e.url,
-    eventTypes: e.eventTypes,
-    description: e.description,
-    status: e.status,
-    ...(e.disabledReason ? { disabledReason: e.disabledReason } : {}),
-    createdAt: e.createdAt,
-    updatedAt: e.updatedAt,
-  };
 }
 
 const create: Handler = async (job, payload, ctx) => {

@@ -149,7 +149,7 @@ export class Dispatcher {
   }
 
   private async deliver(d: Claimed): Promise<void> {
-    const r = await this.sender.send({ eventId: d.eventId, url: d.url, body: d.body, secrets: d.secrets });
+    const r = await this.sender.send({ endpointId: d.endpointId, eventId: d.eventId, url: d.url, body: d.body, secrets: d.secrets });
     this.hooks.metrics?.attempt(r);
     const log = {
       deliveryId: d.deliveryId,

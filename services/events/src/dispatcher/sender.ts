@@ -1,4 +1,5 @@
-// Sends one delivery over HTTP with undici: one Agent per endpoint origin (keep-alive), whose
+// Sends one delivery over HTTP with undici: one Agent per endpoint and origin (keep-alive, and its
+// own connections, so endpoints that share a host never queue behind each other's hanging requests), whose
 // connector resolves the host through checkedLookup, so the address that was checked against the
 // SSRF rules is the one connected to. Redirects are never followed (undici does not follow them
 // unless told to); the whole attempt has one deadline; the answer's body is read up to 64 KiB.
@@ -24,6 +25,7 @@ export interface SendResult extends AttemptOutcome {
 }
 
 export interface Delivery {
+  endpointId: string;
   eventId: string;
   url: string;
   body: string;
@@ -41,8 +43,9 @@ export class Sender {
     this.sweep.unref();
   }
 
-  private agentFor(origin: string): Agent {
-    let entry = this.agents.get(origin);
+  private agentFor(endpointId: string, origin: string): Agent {
+    const key = `${endpointId} ${origin}`;
+    let entry = this.agents.get(key);
     if (!entry) {
       entry = {
         agent: new Agent({
@@ -52,7 +55,7 @@ export class Sender {
         }),
         usedAt: 0,
       };
-      this.agents.set(origin, entry);
+      this.agents.set(key, entry);
     }
     entry.usedAt = Date.now();
     return entry.agent;
@@ -60,9 +63,9 @@ export class Sender {
 
   private closeIdle(): void {
     const now = Date.now();
-    for (const [origin, e] of this.agents) {
+    for (const [key, e] of this.agents) {
       if (now - e.usedAt > IDLE_AGENT_MS) {
-        this.agents.delete(origin);
+        this.agents.delete(key);
         void e.agent.close().catch(() => undefined);
       }
     }
@@ -93,7 +96,7 @@ export class Sender {
     const timestamp = Math.floor(Date.now() / 1000);
     const signal = AbortSignal.timeout(this.opts.timeoutMs);
     try {
-      const res = await this.agentFor(url.origin).request({
+      const res = await this.agentFor(d.endpointId, url.origin).request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: 'POST',

@@ -10,6 +10,7 @@ import { JOB_KINDS } from '@partner/shared/jobs';
 import { parseTimestamp } from '@partner/shared/time';
 import {
   ALL_EVENTS,
+  endpointRecord,
   hostOf,
   hostProblem,
   isEndpointId,
@@ -19,7 +20,6 @@ import {
   WEBHOOK_EVENT_TYPES,
   type TargetRules,
 } from '@partner/shared/webhooks';
-import type { WebhookEndpoint__Output } from '@partner/shared/generated/partner/events/v1/WebhookEndpoint';
 import type { WebhookDelivery__Output } from '@partner/shared/generated/partner/events/v1/WebhookDelivery';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import { readJson } from '../http/body.js';
@@ -71,20 +71,6 @@ interface EndpointUpdate {
   eventTypes?: string[];
   description?: string;
   status?: 'enabled' | 'disabled';
-}
-
-/** An endpoint as the API shows it. */
-export function endpointRecord(e: WebhookEndpoint__Output): Record<string, unknown> {
-  return {
-    endpointId: e.endpointId,
-    url: e.url,
-    eventTypes: e.eventTypes,
-    description: e.description,
-    status: e.status,
-    ...(e.disabledReason ? { disabledReason: e.disabledReason } : {}),
-    createdAt: e.createdAt,
-    updatedAt: e.updatedAt,
-  };
 }
 
 export function deliveryRecord(d: WebhookDelivery__Output): Record<string, unknown> {

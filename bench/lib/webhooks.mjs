@@ -1,0 +1,163 @@
+// Webhook measurements (issue 15): event committed → delivery received by a local receiver; and
+// fan-out — many events to many endpoints, deliveries per second and CPU per delivery, then the
+// same with some endpoints hanging, to show that the healthy ones are not held up behind them.
+import { createServer } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { connect } from 'nats';
+import { natsNames } from '../../services/shared/dist/nats.js';
+import { newEventId } from '../../services/shared/dist/events.js';
+import { cpuDuring, sleep } from './stack.mjs';
+import { calibrateClock, round, summarize, wallNow } from './load.mjs';
+import { agents, request } from './http.mjs';
+import { productHeaders, submissionBody } from './phases.mjs';
+
+/** A receiver on loopback: each path /ep/<n> is an endpoint; hanging ones never answer. */
+async function receiverServer(onDelivery) {
+  const hanging = new Set();
+  const held = new Set();
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const at = wallNow();
+      const n = Number(/^\/ep\/(\d+)/.exec(req.url ?? '')?.[1]);
+      if (hanging.has(n)) {
+        held.add(res);
+        return;
+      }
+      res.writeHead(204).end();
+      try {
+        onDelivery(n, JSON.parse(Buffer.concat(chunks).toString('utf8')), at);
+      } catch {
+        // not an event
+      }
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: (n) => `http://127.0.0.1:${server.address().port}/ep/${n}`,
+    hanging,
+    close: async () => {
+      for (const r of held) r.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+async function createEndpoint(stack, agent, url, eventTypes) {
+  const r = await request(`${stack.gatewayUrl}/v1/webhook-endpoints`, {
+    method: 'POST',
+    headers: { ...productHeaders(stack), 'idempotency-key': randomUUID(), prefer: 'wait=20' },
+    body: JSON.stringify({ url, eventTypes }),
+    agent,
+  });
+  if (r.status !== 200) throw new Error(`POST /v1/webhook-endpoints answered ${r.status}: ${r.text}`);
+  return r.body.endpointId;
+}
+
+async function deleteEndpoint(stack, agent, id) {
+  await request(`${stack.gatewayUrl}/v1/webhook-endpoints/${id}`, { method: 'DELETE', headers: { ...productHeaders(stack), prefer: 'wait=20' }, agent });
+}
+
+/**
+ * Submissions at ratePerS; one endpoint subscribed to job.succeeded. For each delivery: the time from
+ * the event's timestamp (the settling commit) to the receiver having the request.
+ */
+export async function webhookLatency(stack, { count, ratePerS }) {
+  calibrateClock();
+  const [agent] = agents(1);
+  const seen = new Map();
+  const rx = await receiverServer((_n, event, at) => seen.set(event.data.id, at - Date.parse(event.timestamp)));
+  const endpointId = await createEndpoint(stack, agent, rx.url(0), ['job.succeeded']);
+  const ids = [];
+  let errors = 0;
+  const t0 = performance.now();
+  const inflight = [];
+  for (let i = 0; i < count; i++) {
+    const wait = t0 + (i * 1000) / ratePerS - performance.now();
+    if (wait > 0) await sleep(wait);
+    inflight.push(
+      request(`${stack.gatewayUrl}/v1/submissions`, {
+        method: 'POST',
+        headers: { ...productHeaders(stack), 'idempotency-key': randomUUID() },
+        body: submissionBody(stack.productId),
+        agent,
+      }).then(
+        (r) => (r.status === 202 || r.status === 200 ? ids.push(r.body.id ?? r.body.jobId) : errors++),
+        () => errors++,
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  const deadline = Date.now() + 30_000;
+  while (ids.some((id) => !seen.has(id)) && Date.now() < deadline) await sleep(50);
+  await deleteEndpoint(stack, agent, endpointId);
+  await rx.close();
+  agent.destroy();
+  const lat = ids.filter((id) => seen.has(id)).map((id) => seen.get(id));
+  return { events: count, ratePerS, delivered: lat.length, missing: ids.length - lat.length, errors, fromCommitMs: summarize(lat) };
+}
+
+/**
+ * `events` events (published straight onto the events stream, as the services' outboxes do) to
+ * `endpoints` endpoints subscribed to everything: deliveries per second, CPU per delivery (the
+ * dispatcher, the events service's fan-out, PostgreSQL), and commit → receipt latency. Then again
+ * with `hanging` of the endpoints never answering: the healthy endpoints' latency beside the first run's.
+ */
+export async function webhookFanout(stack, { events, endpoints, hanging, timeoutMs = 120_000 }) {
+  calibrateClock();
+  const [agent] = agents(1);
+  let run = { latencies: [], count: 0 };
+  const rx = await receiverServer((_n, _event, at) => {
+    run.count++;
+    run.latencies.push(at - Date.parse(_event.timestamp));
+  });
+  const ids = [];
+  for (let n = 0; n < endpoints; n++) ids.push(await createEndpoint(stack, agent, rx.url(n), ['*']));
+  const nc = await connect({ servers: stack.natsUrl });
+  const js = nc.jetstream();
+  const names = natsNames(stack.prefix);
+
+  const once = async (hangingCount) => {
+    rx.hanging.clear();
+    for (let n = 0; n < hangingCount; n++) rx.hanging.add(n);
+    run = { latencies: [], count: 0 };
+    const expected = events * (endpoints - hangingCount);
+    const { result: elapsedMs, cpuMs } = await cpuDuring(
+      stack,
+      { procs: { dispatcher: stack.procs.get('dispatcher'), events: stack.procs.get('events') }, pgApps: ['dispatcher', 'events'] },
+      async () => {
+        const t0 = performance.now();
+        const acks = [];
+        for (let i = 0; i < events; i++) {
+          const event = { id: newEventId(), type: 'job.succeeded', timestamp: new Date().toISOString(), data: { id: `job_${randomUUID().replace(/-/g, '')}`, kind: 'submission.create', status: 'succeeded' } };
+          acks.push(js.publish(names.eventSubject(event.type), JSON.stringify({ tenantId: stack.tenant, partnerId: stack.partnerId, event }), { msgID: event.id }));
+        }
+        await Promise.all(acks);
+        const deadline = Date.now() + timeoutMs;
+        while (run.count < expected && Date.now() < deadline) await sleep(20);
+        return performance.now() - t0;
+      },
+    );
+    const cpuTotal = (cpuMs.dispatcher ?? 0) + (cpuMs.events ?? 0) + (cpuMs.postgres ?? 0);
+    return {
+      endpoints,
+      hanging: hangingCount,
+      events,
+      expected,
+      delivered: run.count,
+      seconds: round(elapsedMs / 1000, 2),
+      deliveriesPerS: round(run.count / (elapsedMs / 1000), 0),
+      cpuMsPerDelivery: { dispatcher: round(cpuMs.dispatcher / run.count), events: round(cpuMs.events / run.count), postgres: round(cpuMs.postgres / run.count), total: round(cpuTotal / run.count) },
+      fromCommitMs: summarize(run.latencies),
+    };
+  };
+  const healthy = await once(0);
+  const withHanging = await once(hanging);
+  await nc.close();
+  await rx.close();
+  for (const id of ids) await deleteEndpoint(stack, agent, id);
+  agent.destroy();
+  return { healthy, withHanging, healthyP99Ratio: round(withHanging.fromCommitMs.p99 / healthy.fromCommitMs.p99, 2) };
+}
