@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { ROOT, Stack, type ClientCreds } from './support/stack.js';
 import { scrape } from './support/metrics.js';
 import { until } from './support/poll.js';
+import { Receiver } from './support/receiver.js';
+import { Webhook } from 'standardwebhooks';
 
 const PRODUCT = '11111111-2222-4333-8444-555555555555';
 const CLI = join(ROOT, 'sdk/cli/dist/main.js');
@@ -313,5 +315,87 @@ describe('exit codes', () => {
     expect(none.stderr).toContain('partner login');
     const wrong = await partner(['health'], { env: { PARTNER_CLIENT_SECRET: 'sk_wrong' } });
     expect(wrong.code).toBe(4);
+  });
+});
+
+describe('partner webhooks and partner listen', () => {
+  const receivers: Receiver[] = [];
+  beforeAll(async () => {
+    await stack.startDispatcher();
+  });
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.stop()));
+  });
+  const receiver = async () => {
+    const r = await Receiver.start();
+    receivers.push(r);
+    return r;
+  };
+
+  it('create, secret, deliveries, ping, update and delete an endpoint; deliveries verify with standardwebhooks', async () => {
+    const r = await receiver();
+    const created = await partner(['webhooks', 'create', '--url', r.url, '--types', 'submission.created', '--description', 'cli test']);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.json).toMatchObject({ url: r.url, eventTypes: ['submission.created'], status: 'enabled', description: 'cli test' });
+    const id = created.json.endpointId as string;
+    const secret = (await partner(['webhooks', 'secret', id])).json.secret as string;
+    expect(secret).toMatch(/^whsec_/);
+
+    const submission = await partner(['submissions', 'create', '--file', appFile()]);
+    expect(submission.code, submission.stderr).toBe(0);
+    const got = await r.waitFor('the submission.created delivery', (rs) => rs[0]);
+    const event = new Webhook(secret).verify(got.body, {
+      'webhook-id': String(got.headers['webhook-id']),
+      'webhook-timestamp': String(got.headers['webhook-timestamp']),
+      'webhook-signature': String(got.headers['webhook-signature']),
+    }) as { type: string; data: { submissionId: string } };
+    expect(event).toMatchObject({ type: 'submission.created', data: { submissionId: submission.json.submissionId } });
+
+    const log = await until('the delivery recorded', async () => {
+      const d = await partner(['webhooks', 'deliveries', id, '--status', 'succeeded']);
+      return d.json?.items?.length === 1 && d.json;
+    });
+    expect(log.items[0]).toMatchObject({ eventType: 'submission.created', attempts: 1, lastResponseStatus: 200 });
+
+    const ping = await partner(['webhooks', 'ping', id]);
+    expect(ping.code, ping.stderr).toBe(0);
+    await r.waitFor('the ping', (rs) => rs.some((x) => x.body.includes(ping.json.eventId)));
+
+    const disabled = await partner(['webhooks', 'update', id, '--disable']);
+    expect(disabled.json).toMatchObject({ status: 'disabled', disabledReason: 'partner' });
+    expect((await partner(['webhooks', 'update', id])).code).toBe(2);
+    const list = await partner(['webhooks', 'list']);
+    expect(list.json.items.map((e: { endpointId: string }) => e.endpointId)).toContain(id);
+    const deleted = await partner(['webhooks', 'delete', id]);
+    expect(deleted.json).toEqual({ endpointId: id, deleted: true });
+    expect((await partner(['webhooks', 'get', id])).code).toBe(1);
+  });
+
+  it('listen forwards each new event to a local URL, signed with the secret it was given, until Ctrl-C', async () => {
+    const r = await receiver();
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    let child: ChildProcess | undefined;
+    let stderr = '';
+    let ready: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (ready = resolve));
+    const running = partner(['listen', '--forward-to', r.url, '--types', 'submission.created', '--secret', secret], {
+      onSpawn: (c) => {
+        child = c;
+        c.stderr!.on('data', (d: Buffer) => {
+          stderr += d.toString();
+          if (stderr.includes('forwarding events')) ready();
+        });
+      },
+    });
+    await started;
+    const submission = await partner(['submissions', 'create', '--file', appFile()]);
+    const got = await r.waitFor('the forwarded event', (rs) => rs[0]);
+    const headers = { 'webhook-id': String(got.headers['webhook-id']), 'webhook-timestamp': String(got.headers['webhook-timestamp']), 'webhook-signature': String(got.headers['webhook-signature']) };
+    expect(new Webhook(secret).verify(got.body, headers)).toMatchObject({ type: 'submission.created', data: { submissionId: submission.json.submissionId } });
+    child!.kill('SIGINT');
+    const run = await running;
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout.trim().split('\n')[0]!)).toMatchObject({ type: 'submission.created', status: '200' });
+    expect(run.stderr).toContain('resume with: partner listen');
   });
 });

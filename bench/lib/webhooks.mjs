@@ -108,10 +108,16 @@ export async function webhookLatency(stack, { count, ratePerS }) {
 export async function webhookFanout(stack, { events, endpoints, hanging, timeoutMs = 120_000 }) {
   calibrateClock();
   const [agent] = agents(1);
-  let run = { latencies: [], count: 0 };
-  const rx = await receiverServer((_n, _event, at) => {
+  let run = { ids: new Set(), seen: new Set(), duplicates: 0, latencies: [], count: 0 };
+  // Only the events this phase publishes count (creating the endpoints makes job events of its own),
+  // each (endpoint, event) once; a second delivery of one is counted as a duplicate.
+  const rx = await receiverServer((n, event, at) => {
+    if (!run.ids.has(event.id)) return;
+    const key = `${n} ${event.id}`;
+    if (run.seen.has(key)) return void run.duplicates++;
+    run.seen.add(key);
     run.count++;
-    run.latencies.push(at - Date.parse(_event.timestamp));
+    run.latencies.push(at - Date.parse(event.timestamp));
   });
   const ids = [];
   for (let n = 0; n < endpoints; n++) ids.push(await createEndpoint(stack, agent, rx.url(n), ['*']));
@@ -122,7 +128,7 @@ export async function webhookFanout(stack, { events, endpoints, hanging, timeout
   const once = async (hangingCount) => {
     rx.hanging.clear();
     for (let n = 0; n < hangingCount; n++) rx.hanging.add(n);
-    run = { latencies: [], count: 0 };
+    run = { ids: new Set(), seen: new Set(), duplicates: 0, latencies: [], count: 0 };
     const expected = events * (endpoints - hangingCount);
     const { result: elapsedMs, cpuMs } = await cpuDuring(
       stack,
@@ -132,6 +138,7 @@ export async function webhookFanout(stack, { events, endpoints, hanging, timeout
         const acks = [];
         for (let i = 0; i < events; i++) {
           const event = { id: newEventId(), type: 'job.succeeded', timestamp: new Date().toISOString(), data: { id: `job_${randomUUID().replace(/-/g, '')}`, kind: 'submission.create', status: 'succeeded' } };
+          run.ids.add(event.id);
           acks.push(js.publish(names.eventSubject(event.type), JSON.stringify({ tenantId: stack.tenant, partnerId: stack.partnerId, event }), { msgID: event.id }));
         }
         await Promise.all(acks);
@@ -147,6 +154,7 @@ export async function webhookFanout(stack, { events, endpoints, hanging, timeout
       events,
       expected,
       delivered: run.count,
+      duplicates: run.duplicates,
       seconds: round(elapsedMs / 1000, 2),
       deliveriesPerS: round(run.count / (elapsedMs / 1000), 0),
       cpuMsPerDelivery: { dispatcher: round(cpuMs.dispatcher / run.count), events: round(cpuMs.events / run.count), postgres: round(cpuMs.postgres / run.count), total: round(cpuTotal / run.count) },

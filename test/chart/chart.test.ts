@@ -103,13 +103,13 @@ describe('rendered objects', () => {
 });
 
 describe('workloads', () => {
-  it.each(SET_NAMES)('one Deployment per service, running its own main.js (%s values)', (name) => {
+  it.each(SET_NAMES)('one Deployment per service, running its own main.js (the dispatcher the events package\'s dispatcher.js) (%s values)', (name) => {
     const deployments = byKind(objectsOf(name), 'Deployment');
     expect(deployments.map((d) => d.metadata.name).sort()).toEqual(SERVICES.map(fullName).sort());
     for (const svc of SERVICES) {
       const [container, ...others] = containersOf(named(deployments, 'Deployment', fullName(svc))!);
       expect(others).toEqual([]);
-      expect(container!.args?.at(-1)).toBe(`services/${svc}/dist/main.js`);
+      expect(container!.args?.at(-1)).toBe(svc === 'dispatcher' ? 'services/events/dist/dispatcher.js' : `services/${svc}/dist/main.js`);
       expect(envOf(container!).HOST?.value).toBe('0.0.0.0');
     }
   });
@@ -228,8 +228,8 @@ describe('gRPC addressing', () => {
     const dialled = byKind(objects, 'Deployment').flatMap((d) =>
       (containersOf(d)[0]!.env ?? []).filter((e) => e.name.endsWith('_GRPC_ADDR')).map((e) => e.value!),
     );
-    // The gateway dials five services, the worker three (job, submission, policy); nothing else dials.
-    expect(dialled.length).toBe(8);
+    // The gateway dials five services, the worker four (job, submission, policy, events); nothing else dials.
+    expect(dialled.length).toBe(9);
     for (const address of dialled) expect(headless.has(address), address).toBe(true);
     const gw = envOf(containersOf(named(objects, 'Deployment', fullName('gateway'))!)[0]!);
     expect(Object.keys(gw).filter((k) => k.endsWith('_GRPC_ADDR')).sort()).toEqual(
@@ -393,7 +393,7 @@ describe('network policies', () => {
       policy: ['gateway', 'worker'],
       submission: ['gateway', 'worker'],
       job: ['gateway', 'worker'],
-      events: ['gateway'],
+      events: ['gateway', 'worker'],
     };
     for (const svc of GRPC_SERVICES) {
       const port = containersOf(named(objects, 'Deployment', fullName(svc))!)[0]!.ports!.find((p) => p.name === 'grpc')!.containerPort;
@@ -431,12 +431,37 @@ describe('network policies', () => {
 });
 
 describe('scaling and disruption', () => {
-  it('autoscales the gateway and the workers, and leaves replicas to the autoscaler', () => {
+  it('lets the webhook dispatcher reach receivers outside the private ranges, and nothing else out to the internet', () => {
+    const objects = objectsOf('production');
+    const np = spec(named(objects, 'NetworkPolicy', fullName('dispatcher')));
+    const web = (np.egress as { ports?: { port: number }[]; to?: { ipBlock?: { cidr: string; except?: string[] } }[] }[]).find((r) =>
+      r.to?.some((t) => t.ipBlock?.cidr === '0.0.0.0/0'),
+    )!;
+    expect(web.ports!.map((p) => p.port)).toEqual([443]);
+    const [v4, v6] = web.to!.map((t) => t.ipBlock!);
+    expect(v4!.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8']));
+    expect(v6).toMatchObject({ cidr: '::/0', except: expect.arrayContaining(['fc00::/7', 'fe80::/10', '::1/128']) });
+    // No other component may go out to the internet.
+    for (const svc of SERVICES.filter((s) => s !== 'dispatcher')) {
+      const egress = spec(named(objects, 'NetworkPolicy', fullName(svc))).egress as { to?: { ipBlock?: { cidr: string } }[] }[];
+      expect(egress.some((r) => r.to?.some((t) => t.ipBlock?.cidr === '0.0.0.0/0')), svc).toBe(false);
+    }
+    // UAT receivers may be plain http.
+    const uat = spec(named(objectsOf('default'), 'NetworkPolicy', fullName('dispatcher')));
+    const uatWeb = (uat.egress as { ports?: { port: number }[]; to?: { ipBlock?: { cidr: string } }[] }[]).find((r) => r.to?.some((t) => t.ipBlock?.cidr === '0.0.0.0/0'));
+    expect(uatWeb!.ports!.map((p) => p.port)).toEqual([443, 80]);
+    for (const svc of ['gateway', 'dispatcher']) {
+      expect(envOf(containersOf(named(objects, 'Deployment', fullName(svc))!)[0]!).WEBHOOK_ALLOW_PRIVATE_TARGETS?.value, svc).toBe('false');
+    }
+  });
+
+  it('autoscales the gateway, the workers and the webhook dispatchers, and leaves replicas to the autoscaler', () => {
     const objects = objectsOf('default');
-    expect(byKind(objects, 'HorizontalPodAutoscaler').map((h) => h.metadata.name).sort()).toEqual([fullName('gateway'), fullName('worker')]);
+    const scaled = ['dispatcher', 'gateway', 'worker'];
+    expect(byKind(objects, 'HorizontalPodAutoscaler').map((h) => h.metadata.name).sort()).toEqual(scaled.map(fullName));
     for (const svc of SERVICES) {
       const replicas = spec(named(objects, 'Deployment', fullName(svc))).replicas;
-      if (svc === 'gateway' || svc === 'worker') expect(replicas, svc).toBeUndefined();
+      if (scaled.includes(svc)) expect(replicas, svc).toBeUndefined();
       else expect(replicas, svc).toBe(2);
     }
   });
@@ -516,6 +541,9 @@ describe('observability', () => {
     'partner_job_outbox_publish_failures_total',
     'partner_worker_consumer_redelivered',
     'partner_metric_source_failures_total',
+    'partner_webhook_oldest_pending_age_seconds',
+    'partner_webhook_attempts_total',
+    'partner_webhook_pending_deliveries',
   ];
   const metricsIn = (expr: string) =>
     [...expr.matchAll(/\b([a-z_][a-z0-9_]*)\s*\{/g)].map((m) => m[1]!).filter((n) => !['by', 'on', 'without', 'sum', 'max'].includes(n));

@@ -15,7 +15,7 @@ export const RELEASE = 'partner';
 export const NAMESPACE = 'partner-test';
 
 /** The deployables, one Deployment each. */
-export const SERVICES = ['gateway', 'auth', 'policy', 'submission', 'job', 'events', 'worker'] as const;
+export const SERVICES = ['gateway', 'auth', 'policy', 'submission', 'job', 'events', 'worker', 'dispatcher'] as const;
 export const GRPC_SERVICES = ['auth', 'policy', 'submission', 'job', 'events'] as const;
 
 /** The values sets CI checks: the chart's defaults, the kind dev cluster, Tilt, the production example. */

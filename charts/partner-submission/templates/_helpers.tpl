@@ -171,6 +171,10 @@ Environment of a service's container (also of its migration Job): dict "root" $ 
       name: {{ $root.Values.policy.cursorSecret.existingSecret }}
       key: {{ $root.Values.policy.cursorSecret.key }}
 {{- end }}
+{{- if or (eq $name "gateway") (eq $name "dispatcher") }}
+- name: WEBHOOK_ALLOW_PRIVATE_TARGETS
+  value: {{ $root.Values.webhooks.allowPrivateTargets | quote }}
+{{- end }}
 {{- if eq $name "gateway" }}
 - name: BASE_URL
   value: {{ $root.Values.baseUrl | trimSuffix "/" | quote }}

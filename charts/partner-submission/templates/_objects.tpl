@@ -93,7 +93,7 @@ spec:
             {{- range $cfg.nodeArgs }}
             - {{ . | quote }}
             {{- end }}
-            - services/{{ $cfg.name }}/dist/main.js
+            - {{ $cfg.script | default (printf "services/%s/dist/main.js" $cfg.name) }}
           ports:
             {{- with $cfg.http }}
             - name: http
@@ -431,6 +431,25 @@ spec:
       to:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+    {{- end }}
+    {{- if $cfg.webhookEgress }}
+    # Partners' webhook receivers: the internet, not the cluster's or the cloud's private ranges.
+    - ports:
+        - port: 443
+          protocol: TCP
+        {{- if eq $root.Values.environment "uat" }}
+        - port: 80
+          protocol: TCP
+        {{- end }}
+      to:
+        - ipBlock:
+            cidr: 0.0.0.0/0
+            except:
+              {{- toYaml $np.webhookEgress.exceptIPv4 | nindent 14 }}
+        - ipBlock:
+            cidr: ::/0
+            except:
+              {{- toYaml $np.webhookEgress.exceptIPv6 | nindent 14 }}
     {{- end }}
     {{- with $np.extraEgress }}
     {{- toYaml . | nindent 4 }}

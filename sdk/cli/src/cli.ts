@@ -15,6 +15,8 @@ import { ATTACHMENT_COMMANDS } from './commands/attachments.js';
 import { JOB_COMMANDS } from './commands/jobs.js';
 import { EVENT_COMMANDS } from './commands/events.js';
 import { API_COMMANDS } from './commands/api.js';
+import { WEBHOOK_COMMANDS } from './commands/webhooks.js';
+import { LISTEN_COMMANDS } from './commands/listen.js';
 
 export { EXIT, UsageError, type Command, type Context } from './command.js';
 
@@ -25,6 +27,8 @@ export const COMMANDS: Record<string, Command> = {
   ...ATTACHMENT_COMMANDS,
   ...JOB_COMMANDS,
   ...EVENT_COMMANDS,
+  ...WEBHOOK_COMMANDS,
+  ...LISTEN_COMMANDS,
   ...API_COMMANDS,
   completion: {
     usage: 'completion bash|zsh',

@@ -57,6 +57,13 @@ export const OPTIONS = {
   data: { type: 'string', short: 'd' },
   header: { type: 'string', short: 'H', multiple: true },
   include: { type: 'boolean', short: 'i' },
+  url: { type: 'string' },
+  description: { type: 'string' },
+  enable: { type: 'boolean' },
+  disable: { type: 'boolean' },
+  event: { type: 'string' },
+  'forward-to': { type: 'string' },
+  secret: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

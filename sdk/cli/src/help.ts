@@ -40,6 +40,13 @@ export const OPTION_HELP: Record<string, string> = {
   data: 'the request body: JSON text, @FILE, or - for standard input',
   header: 'an extra request header, "Name: value" (repeatable)',
   include: 'print the status line and the response headers before the body',
+  url: 'where the deliveries are POSTed (https; http too in UAT)',
+  description: 'a note for yourself',
+  enable: 'enable the endpoint',
+  disable: 'disable the endpoint (its pending deliveries fail)',
+  event: 'only the delivery of this event',
+  'forward-to': 'the local URL to POST each event to, e.g. http://localhost:3000/hooks',
+  secret: 'the whsec_… secret to sign with (default: a new one, printed at start)',
 };
 
 /** The placeholder an option's value is shown with. */
@@ -48,7 +55,8 @@ const ARG_NAMES: Record<string, string> = {
   'product-id': 'ID', 'policy-number': 'NUMBER', 'updated-since': 'TIME', 'created-since': 'TIME', 'created-before': 'TIME',
   since: 'TIME', types: 'T1,T2', type: 'TYPE', kind: 'KIND', 'content-type': 'MEDIA_TYPE', 'external-ref': 'REF',
   'principal-id': 'ID', principal: 'ID', profile: 'NAME', data: 'JSON|@FILE|-', header: '"NAME: VALUE"', 'base-url': 'URL',
-  'auth-url': 'URL', 'client-id': 'ID', scope: 'SCOPE', 'idempotency-key': 'KEY',
+  'auth-url': 'URL', 'client-id': 'ID', scope: 'SCOPE', 'idempotency-key': 'KEY', url: 'URL', description: 'TEXT', event: 'EVENT_ID',
+  'forward-to': 'URL', secret: 'whsec_…',
 };
 
 /** Worked examples per command (a test checks every command has some). */
@@ -77,6 +85,23 @@ export const EXAMPLES: Record<string, string[]> = {
   'jobs get': ['partner jobs get job_0199a3e47c1d7b529a0e3f2d4c5b6a72'],
   'jobs wait': ['partner jobs wait job_0199a3e47c1d7b529a0e3f2d4c5b6a72', 'partner jobs wait job_0199a3e47c1d7b529a0e3f2d4c5b6a72 --timeout 30'],
   'events tail': ['partner events tail', 'partner events tail --types job.failed --json', 'partner events tail --since 2026-11-23T00:00:00Z'],
+  'webhooks create': [
+    'partner webhooks create --url https://hooks.example.com/partner --types submission.created,job.failed',
+    'partner webhooks create --url https://hooks.example.com/partner --description "all events"',
+  ],
+  'webhooks list': ['partner webhooks list', 'partner webhooks list --all --json'],
+  'webhooks get': ['partner webhooks get we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
+  'webhooks update': ['partner webhooks update we_0199a3e47c1d7b529a0e3f2d4c5b6a74 --enable', 'partner webhooks update we_0199a3e47c1d7b529a0e3f2d4c5b6a74 --types "*"'],
+  'webhooks delete': ['partner webhooks delete we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
+  'webhooks secret': ['partner webhooks secret we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
+  'webhooks rotate': ['partner webhooks rotate we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
+  'webhooks deliveries': ['partner webhooks deliveries we_0199a3e47c1d7b529a0e3f2d4c5b6a74 --status failed'],
+  'webhooks recover': ['partner webhooks recover we_0199a3e47c1d7b529a0e3f2d4c5b6a74 --since 2026-11-23T00:00:00Z'],
+  'webhooks ping': ['partner webhooks ping we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
+  listen: [
+    'partner listen --forward-to http://localhost:3000/hooks',
+    'partner listen --forward-to http://localhost:3000/hooks --types submission.created --secret whsec_…',
+  ],
   api: ['partner api GET /v1/policies?limit=2', 'partner api GET /v1/jobs/job_0199a3e47c1d7b529a0e3f2d4c5b6a72 -H "Prefer: wait=10"', 'partner api POST /v1/submissions --data @app.json -H "Idempotency-Key: $(uuidgen)" -H "Prefer: wait=15" -i'],
   completion: ['source <(partner completion bash)                 # bash, this shell', 'partner completion zsh > "${fpath[1]}/_partner"    # zsh'],
 };

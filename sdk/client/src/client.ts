@@ -32,6 +32,17 @@ import type {
 } from './types.js';
 
 import { eventQuery, followFeed, type EventListParams, type EventPage, type FollowOptions, type PartnerEvent } from './events.js';
+import type {
+  WebhookDelivery,
+  WebhookDeliveryListParams,
+  WebhookEndpoint,
+  WebhookEndpointCreate,
+  WebhookEndpointDeleted,
+  WebhookEndpointUpdate,
+  WebhookPinged,
+  WebhookRecovered,
+  WebhookSecretRotated,
+} from './webhooks.js';
 export const SDK_VERSION = '1.0.0';
 /** Poll interval when an answer carries no Retry-After (the API's own hint is 5 s). */
 const DEFAULT_POLL_SECONDS = 5;
@@ -415,6 +426,71 @@ export class PartnerClient {
   /** GET /v1/events/{id}. */
   async getEvent(eventId: string, opts: CallOptions = {}): Promise<PartnerEvent> {
     return (await this.request<PartnerEvent>({ method: 'GET', path: `/v1/events/${seg(eventId)}`, ...opts })).body;
+  }
+
+  // Webhook endpoints (mutations are jobs, like every other; see webhooks.ts for verifying deliveries).
+
+  /** POST /v1/webhook-endpoints: resolves with the endpoint once the job has succeeded. Read its secret with getWebhookSecret. */
+  async createWebhookEndpoint(input: WebhookEndpointCreate, opts: MutationOptions = {}): Promise<WithResponse<WebhookEndpoint>> {
+    return this.mutate<WebhookEndpoint>(() => ({ method: 'POST', path: '/v1/webhook-endpoints', json: input }), opts);
+  }
+
+  /** GET /v1/webhook-endpoints: one page, newest first. */
+  async listWebhookEndpoints(params: PageParams = {}, opts: CallOptions = {}): Promise<WithResponse<Page<WebhookEndpoint>>> {
+    return (await this.request<Page<WebhookEndpoint>>({ method: 'GET', path: '/v1/webhook-endpoints', query: { ...params }, ...opts })).body;
+  }
+
+  /** Every webhook endpoint, page after page. */
+  iterateWebhookEndpoints(params: Omit<PageParams, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<WebhookEndpoint> {
+    return this.paginate((cursor) => this.listWebhookEndpoints({ ...params, ...(cursor ? { cursor } : {}) }, opts));
+  }
+
+  /** GET /v1/webhook-endpoints/{id}. */
+  async getWebhookEndpoint(endpointId: string, opts: CallOptions = {}): Promise<WithResponse<WebhookEndpoint>> {
+    return (await this.request<WebhookEndpoint>({ method: 'GET', path: `/v1/webhook-endpoints/${seg(endpointId)}`, ...opts })).body;
+  }
+
+  /** PATCH /v1/webhook-endpoints/{id} (url, eventTypes, description, status), as a job. */
+  async updateWebhookEndpoint(endpointId: string, changes: WebhookEndpointUpdate, opts: MutationOptions = {}): Promise<WithResponse<WebhookEndpoint>> {
+    return this.mutate<WebhookEndpoint>(() => ({ method: 'PATCH', path: `/v1/webhook-endpoints/${seg(endpointId)}`, json: changes }), opts);
+  }
+
+  /** DELETE /v1/webhook-endpoints/{id}, as a job. */
+  async deleteWebhookEndpoint(endpointId: string, opts: MutationOptions = {}): Promise<WithResponse<WebhookEndpointDeleted>> {
+    return this.mutate<WebhookEndpointDeleted>(() => ({ method: 'DELETE', path: `/v1/webhook-endpoints/${seg(endpointId)}` }), opts);
+  }
+
+  /** GET /v1/webhook-endpoints/{id}/secret: the `whsec_…` secret deliveries are signed with (needs webhooks/write). */
+  async getWebhookSecret(endpointId: string, opts: CallOptions = {}): Promise<string> {
+    return (await this.request<{ secret: string }>({ method: 'GET', path: `/v1/webhook-endpoints/${seg(endpointId)}/secret`, ...opts })).body.secret;
+  }
+
+  /** POST /v1/webhook-endpoints/{id}/secret/rotate, as a job: the new secret signs at once, the old one beside it for 24 h. */
+  async rotateWebhookSecret(endpointId: string, opts: MutationOptions = {}): Promise<WithResponse<WebhookSecretRotated>> {
+    return this.mutate<WebhookSecretRotated>(() => ({ method: 'POST', path: `/v1/webhook-endpoints/${seg(endpointId)}/secret/rotate`, json: {} }), opts);
+  }
+
+  /** GET /v1/webhook-endpoints/{id}/deliveries: one page of the delivery log, newest first. */
+  async listWebhookDeliveries(endpointId: string, params: WebhookDeliveryListParams = {}, opts: CallOptions = {}): Promise<WithResponse<Page<WebhookDelivery>>> {
+    return (
+      await this.request<Page<WebhookDelivery>>({ method: 'GET', path: `/v1/webhook-endpoints/${seg(endpointId)}/deliveries`, query: { ...params }, ...opts })
+    ).body;
+  }
+
+  /** Every delivery to an endpoint matching the filters, page after page. */
+  iterateWebhookDeliveries(endpointId: string, params: Omit<WebhookDeliveryListParams, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<WebhookDelivery> {
+    return this.paginate((cursor) => this.listWebhookDeliveries(endpointId, { ...params, ...(cursor ? { cursor } : {}) }, opts));
+  }
+
+  /** POST /v1/webhook-endpoints/{id}/recover, as a job: sends every matching event since then again (and enables the endpoint). */
+  async recoverWebhookEndpoint(endpointId: string, since: string | Date, opts: MutationOptions = {}): Promise<WithResponse<WebhookRecovered>> {
+    const body = { since: since instanceof Date ? since.toISOString() : since };
+    return this.mutate<WebhookRecovered>(() => ({ method: 'POST', path: `/v1/webhook-endpoints/${seg(endpointId)}/recover`, json: body }), opts);
+  }
+
+  /** POST /v1/webhook-endpoints/{id}/ping, as a job: sends a webhook_endpoint.ping event to that endpoint alone. */
+  async pingWebhookEndpoint(endpointId: string, opts: MutationOptions = {}): Promise<WithResponse<WebhookPinged>> {
+    return this.mutate<WebhookPinged>(() => ({ method: 'POST', path: `/v1/webhook-endpoints/${seg(endpointId)}/ping`, json: {} }), opts);
   }
 
   /**

@@ -1,7 +1,7 @@
 // The event feed (GET /v1/events): its types, and following it forever with long-poll.
 import type { CallOptions } from './client.js';
 
-export type EventType = 'job.succeeded' | 'job.failed' | 'submission.created' | 'attachment.created' | 'attachment.deleted';
+export type EventType = 'job.succeeded' | 'job.failed' | 'submission.created' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled';
 
 /** An event: the same JSON in the feed and in a webhook delivery. */
 export interface PartnerEvent<D = Record<string, unknown>> {

@@ -33,3 +33,17 @@ export type { UploadProgress } from './multipart.js';
 export type * from './types.js';
 export type { EventListParams, EventPage, EventType, FollowOptions, PartnerEvent } from './events.js';
 export type * from './list-types.js';
+export { webhooks, WebhookVerificationError } from './webhooks.js';
+export type {
+  VerifyOptions,
+  WebhookDelivery,
+  WebhookDeliveryListParams,
+  WebhookEndpoint,
+  WebhookEndpointCreate,
+  WebhookEndpointDeleted,
+  WebhookEndpointUpdate,
+  WebhookEventType,
+  WebhookPinged,
+  WebhookRecovered,
+  WebhookSecretRotated,
+} from './webhooks.js';

@@ -1,0 +1,176 @@
+// `partner webhooks …`: endpoints that receive the events as signed deliveries, their secrets and
+// delivery logs. Every change is a job, waited for like every other mutation (--wait, --idempotency-key).
+import type { PartnerClient, WebhookDelivery, WebhookDeliveryListParams, WebhookEndpoint, WebhookEndpointUpdate, WebhookEventType } from '@partner/sdk';
+import { EXIT, intOption, mutation, showList, UsageError, type Command, type Values } from '../command.js';
+
+const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
+/** --types a,b (default: every type, "*"). */
+function typesOf(v: Values, fallback?: WebhookEventType[]): WebhookEventType[] | undefined {
+  if (v.types === undefined) return fallback;
+  const types = v.types.split(',').map((t) => t.trim()).filter(Boolean);
+  if (types.length === 0) throw new UsageError('--types needs at least one event type (or * for all)');
+  return types as WebhookEventType[];
+}
+
+const ENDPOINT_COLUMNS: [string, string][] = [
+  ['endpointId', 'id'],
+  ['url', 'url'],
+  ['eventTypes', 'types'],
+  ['status', 'status'],
+  ['disabledReason', 'reason'],
+  ['description', 'description'],
+];
+
+export const WEBHOOK_COMMANDS: Record<string, Command> = {
+  'webhooks create': {
+    usage: 'webhooks create --url URL [--types T1,T2|*] [--description TEXT] [--wait SECONDS] [--idempotency-key KEY]',
+    summary: 'register an endpoint for the event types (default all); read its signing secret with webhooks secret',
+    args: [],
+    options: ['url', 'types', 'description', 'wait', 'idempotency-key'],
+    run: async (ctx) => {
+      const v = ctx.values;
+      if (!v.url) throw new UsageError('--url is required: where the deliveries are POSTed');
+      const input = { url: v.url, eventTypes: typesOf(v, ['*'])!, ...(v.description !== undefined ? { description: v.description } : {}) };
+      const client = ctx.client();
+      return mutation(ctx, 'webhook endpoint', (opts) => client.createWebhookEndpoint(input, opts));
+    },
+  },
+  'webhooks list': {
+    usage: 'webhooks list [--limit N] [--cursor C] [--all]',
+    summary: 'your webhook endpoints, newest first',
+    args: [],
+    options: ['limit', 'cursor', 'all'],
+    run: async (ctx) => {
+      const limit = intOption(ctx.values, 'limit');
+      const params = limit !== undefined ? { limit } : {};
+      const client = ctx.client();
+      return showList<WebhookEndpoint>(
+        ctx,
+        (cursor) => client.listWebhookEndpoints({ ...params, ...(cursor ? { cursor } : {}) }, { signal: ctx.signal }),
+        () => client.iterateWebhookEndpoints(params, { signal: ctx.signal }),
+        ENDPOINT_COLUMNS,
+      );
+    },
+  },
+  'webhooks get': {
+    usage: 'webhooks get ENDPOINT_ID',
+    summary: 'one webhook endpoint',
+    args: ['ENDPOINT_ID'],
+    options: [],
+    run: async (ctx, [id]) => {
+      ctx.out.record(await ctx.client().getWebhookEndpoint(id!, { signal: ctx.signal }));
+      return EXIT.ok;
+    },
+  },
+  'webhooks update': {
+    usage: 'webhooks update ENDPOINT_ID [--url URL] [--types T1,T2|*] [--description TEXT] [--enable|--disable] [--wait SECONDS]',
+    summary: 'change an endpoint; --enable after it was disabled (then webhooks recover to send what it missed)',
+    args: ['ENDPOINT_ID'],
+    options: ['url', 'types', 'description', 'enable', 'disable', 'wait', 'idempotency-key'],
+    run: async (ctx, [id]) => {
+      const v = ctx.values;
+      if (v.enable && v.disable) throw new UsageError('--enable or --disable, not both');
+      const types = typesOf(v);
+      const changes: WebhookEndpointUpdate = {
+        ...(v.url !== undefined ? { url: v.url } : {}),
+        ...(types ? { eventTypes: types } : {}),
+        ...(v.description !== undefined ? { description: v.description } : {}),
+        ...(v.enable ? { status: 'enabled' as const } : v.disable ? { status: 'disabled' as const } : {}),
+      };
+      if (Object.keys(changes).length === 0) throw new UsageError('nothing to change: give --url, --types, --description, --enable or --disable');
+      const client = ctx.client();
+      return mutation(ctx, 'webhook endpoint', (opts) => client.updateWebhookEndpoint(id!, changes, opts));
+    },
+  },
+  'webhooks delete': {
+    usage: 'webhooks delete ENDPOINT_ID [--wait SECONDS]',
+    summary: 'delete an endpoint and its delivery log',
+    args: ['ENDPOINT_ID'],
+    options: ['wait', 'idempotency-key'],
+    run: async (ctx, [id]) => {
+      const client = ctx.client();
+      return mutation(ctx, 'webhook endpoint deletion', (opts) => client.deleteWebhookEndpoint(id!, opts));
+    },
+  },
+  'webhooks secret': {
+    usage: 'webhooks secret ENDPOINT_ID',
+    summary: "print the endpoint's signing secret (whsec_…), to verify deliveries with",
+    args: ['ENDPOINT_ID'],
+    options: [],
+    run: async (ctx, [id]) => {
+      const secret = await ctx.client().getWebhookSecret(id!, { signal: ctx.signal });
+      if (ctx.out.json) ctx.out.record({ secret });
+      else ctx.io.stdout.write(`${secret}\n`);
+      return EXIT.ok;
+    },
+  },
+  'webhooks rotate': {
+    usage: 'webhooks rotate ENDPOINT_ID [--wait SECONDS]',
+    summary: 'a new signing secret at once; the old one keeps signing beside it for 24 h',
+    args: ['ENDPOINT_ID'],
+    options: ['wait', 'idempotency-key'],
+    run: async (ctx, [id]) => {
+      const client = ctx.client();
+      const code = await mutation(ctx, 'secret rotation', (opts) => client.rotateWebhookSecret(id!, opts));
+      if (code === EXIT.ok) ctx.out.note(`read the new secret with: partner webhooks secret ${id}`);
+      return code;
+    },
+  },
+  'webhooks deliveries': {
+    usage: 'webhooks deliveries ENDPOINT_ID [--status pending|succeeded|failed] [--event EVENT_ID] [--limit N] [--cursor C] [--all]',
+    summary: 'the delivery log of an endpoint, newest first: attempts, last answer, next attempt',
+    args: ['ENDPOINT_ID'],
+    options: ['status', 'event', 'limit', 'cursor', 'all'],
+    run: async (ctx, [id]) => {
+      const v = ctx.values;
+      if (v.status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(v.status)) {
+        throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+      }
+      const limit = intOption(v, 'limit');
+      const params: WebhookDeliveryListParams = {
+        ...(v.status ? { status: v.status as WebhookDeliveryListParams['status'] } : {}),
+        ...(v.event ? { eventId: v.event } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+      };
+      const client: PartnerClient = ctx.client();
+      return showList<WebhookDelivery>(
+        ctx,
+        (cursor) => client.listWebhookDeliveries(id!, { ...params, ...(cursor ? { cursor } : {}) }, { signal: ctx.signal }),
+        () => client.iterateWebhookDeliveries(id!, params, { signal: ctx.signal }),
+        [
+          ['eventType', 'event'],
+          ['status', 'status'],
+          ['attempts', 'attempts'],
+          ['lastResponseStatus', 'last answer'],
+          ['lastAttemptAt', 'last attempt'],
+          ['nextAttemptAt', 'next attempt'],
+          ['lastError', 'error'],
+          ['eventId', 'event id'],
+        ],
+      );
+    },
+  },
+  'webhooks recover': {
+    usage: 'webhooks recover ENDPOINT_ID --since TIME [--wait SECONDS]',
+    summary: 'send every matching event since TIME again (after your receiver was down); enables the endpoint',
+    args: ['ENDPOINT_ID'],
+    options: ['since', 'wait', 'idempotency-key'],
+    run: async (ctx, [id]) => {
+      if (!ctx.values.since) throw new UsageError('--since is required: an RFC 3339 time, e.g. 2026-11-23T00:00:00Z');
+      const client = ctx.client();
+      const since = ctx.values.since;
+      return mutation(ctx, 'recovery', (opts) => client.recoverWebhookEndpoint(id!, since, opts));
+    },
+  },
+  'webhooks ping': {
+    usage: 'webhooks ping ENDPOINT_ID [--wait SECONDS]',
+    summary: 'send a webhook_endpoint.ping event to the endpoint, to test the receiver',
+    args: ['ENDPOINT_ID'],
+    options: ['wait', 'idempotency-key'],
+    run: async (ctx, [id]) => {
+      const client = ctx.client();
+      return mutation(ctx, 'ping', (opts) => client.pingWebhookEndpoint(id!, opts));
+    },
+  },
+};
