@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { provision, submissionBody } from './support/fixtures.js';
+import { scrape } from './support/metrics.js';
 import { until } from './support/poll.js';
 import { Receiver, type Received } from './support/receiver.js';
 import { ALL_PERMISSIONS, Stack } from './support/stack.js';
@@ -153,6 +154,19 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     });
     expect(d).toMatchObject({ attempts: 3, lastResponseStatus: 200 });
     expect(d!.nextAttemptAt).toBeUndefined();
+  });
+
+  it("counts what it does in the dispatcher's metrics: attempts by outcome, final states, latency, backlog", async () => {
+    const m = await scrape(stack.opsUrls.dispatcher!);
+    expect(m.sum('partner_webhook_attempts_total', { outcome: 'success' })).toBeGreaterThan(0);
+    expect(m.sum('partner_webhook_attempts_total', { outcome: 'http_error' })).toBeGreaterThan(0);
+    expect(m.sum('partner_webhook_deliveries_total', { status: 'succeeded' })).toBeGreaterThan(0);
+    expect(m.sum('partner_webhook_attempt_duration_seconds_count')).toBeGreaterThan(0);
+    for (const name of ['partner_webhook_pending_deliveries', 'partner_webhook_oldest_pending_age_seconds', 'partner_webhook_in_flight']) {
+      expect(Number.isFinite(m.sum(name)), name).toBe(true);
+    }
+    expect(m.sum('partner_webhook_partner_pending_deliveries', { partner: 'other' })).toBeGreaterThanOrEqual(0);
+    expect(m.sum('partner_webhook_endpoints_disabled_total', { reason: 'gone' })).toBe(0);
   });
 
   it('a receiver that keeps failing: the delivery fails after the last retry, with the reason', async () => {
