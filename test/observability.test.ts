@@ -59,7 +59,7 @@ const jobStatus = async (id: string) => (await stack.sql<{ status: string }>('SE
 beforeAll(async () => {
   stack = await Stack.create();
   // Every job marked running (concurrently with its effect), so StartJob's calls and spans show too.
-  await stack.startAll({ WORKER_RUNNING_AFTER_MS: '0' });
+  await stack.startAll({ WORKER_RUNNING_AFTER_MS: '0' }, { dispatcher: true });
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Observed Liability');
   client = await stack.createClient();
 
