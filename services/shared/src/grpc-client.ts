@@ -1,0 +1,100 @@
+// gRPC clients: typed promise clients with a deadline on every call (createClient), and what the
+// streaming and readiness helpers share with them: the channel behind a client, the deadline of a
+// call, and how a call's callback settles its promise, span and metrics.
+import * as grpc from '@grpc/grpc-js';
+import type { MethodDefinition } from '@grpc/proto-loader';
+import type { Registry } from 'prom-client';
+import { DomainError, fromGrpcError } from './errors.js';
+import { codeOf, observeClientCall } from './grpc-telemetry.js';
+import type { AnyMethod, GrpcObservability } from './grpc-server.js';
+
+export interface CallOptions {
+  /** Overrides the client's default deadline for this call. */
+  timeoutMs?: number;
+  metadata?: grpc.Metadata;
+}
+
+export type PromiseClient<D> = {
+  [K in keyof D as string extends K ? never : K]: D[K] extends MethodDefinition<infer Req, infer _Res, infer _ReqOut, infer ResOut>
+    ? (req: Req, opts?: CallOptions) => Promise<ResOut>
+    : never;
+} & { close(): void };
+
+const CLIENT_OPTIONS: grpc.ChannelOptions = {
+  // Headless Services resolve to every pod; spread calls across them.
+  'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+  'grpc.keepalive_time_ms': 60_000,
+  'grpc.max_receive_message_length': 4 * 1024 * 1024,
+  'grpc.enable_channelz': 0,
+};
+
+/** Target for an address: "host:port" becomes dns:///host:port so round_robin sees every address. */
+export function grpcTarget(address: string): string {
+  return /^[a-z]+:/.test(address) && !/^[^:]+:\d+$/.test(address) ? address : `dns:///${address}`;
+}
+
+/** The channel (and default deadline) behind each promise client, for the streaming and readiness helpers. */
+interface ClientChannel {
+  channel: grpc.Client;
+  defaultTimeoutMs: number;
+  registry?: Registry | undefined;
+}
+const channels = new WeakMap<object, ClientChannel>();
+
+export function channelOf(client: object): ClientChannel {
+  const found = channels.get(client);
+  if (!found) throw new Error('this needs a client made by createClient()');
+  return found;
+}
+
+/** A call's deadline: the call's own timeoutMs, else the client's default, counted from now. */
+export function deadlineOf(opts: CallOptions, defaultTimeoutMs: number): grpc.CallOptions {
+  return { deadline: Date.now() + Math.max(1, opts.timeoutMs ?? defaultTimeoutMs) };
+}
+
+/** The callback of a single-response call: ends its span and metrics, settles with the response or a DomainError. */
+export function settleWith<T>(
+  observed: ReturnType<typeof observeClientCall>,
+  resolve: (res: T) => void,
+  reject: (err: DomainError) => void,
+): grpc.requestCallback<unknown> {
+  return (err, res) => {
+    observed.done(err ? codeOf(err) : grpc.status.OK, err?.details);
+    if (err) reject(fromGrpcError(err));
+    else resolve(res as T);
+  };
+}
+
+/**
+ * A promise-returning client for a service definition. Every call carries a deadline (the call's
+ * timeoutMs or the client's default) and rejects with a DomainError (fromGrpcError). Each call is a
+ * client span (child of the active context, its traceparent sent in the metadata) and is counted in
+ * observability.registry.
+ */
+export function createClient<D extends grpc.ServiceDefinition>(
+  def: D,
+  address: string,
+  defaultTimeoutMs: number,
+  observability: GrpcObservability = {},
+): PromiseClient<D> {
+  const channel = new grpc.Client(grpcTarget(address), grpc.credentials.createInsecure(), CLIENT_OPTIONS);
+  const client: Record<string, unknown> = { close: () => channel.close() };
+  const registry = observability.registry;
+  channels.set(client, { channel, defaultTimeoutMs, registry });
+  for (const [name, method] of Object.entries(def) as [string, AnyMethod][]) {
+    client[name] = (req: object, opts: CallOptions = {}) =>
+      new Promise((resolve, reject) => {
+        const observed = observeClientCall(method.path, 'unary', opts.metadata, registry);
+        channel.makeUnaryRequest(
+          method.path,
+          method.requestSerialize,
+          method.responseDeserialize,
+          req,
+          observed.metadata,
+          deadlineOf(opts, defaultTimeoutMs),
+          settleWith(observed, resolve, reject),
+        );
+      });
+  }
+  return client as PromiseClient<D>;
+}
