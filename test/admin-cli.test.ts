@@ -1,12 +1,8 @@
 // The admin CLI's interface: one JSON object per command on stdout, usage errors on stderr with exit 2.
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Stack } from './support/stack.js';
+import { expect, it } from 'vitest';
+import { useStack } from './support/use-stack.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await Stack.create();
-});
-afterAll(() => stack?.stop());
+const stack = useStack();
 
 it('creates a client with a secret shown once and stored only as a hash', async () => {
   const out = await stack.admin('client', 'create', '--tenant', 't1', '--partner', 'p1', '--permissions', 'health/read,jobs/read', '--name', 'Broker A');

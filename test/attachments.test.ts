@@ -1,7 +1,7 @@
 // Attachments end to end, against real PostgreSQL, NATS JetStream, gRPC and HTTP: streamed
 // uploads as jobs, reads, downloads, deletes, limits, hostile file names, isolation between
 // partners, idempotent replays, permissions and the sweep of abandoned uploads.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import { createLogger } from '@partner/shared/logger';
@@ -9,14 +9,13 @@ import { createClient, openClientStream, serviceDefs } from '@partner/shared/grp
 import { createPool, type Pool } from '@partner/shared/pg';
 import { PgBlobStore } from '../services/submission/src/blob-store.js';
 import { sweepAttachments } from '../services/submission/src/attachments.js';
-import { Stack } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { download, MiB, memoryProbe, multipart, multipartBytes, storedRows, upload } from './support/attachments.js';
 import { eventually } from './support/poll.js';
 
 const PRODUCT = '11111111-2222-4333-8444-555555555555';
 const LIMIT = 25 * MiB;
 
-let stack: Stack;
 /** The stack's database, submission schema: to look at what is stored. */
 let db: Pool;
 let token: string;
@@ -43,8 +42,7 @@ async function uploadSmall(opts: { fileName?: string; contentType?: string; size
   return { res, data };
 }
 
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   await stack.startAll();
   db = createPool({ url: stack.env.DATABASE_URL!, schema: 'submission', max: 2, applicationName: 'attachments-test', logger: createLogger('test', 'silent') });
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test GL');
@@ -55,7 +53,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await db?.end();
-  await stack?.stop();
 });
 
 describe('upload and download', () => {

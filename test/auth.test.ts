@@ -1,24 +1,22 @@
 // The walking skeleton end to end: the token server (RFC 6749 client credentials, errors per §5.2,
 // JWKS, metadata, key rotation) and the gateway's authentication, scope, permission and principal
 // checks, against real PostgreSQL, gRPC and HTTP.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, decodeProtectedHeader, decodeJwt, generateKeyPair, type CryptoKey } from 'jose';
 import { ALL_PERMISSIONS, basic, Stack, type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { accessClaims, nowSeconds, signAccessToken } from './support/claims.js';
 import { loadSigningKey } from '../services/auth/src/keys.js';
 
 const FORM = 'application/x-www-form-urlencoded';
-let stack: Stack;
 let client: ClientCreds;
 let token: string;
 
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   await stack.startAll({ PRINCIPAL_CACHE_MS: '0' });
   client = await stack.createClient();
   token = await stack.token(client);
 });
-afterAll(() => stack?.stop());
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, Stack, type ClientCreds } from './support/stack.js';
+import { ROOT, type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { scrape } from './support/metrics.js';
 import { until } from './support/poll.js';
 import { Receiver } from './support/receiver.js';
@@ -15,13 +16,14 @@ import { Webhook } from 'standardwebhooks';
 
 const PRODUCT = '11111111-2222-4333-8444-555555555555';
 const CLI = join(ROOT, 'sdk/cli/dist/main.js');
-let stack: Stack;
 let creds: ClientCreds;
 let home: string;
 
-beforeAll(async () => {
+afterAll(async () => {
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+const stack = useStack(async (stack) => {
   // The CLI runs from its build (dist/), as a partner runs it: vitest's globalSetup built it.
-  stack = await Stack.create();
   await stack.startAll();
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'CLI test product');
   creds = await stack.createClient();
@@ -31,10 +33,6 @@ beforeAll(async () => {
   mkdirSync(join(home, 'config/partner'), { recursive: true, mode: 0o700 });
   const settings = { baseUrl: stack.gatewayUrl, authUrl: stack.authUrl, clientId: creds.clientId, clientSecret: creds.clientSecret, scope: stack.scope };
   writeFileSync(join(home, 'config/partner/config.json'), JSON.stringify(settings), { mode: 0o600 });
-});
-afterAll(async () => {
-  await stack?.stop();
-  if (home) rmSync(home, { recursive: true, force: true });
 });
 
 interface Run {

@@ -1,7 +1,7 @@
 // Versioning and deprecation (API.md): operations listed in DEPRECATIONS answer every response with
 // Deprecation (RFC 9745), Sunset (RFC 8594) and Link rel="deprecation"; others do not. The SDK and
 // the CLI warn once per deprecated operation.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,25 +9,23 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { PartnerClient, type DeprecationNotice } from '../sdk/client/src/index.js';
-import { ROOT, Stack, type ClientCreds } from './support/stack.js';
+import { ROOT, type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 
 const DOCS = 'https://docs.example.com/deprecations/policies-list';
 const DEPRECATIONS = [
   { operation: 'GET /v1/policies', deprecation: '2026-01-01T00:00:00Z', sunset: '2027-07-01T00:00:00Z', link: DOCS },
   { operation: 'GET /v1/policies/:id', deprecation: '2026-01-01T00:00:00Z', link: DOCS },
 ];
-let stack: Stack;
 let creds: ClientCreds;
 let token: string;
 
-beforeAll(async () => {
+const stack = useStack(async (stack) => {
   await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsc'), ['-b', 'sdk/cli'], { cwd: ROOT });
-  stack = await Stack.create();
   await stack.startAll({ DEPRECATIONS: JSON.stringify(DEPRECATIONS) });
   creds = await stack.createClient();
   token = await stack.token(creds);
 });
-afterAll(() => stack?.stop());
 
 describe('deprecation headers from configuration', () => {
   it('marks every answer of a deprecated operation, errors included', async () => {

@@ -3,21 +3,20 @@
 // per document under `set -euo pipefail`, against a test stack seeded as `npm start` seeds the demo
 // (a client, the demo-broker principal, the demo product, the demo policies, `.local/demo.json`),
 // with the documents' addresses replaced by the stack's.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, Stack, type ClientCreds } from './support/stack.js';
+import { ROOT, type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { shellBlocks } from './support/doc-blocks.js';
 
 const DEMO_PRODUCT = '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-let stack: Stack;
 let creds: ClientCreds;
 
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   await stack.startAll();
   await stack.admin('product', 'add', '--id', DEMO_PRODUCT, '--name', 'Demo General Liability');
   creds = await stack.createClient();
@@ -26,7 +25,6 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'policies.jsonl'), execFileSync(process.execPath, [join(ROOT, 'scripts/demo/policies.mjs')]));
   await stack.admin('policy', 'import', '--tenant', creds.tenant, '--partner', creds.partnerId, join(dir, 'policies.jsonl'));
 });
-afterAll(() => stack?.stop());
 
 /** The document's runnable blocks as one script, its addresses the stack's, reporting the variables it set. */
 function script(doc: string, report: string[]): { text: string; lines: number[] } {

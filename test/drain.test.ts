@@ -1,14 +1,15 @@
 // Drains that do not cut transfers (issue 16): a gateway that gets SIGTERM stops accepting new
 // connections and new uploads, and lets an upload already under way finish within its drain budget
 // (SHUTDOWN_DRAIN_MS, which the chart derives from drainSeconds together with the grace period).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createConnection } from 'node:net';
 import { createLogger } from '@partner/shared/logger';
 import { createPool, type Pool } from '@partner/shared/pg';
 import { provision, submissionBody } from './support/fixtures.js';
 import { download, MiB, multipart, storedRows } from './support/attachments.js';
 import { eventually } from './support/poll.js';
-import { Stack, type ChildService } from './support/stack.js';
+import { type ChildService } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 
 /** Upload size and client rate: 20 MiB at 2 MiB/s, so most of it arrives after the SIGTERM. */
 const SIZE = 20 * MiB;
@@ -41,12 +42,10 @@ const connects = (port: number) =>
   });
 
 describe('SIGTERM of a gateway during a long upload', () => {
-  let stack: Stack;
   let db: Pool;
   let token: string;
   let gateway: ChildService;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll();
     db = createPool({ url: stack.env.DATABASE_URL!, schema: 'submission', max: 2, applicationName: 'drain-test', logger: createLogger('test', 'silent') });
     token = await provision(stack);
@@ -54,7 +53,6 @@ describe('SIGTERM of a gateway during a long upload', () => {
   });
   afterAll(async () => {
     await db?.end();
-    await stack?.stop();
   });
 
   it('lets the 20 MiB upload finish, refuses new connections meanwhile, and exits cleanly', { timeout: 90_000 }, async () => {

@@ -1,7 +1,7 @@
 // The event log and feed (API.md "Events"): every change's event exactly once with the data its GET
 // shows, partner isolation, long-poll, cursor expiry, bad input; and exactly-once delivery into the
 // feed while 16 clients write concurrently and the events service is SIGKILLed and NATS restarted.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { provision, submissionBody } from './support/fixtures.js';
 import { PrivateNats } from './support/nats-server.js';
 import { freePort, until } from './support/poll.js';
 import { ALL_PERMISSIONS, ROOT, Stack, type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 
 interface FeedEvent {
   id: string;
@@ -36,19 +37,16 @@ async function readAll(stack: Stack, token: string, cursor = ''): Promise<{ even
 }
 
 describe('events: recorded with their change, read from the feed', () => {
-  let stack: Stack;
   let token: string;
   let otherToken: string;
   let creds: ClientCreds;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll();
     await provision(stack);
     creds = await stack.createClient();
     token = await stack.token(creds);
     otherToken = await stack.token(await stack.createClient());
   });
-  afterAll(() => stack?.stop());
 
   it('records every event type exactly once, with data equal to what its GET returns, for its partner only', async () => {
     const start = await readAll(stack, token);
@@ -239,15 +237,12 @@ describe('events: recorded with their change, read from the feed', () => {
 });
 
 describe('events: a cursor older than the retention', () => {
-  let stack: Stack;
   let token: string;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     // Events kept about 1.7 s, swept every 200 ms.
     await stack.startAll({ EVENT_RETENTION_DAYS: '0.00002', EVENT_SWEEP_INTERVAL_MS: '200' });
     token = await provision(stack);
   });
-  afterAll(() => stack?.stop());
 
   it('is 410 cursor_expired once events after it were swept; a fresh read still works', async () => {
     const before = await stack.api('GET', '/v1/events', { token });
@@ -267,14 +262,16 @@ describe('events: a cursor older than the retention', () => {
 });
 
 describe('events: 200 submissions by 16 clients, the events service SIGKILLed and NATS restarted meanwhile', () => {
-  let stack: Stack;
   let nats: PrivateNats;
   let token: string;
   let eventsPort: number;
   const spawnEvents = () => stack.spawnService('events', { EVENTS_GRPC_PORT: String(eventsPort), OPS_PORT: '0' });
-  beforeAll(async () => {
+  // Registered first, so it runs after the stack has stopped (after hooks run in reverse).
+  afterAll(async () => {
+    await nats?.destroy();
+  });
+  const stack = useStack(async (stack) => {
     nats = await PrivateNats.start();
-    stack = await Stack.create();
     stack.env.NATS_URL = nats.url;
     const fast = { OUTBOX_RELAY_INTERVAL_MS: '200' };
     await stack.startAuth(fast);
@@ -287,10 +284,6 @@ describe('events: 200 submissions by 16 clients, the events service SIGKILLed an
     await stack.startWorker(fast);
     await stack.startGateway(fast);
     token = await provision(stack);
-  }, 60_000);
-  afterAll(async () => {
-    await stack?.stop();
-    await nats?.destroy();
   });
 
   it('shows each submission.created and job.succeeded exactly once, with no gaps', async () => {

@@ -1,21 +1,19 @@
 // The Python example (examples/python/submit.py, standard library only) runs with the machine's
 // python3 against the test stack: a result within the wait, a 202 followed by polling, a job failure.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT, Stack, type ClientCreds } from './support/stack.js';
+import { ROOT, type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 
 const PRODUCT = '11111111-2222-4333-8444-555555555555';
-let stack: Stack;
 let creds: ClientCreds;
 
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   await stack.startAll();
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Python example product');
   creds = await stack.createClient();
 });
-afterAll(() => stack?.stop());
 
 function python(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

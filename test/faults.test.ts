@@ -1,25 +1,22 @@
 // Faults the job path must survive without losing or duplicating anything: a worker process killed
 // after a job's effect but before its ack, and NATS down while a job is accepted.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from 'nats';
 import { jobMessageJson } from '@partner/shared/jobs';
 import { provision, submissionBody } from './support/fixtures.js';
 import { until } from './support/poll.js';
-import { Stack } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { PrivateNats } from './support/nats-server.js';
 import { scrape } from './support/metrics.js';
 
 
 describe('a worker killed after the effect, before the ack', () => {
-  let stack: Stack;
   let token: string;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll({}, { worker: false });
     token = await provision(stack);
   });
-  afterAll(() => stack?.stop());
 
   it('settles the job once, with the one submission the first delivery created', async () => {
     const fast = { WORKER_ACK_WAIT_MS: '1000', WORKER_BACKOFF_MS: '100' };
@@ -54,19 +51,16 @@ describe('a worker killed after the effect, before the ack', () => {
 });
 
 describe('NATS down while a job is accepted', () => {
-  let stack: Stack;
   let nats: PrivateNats;
   let token: string;
-  beforeAll(async () => {
+  afterAll(async () => {
+    await nats?.destroy();
+  });
+  const stack = useStack(async (stack) => {
     nats = await PrivateNats.start();
-    stack = await Stack.create();
     stack.env.NATS_URL = nats.url;
     await stack.startAll({ OUTBOX_RELAY_INTERVAL_MS: '200' });
     token = await provision(stack);
-  });
-  afterAll(async () => {
-    await stack?.stop();
-    await nats?.destroy();
   });
 
   it('accepts the job into the outbox and settles it once NATS is back', async () => {
@@ -89,16 +83,13 @@ describe('NATS down while a job is accepted', () => {
 });
 
 describe('a dependency down for good', () => {
-  let stack: Stack;
   let token: string;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll({}, { worker: false });
     token = await provision(stack);
     // The worker's policy service address points at nothing: every attempt fails as unavailable.
     await stack.startWorker({ POLICY_GRPC_ADDR: '127.0.0.1:9', WORKER_MAX_DELIVERIES: '3', WORKER_BACKOFF_MS: '50', GRPC_TIMEOUT_MS: '200' });
   });
-  afterAll(() => stack?.stop());
 
   it('fails the job with a retryable internal error after the maximum number of deliveries', async () => {
     const r = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Fault Tolerant Ltd'), headers: { prefer: 'wait=20' } });
@@ -112,18 +103,15 @@ describe('a dependency down for good', () => {
 });
 
 describe('jobs whose message is lost or has no job', () => {
-  let stack: Stack;
   let token: string;
   let nc: NatsConnection;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll({ JOBS_DUPLICATE_WINDOW_MS: '1000', STALE_JOB_AFTER_MS: '1500', SWEEP_INTERVAL_MS: '200' }, { worker: false });
     token = await provision(stack);
     nc = await connect({ servers: stack.env.NATS_URL });
   });
   afterAll(async () => {
     await nc?.close();
-    await stack?.stop();
   });
 
   const streamMessages = async () => (await (await nc.jetstreamManager()).streams.info(`${stack.prefix}_JOBS`)).state.messages;

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { Stack, type ApiResponse, type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { accessClaims } from './support/claims.js';
 import { PRODUCT } from './support/fixtures.js';
 
 const DOCUMENTED = new Set([200, 202, 304, 400, 401, 403, 404, 405, 409, 413, 415, 422, 429]);
-let stack: Stack;
 let client: ClientCreds;
 let token: string;
 let submissionId: string;
@@ -27,8 +27,7 @@ const validSubmission = () => ({
   applicant: { legalName: 'Hostile Input Inc' },
 });
 
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   await stack.startAll();
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Fuzz product');
   client = await stack.createClient();
@@ -36,7 +35,6 @@ beforeAll(async () => {
   const s = await stack.api('POST', '/v1/submissions', { token, json: validSubmission(), headers: { prefer: 'wait=10' } });
   submissionId = s.body.submissionId;
 });
-afterAll(() => stack?.stop());
 
 /** A documented status, and for errors the envelope; never a 5xx. */
 function expectDocumented(r: ApiResponse): void {

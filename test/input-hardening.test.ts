@@ -3,15 +3,15 @@
 // 0001–9999, are refused at the edge with 400 validation_error naming the field, on every route,
 // and nothing is queued; a job whose own input fails in a service fails at once, not retryable,
 // without burning deliveries.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
 import { newJobId } from '@partner/shared/ids';
-import { Stack, type ClientCreds } from './support/stack.js';
+import { type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { PRODUCT } from './support/fixtures.js';
 import { until } from './support/poll.js';
 
-let stack: Stack;
 let client: ClientCreds;
 let token: string;
 
@@ -27,14 +27,12 @@ const submission = (over: Record<string, unknown> = {}, applicant: Record<string
 const jobCount = async (): Promise<number> =>
   Number((await stack.sql<{ n: string }>('SELECT count(*) AS n FROM job.jobs WHERE tenant_id = $1', [client.tenant]))[0]!.n);
 
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   await stack.startAll({ WORKER_BACKOFF_MS: '200', WORKER_MAX_DELIVERIES: '5' });
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Hardening product');
   client = await stack.createClient();
   token = await stack.token(client);
 });
-afterAll(() => stack?.stop());
 
 describe('text in request bodies and query strings', () => {
   it.each([

@@ -2,25 +2,22 @@
 // auth service re-seals older signing keys under the newest at start, so the old KEK can then be
 // dropped; a database holding keys no configured KEK opens stops the start with a message saying so.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EnvReader } from '@partner/shared/config';
 import { createLogger } from '@partner/shared/logger';
 import { readAuthConfig } from '../services/auth/src/config.js';
 import { startAuth } from '../services/auth/src/app.js';
-import { Stack } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 
 const quiet = createLogger('test', 'silent');
 const newKek = () => randomBytes(32).toString('base64');
 
 describe('key-encryption key rotation', () => {
-  let stack: Stack;
   const old = newKek();
   const next = newKek();
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     stack.env.AUTH_KEY_ENCRYPTION_KEY = old;
   });
-  afterAll(() => stack?.stop());
 
   const sealed = async () =>
     Object.fromEntries((await stack.sql<{ kid: string; s: Buffer }>('SELECT kid, private_jwk_sealed AS s FROM auth.signing_keys')).map((r) => [r.kid, r.s.toString('hex')]));

@@ -1,14 +1,13 @@
 // Limits that protect the service from excessive and hostile traffic: per-client rate limits with
 // RateLimit headers, credential-stuffing protection at the token endpoint, slow clients cut off.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createConnection } from 'node:net';
-import { basic, Stack, type ClientCreds } from './support/stack.js';
+import { basic, type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { provision, submissionBody } from './support/fixtures.js';
 
-let stack: Stack;
 let client: ClientCreds;
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   await stack.startAll({
     RATE_LIMIT_RPS: '1',
     RATE_LIMIT_BURST: '3',
@@ -21,7 +20,6 @@ beforeAll(async () => {
   });
   client = await stack.createClient();
 });
-afterAll(() => stack?.stop());
 
 const tokenFrom = (source: string, id: string, secret: string) =>
   stack.tokenRequest({

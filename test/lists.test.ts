@@ -3,7 +3,7 @@
 // GET /v1/jobs/{id}, unsettled ones as `processing`; submissions exactly as GET /v1/submissions/{id}),
 // filters, keyset paging while items are inserted, partner and tenant isolation (foreign cursors
 // refused), bad input, and a lost job handle found again by externalRef.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -11,22 +11,21 @@ import { promisify } from 'node:util';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
 import { newJobId } from '@partner/shared/ids';
 import { PartnerClient } from '../sdk/client/src/index.js';
-import { ROOT, Stack, type ClientCreds } from './support/stack.js';
+import { ROOT, type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { PRODUCT, submissionBody } from './support/fixtures.js';
 import { until } from './support/poll.js';
 
 type Item = Record<string, unknown> & { createdAt: string };
 const UNKNOWN_PRODUCT = '11111111-2222-4333-8444-999999999999';
 
-let stack: Stack;
 // a and b: two partners of one tenant; c: a partner of another tenant with the SAME partner id as a.
 let a: ClientCreds, b: ClientCreds, c: ClientCreds;
 let ta: string, tb: string, tc: string;
 const tenant1 = `t1-${Date.now().toString(36)}`;
 const tenant2 = `t2-${Date.now().toString(36)}`;
 
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   await stack.startAll();
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test product');
   [a, b, c] = await Promise.all([
@@ -36,7 +35,6 @@ beforeAll(async () => {
   ]);
   [ta, tb, tc] = await Promise.all([stack.token(a), stack.token(b), stack.token(c)]);
 });
-afterAll(() => stack?.stop());
 
 const get = (path: string, token = ta) => stack.api('GET', path, { token });
 

@@ -3,7 +3,7 @@
 // job service, worker and submission service for one POST /v1/submissions; request and job log lines
 // carry the trace id and never a secret; /readyz follows NATS and PostgreSQL going away and coming
 // back; a service run as its own process exports its spans (pg included) over OTLP when configured.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer as createHttpServer } from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -23,7 +23,8 @@ import { readJobConfig } from '../services/job/src/config.js';
 import { startJob } from '../services/job/src/app.js';
 import { readPolicyConfig } from '../services/policy/src/config.js';
 import { startPolicy } from '../services/policy/src/app.js';
-import { basic, ROOT, Stack, type ApiResponse, type ClientCreds, PG_ADMIN_URL } from './support/stack.js';
+import { basic, ROOT, type ApiResponse, type ClientCreds, PG_ADMIN_URL } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { PrivateNats } from './support/nats-server.js';
 import { readyz, scrape, type Scrape } from './support/metrics.js';
 import { TcpProxy } from './support/tcp-proxy.js';
@@ -37,7 +38,6 @@ new node.NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }
 const PRODUCT = '11111111-2222-4333-8444-777777777777';
 const quiet = createLogger('test', 'silent');
 
-let stack: Stack;
 let client: ClientCreds;
 let token: string;
 const run: Record<string, ApiResponse> = {};
@@ -56,8 +56,7 @@ const submission = (externalRef = `ref-${randomUUID()}`) => ({
 
 const jobStatus = async (id: string) => (await stack.sql<{ status: string }>('SELECT status FROM job.jobs WHERE job_id = $1', [id]))[0]?.status;
 
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   // Every job marked running (concurrently with its effect), so StartJob's calls and spans show too.
   await stack.startAll({ WORKER_RUNNING_AFTER_MS: '0' }, { dispatcher: true });
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Observed Liability');
@@ -87,7 +86,6 @@ beforeAll(async () => {
   run.badToken = await stack.api('GET', '/v1/health', { token: 'not.a.token' });
   await until('the delayed job to settle', async () => (await jobStatus(run.timedOut!.body.id)) === 'succeeded');
 });
-afterAll(() => stack?.stop());
 
 describe('the scripted run', () => {
   it('answered as scripted', () => {

@@ -1,7 +1,7 @@
 // The OpenAPI reference: served without a token for this environment (servers, token URL, scope),
 // lint-clean as served (Redocly's recommended rules), in step with the routes the gateway registers
 // and the error codes it knows, and a conformance check that really refuses what it does not describe.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,14 +20,12 @@ import type { RouteDeps } from '../services/gateway/src/routes/deps.js';
 import type { GatewayState } from '../services/gateway/src/context.js';
 import { ERROR_CODE_TABLE } from '../services/gateway/src/openapi/schemas.js';
 import { checkResponse, conformance } from './support/conformance.js';
-import { ROOT, Stack, type ApiResponse } from './support/stack.js';
+import { ROOT, type ApiResponse } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 
-let stack: Stack;
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   await stack.startAll();
 });
-afterAll(() => stack?.stop());
 
 type Doc = {
   openapi: string;

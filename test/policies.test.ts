@@ -1,12 +1,13 @@
 // Policies through the whole system (HTTP → gateway → gRPC → policy service → PostgreSQL): keyset
 // paging, filters, validation, partner and tenant isolation, and `policy import`.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, Stack, type ClientCreds } from './support/stack.js';
+import { ROOT, type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { jsonlFile, listAll, policyDb, policyLine, seedPolicies } from './support/policies.js';
 import { listQuery } from '../services/policy/src/policies.js';
 
@@ -15,7 +16,6 @@ const PRODUCT_2 = '0b9a8c7d-6e5f-4a3b-8c2d-1e0f9a8b7c6d';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-let stack: Stack;
 let db: pg.Client;
 // a and b: two partners of one tenant; c: a partner of another tenant with the SAME partner id as a.
 let a: ClientCreds, b: ClientCreds, c: ClientCreds;
@@ -27,8 +27,7 @@ const ownerOf = (x: ClientCreds) => ({ tenant: x.tenant, partnerId: x.partnerId 
 const list = (token: string, query = '') => stack.api('GET', `/v1/policies${query}`, { token });
 const count = async (sql: string, values: unknown[]) => Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM policies WHERE ${sql}`, values)).rows[0]!.n);
 
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   await stack.startAuth();
   await stack.startPolicy();
   await stack.startGateway();
@@ -48,7 +47,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await db?.end();
-  await stack?.stop();
 });
 
 describe('GET /v1/policies paging', () => {

@@ -1,13 +1,13 @@
 // The Postman collection (docs/postman/), generated from the OpenAPI document by Postman's converter
 // (scripts/gen-postman.mjs, `npm run postman`): committed in step with the API, one request per
 // operation, OAuth 2.0 client credentials, and its requests accepted by the real API as they stand.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Collection, type Item } from 'postman-collection';
 import { buildOpenApiDocument } from '../services/gateway/src/openapi/document.js';
 import { PRODUCT, provision } from './support/fixtures.js';
-import { Stack } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 
 // A plain ES module script (`npm run postman` runs it); its two exports, typed here.
 const { generateCollection, COLLECTION_FILE } = (await import('../scripts/gen-postman.mjs')) as unknown as { generateCollection(): Promise<string>; COLLECTION_FILE: string };
@@ -54,14 +54,11 @@ describe('the committed Postman collection', () => {
 });
 
 describe("the collection's requests against the API", () => {
-  let stack: Stack;
   let token: string;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll();
     token = await provision(stack);
   });
-  afterAll(() => stack?.stop());
 
   /** Sends a collection request as Postman would: its headers and body, {{baseUrl}} resolved, a token. */
   const send = (item: Item, body?: (b: Record<string, unknown>) => Record<string, unknown>) => {

@@ -2,7 +2,7 @@
 // ingress (reads keep working, mutations are accepted into the outbox and settle once NATS is back),
 // a worker whose consume loop dies restarts it instead of staying "ready" while doing nothing, and a
 // gauge whose source cannot be read says so instead of repeating its last value.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { provision, submissionBody } from './support/fixtures.js';
 import { EnvReader } from '@partner/shared/config';
 import { createLogger } from '@partner/shared/logger';
@@ -11,26 +11,23 @@ import { startJob } from '../services/job/src/app.js';
 import { readyz, scrape } from './support/metrics.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { until } from './support/poll.js';
-import { Stack } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { PrivateNats } from './support/nats-server.js';
 
 /** How long NATS stays down: longer than any reconnect back-off and readiness period of the chart. */
 const OUTAGE_MS = 30_000;
 
 describe('NATS stopped for 30 s', () => {
-  let stack: Stack;
   let nats: PrivateNats;
   let token: string;
-  beforeAll(async () => {
+  afterAll(async () => {
+    await nats?.destroy();
+  });
+  const stack = useStack(async (stack) => {
     nats = await PrivateNats.start();
-    stack = await Stack.create();
     stack.env.NATS_URL = nats.url;
     await stack.startAll({ OUTBOX_RELAY_INTERVAL_MS: '200' });
     token = await provision(stack);
-  });
-  afterAll(async () => {
-    await stack?.stop();
-    await nats?.destroy();
   });
 
   it('keeps the gateway ready and serving: reads answer, mutations are accepted and settle after NATS returns', { timeout: OUTAGE_MS + 60_000 }, async () => {
@@ -76,14 +73,11 @@ describe('NATS stopped for 30 s', () => {
 });
 
 describe('a worker whose consume loop dies', () => {
-  let stack: Stack;
   let token: string;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll({ WORKER_LIVENESS_AFTER_MS: '60000' });
     token = await provision(stack);
   });
-  afterAll(() => stack?.stop());
 
   it('restarts the loop (recreating its consumer) and keeps processing jobs; /livez stays 200', async () => {
     const first = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(), headers: { prefer: 'wait=10' } });
@@ -106,11 +100,7 @@ describe('a worker whose consume loop dies', () => {
 });
 
 describe('a gauge whose source cannot be read', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await Stack.create();
-  });
-  afterAll(() => stack?.stop());
+  const stack = useStack();
 
   it('reads NaN instead of its last value while the outbox query fails, and counts the failure', async () => {
     const proxy = new TcpProxy('127.0.0.1', 5432);

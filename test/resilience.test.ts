@@ -3,10 +3,11 @@
 // partners, NATS restarted under load, a worker killed mid-job with others running. In every case
 // each accepted job settles exactly once and no submission is duplicated; while a dependency is down
 // requests fail with 503 `unavailable`, `retryable: true`, and the system recovers without a restart.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { provision, submissionBody } from './support/fixtures.js';
 import { Stack, type ApiResponse } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { PrivateNats } from './support/nats-server.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { freePort, until } from './support/poll.js';
@@ -56,11 +57,9 @@ async function expectExactlyOnce(stack: Stack, keys: string[]): Promise<void> {
 }
 
 describe('PostgreSQL unreachable, then its connections killed under load', () => {
-  let stack: Stack;
   let token: string;
   let proxy: TcpProxy;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     proxy = new TcpProxy('127.0.0.1', 5432);
     await proxy.start();
     const viaProxy = { DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/${stack.dbName}` };
@@ -74,7 +73,6 @@ describe('PostgreSQL unreachable, then its connections killed under load', () =>
   });
   afterAll(async () => {
     await proxy?.restore().catch(() => undefined);
-    await stack?.stop();
     await proxy?.cut();
   });
 
@@ -111,12 +109,10 @@ describe('PostgreSQL unreachable, then its connections killed under load', () =>
 });
 
 describe('the job and submission services killed', () => {
-  let stack: Stack;
   let token: string;
   let jobPort: number;
   let submissionPort: number;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAuth();
     await stack.startPolicy();
     [jobPort, submissionPort] = [await freePort(), await freePort()];
@@ -128,7 +124,6 @@ describe('the job and submission services killed', () => {
     await stack.startGateway({ GRPC_TIMEOUT_MS: '1000' });
     token = await provision(stack);
   });
-  afterAll(() => stack?.stop());
 
   it('maps a dead job service to 503 and succeeds on retry once it is back', async () => {
     const warm = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Resilient Mutual'), headers: { prefer: 'wait=10' } });
@@ -165,14 +160,11 @@ describe('the job and submission services killed', () => {
 });
 
 describe('a gateway killed while partners wait', () => {
-  let stack: Stack;
   let token: string;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll();
     token = await provision(stack);
   });
-  afterAll(() => stack?.stop());
 
   it('gives the partner who resends to another gateway with the same key the same job', async () => {
     const doomed = await stack.spawnService('gateway', { PORT: '0', OPS_PORT: '0' });
@@ -196,14 +188,11 @@ describe('a gateway killed while partners wait', () => {
 });
 
 describe('a gateway stopped (SIGTERM) while partners wait', () => {
-  let stack: Stack;
   let token: string;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll();
     token = await provision(stack);
   });
-  afterAll(() => stack?.stop());
 
   it('answers them with the job handle at once instead of dropping them', async () => {
     const gateway = await stack.spawnService('gateway', { PORT: '0', OPS_PORT: '0' });
@@ -222,19 +211,16 @@ describe('a gateway stopped (SIGTERM) while partners wait', () => {
 });
 
 describe('NATS restarted under load', () => {
-  let stack: Stack;
   let nats: PrivateNats;
   let token: string;
-  beforeAll(async () => {
+  afterAll(async () => {
+    await nats?.destroy();
+  });
+  const stack = useStack(async (stack) => {
     nats = await PrivateNats.start();
-    stack = await Stack.create();
     stack.env.NATS_URL = nats.url;
     await stack.startAll({ OUTBOX_RELAY_INTERVAL_MS: '200' });
     token = await provision(stack);
-  });
-  afterAll(async () => {
-    await stack?.stop();
-    await nats?.destroy();
   });
 
   it('settles every job accepted before, during and after the restart exactly once', async () => {
@@ -251,14 +237,11 @@ describe('NATS restarted under load', () => {
 });
 
 describe('a worker killed mid-job', () => {
-  let stack: Stack;
   let token: string;
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll({}, { worker: false });
     token = await provision(stack);
   });
-  afterAll(() => stack?.stop());
 
   const fast = { WORKER_ACK_WAIT_MS: '1000', WORKER_BACKOFF_MS: '100' };
 

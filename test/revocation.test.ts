@@ -3,22 +3,21 @@
 // rate limit is its current one, whichever of its tokens it presents; token lifetimes are bounded on
 // verification; a malleated ECDSA signature is no different token. Two gateways share one stack: the
 // admin command runs as operators run it, and the other gateway must notice.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createPool, type Pool } from '@partner/shared/pg';
 import { createLogger } from '@partner/shared/logger';
 import { loadSigningKey } from '../services/auth/src/keys.js';
 import { createClient as insertClient } from '../services/auth/src/repo.js';
-import { ALL_PERMISSIONS, Stack, type ClientCreds } from './support/stack.js';
+import { ALL_PERMISSIONS, type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { accessClaims, signAccessToken } from './support/claims.js';
 
-let stack: Stack;
 let gatewayA: string;
 let gatewayB: string;
 let authPool: Pool;
 
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   await stack.startAll();
   gatewayA = stack.gatewayUrl;
   await stack.startGateway();
@@ -27,7 +26,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await authPool?.end();
-  await stack?.stop();
 });
 
 /** A client made straight in the auth schema (the CLI's own path; quicker than a CLI process per client). */

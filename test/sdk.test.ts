@@ -4,27 +4,25 @@
 // non-retryable errors sent once, retryable job failures retried with a new key, cancellation, and
 // every operation's typed method. Every gateway response the SDK receives is also checked against
 // the OpenAPI document.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastResponseOf, PartnerApiError, PartnerClient, type PartnerClientOptions, type SubmissionCreate } from '../sdk/client/src/index.js';
 import { conformance } from './support/conformance.js';
-import { Stack, type ClientCreds } from './support/stack.js';
+import { type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 
 const PRODUCT = '11111111-2222-4333-8444-555555555555';
-let stack: Stack;
 let creds: ClientCreds;
 
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   // Short-lived tokens, so that a refresh margin of 59 s makes the next call refresh.
   await stack.startAll({ AUTH_TOKEN_TTL_SECONDS: '60' });
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'SDK test product');
   creds = await stack.createClient();
 });
-afterAll(() => stack?.stop());
 
 interface Seen {
   method: string;

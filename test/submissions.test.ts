@@ -1,9 +1,10 @@
 // Submissions as jobs, end to end: validation before any job exists, the 202 handle, Prefer: wait on
 // POST and GET /v1/jobs/{id}, settlement wake-ups, failures within the wait, idempotency (also under
 // concurrency), isolation between partners, and waiting without database queries.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { Stack, type ClientCreds } from './support/stack.js';
+import { type ClientCreds } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 import { until } from './support/poll.js';
 import { scrape } from './support/metrics.js';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
@@ -11,12 +12,10 @@ import { newJobId } from '@partner/shared/ids';
 import { PRODUCT } from './support/fixtures.js';
 
 const INACTIVE = '11111111-2222-4333-8444-666666666666';
-let stack: Stack;
 let client: ClientCreds;
 let token: string;
 
-beforeAll(async () => {
-  stack = await Stack.create();
+const stack = useStack(async (stack) => {
   // A job is marked running after a second: far longer than a quick job takes on a loaded machine.
   await stack.startAll({ WORKER_RUNNING_AFTER_MS: '1000' });
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test General Liability');
@@ -24,7 +23,6 @@ beforeAll(async () => {
   client = await stack.createClient();
   token = await stack.token(client);
 });
-afterAll(() => stack?.stop());
 
 const submission = (over: Record<string, unknown> = {}) => ({
   externalRef: `ref-${randomUUID()}`,

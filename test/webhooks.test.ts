@@ -2,13 +2,14 @@
 // reference library (standardwebhooks), the retry schedule, 410 disabling with its event, a hanging
 // receiver that delays no one else, rotation, recover and ping, the delivery log, partner isolation,
 // a dispatcher SIGKILLed mid-delivery, and the SSRF refusals at registration and at delivery.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { provision, submissionBody } from './support/fixtures.js';
 import { scrape } from './support/metrics.js';
 import { until } from './support/poll.js';
 import { Receiver, type Received } from './support/receiver.js';
 import { ALL_PERMISSIONS, Stack } from './support/stack.js';
+import { useStack } from './support/use-stack.js';
 
 const RETRY_S = [0.6, 1.2];
 
@@ -61,7 +62,6 @@ function helpers(stack: () => Stack) {
 }
 
 describe('webhooks: endpoints, signed deliveries, retries', () => {
-  let stack: Stack;
   let token: string;
   const receivers: Receiver[] = [];
   const h = helpers(() => stack);
@@ -71,8 +71,7 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     return r;
   };
 
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll(
       {
         WEBHOOK_RETRY_SCHEDULE: RETRY_S.join(','),
@@ -85,7 +84,6 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
   });
   afterAll(async () => {
     await Promise.all(receivers.map((r) => r.stop()));
-    await stack?.stop();
   });
 
   it('sends each matching event once per endpoint, signed (verified by standardwebhooks), and nothing else', async () => {
@@ -345,19 +343,16 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
 });
 
 describe('webhooks: a dispatcher killed mid-delivery', () => {
-  let stack: Stack;
   let token: string;
   let r: Receiver;
   const h = helpers(() => stack);
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll();
     token = await provision(stack);
     r = await Receiver.start();
   });
   afterAll(async () => {
     await r?.stop();
-    await stack?.stop();
   });
 
   it('loses no delivery: a new dispatcher sends, at least once, everything the killed one held', async () => {
@@ -383,19 +378,16 @@ describe('webhooks: a dispatcher killed mid-delivery', () => {
 });
 
 describe('webhooks: targets refused (SSRF) when private targets are not allowed', () => {
-  let stack: Stack;
   let token: string;
   let r: Receiver;
   const h = helpers(() => stack);
-  beforeAll(async () => {
-    stack = await Stack.create();
+  const stack = useStack(async (stack) => {
     await stack.startAll({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', WEBHOOK_RETRY_SCHEDULE: '60' }, { dispatcher: true });
     token = await provision(stack);
     r = await Receiver.start();
   });
   afterAll(async () => {
     await r?.stop();
-    await stack?.stop();
   });
 
   it.each([
