@@ -78,6 +78,32 @@ describe('fuzzing', () => {
     );
   });
 
+  it('answers any JSON body for the webhook endpoint mutations in the envelope, and registers only valid endpoints', async () => {
+    const field = fc.oneof(fc.string({ maxLength: 40 }), fc.integer(), fc.constant(null), fc.array(fc.string({ maxLength: 20 }), { maxLength: 3 }), fc.webUrl());
+    const body = fc.record(
+      {
+        url: fc.oneof(field, fc.constantFrom('http://127.0.0.1:9/x', 'https://93.184.215.14/hooks', 'ftp://x', 'https://u:p@x.example/', 'http://0x7f000001/')),
+        eventTypes: fc.oneof(field, fc.constant(['*']), fc.subarray(['job.succeeded', 'job.failed', 'submission.created', '*'], { minLength: 1 })),
+        description: field,
+        status: field,
+        since: field,
+      },
+      { requiredKeys: [] },
+    );
+    // A partner of its own: the endpoints this registers count against its limit, not the file's client's.
+    const own = await stack.token(await stack.createClient());
+    await fc.assert(
+      fc.asyncProperty(body, fc.constantFrom('POST /v1/webhook-endpoints', 'PATCH /v1/webhook-endpoints/we_0', 'POST /v1/webhook-endpoints/we_0/recover'), async (json, route) => {
+        const [method, path] = route.split(' ') as [string, string];
+        const r = await stack.api(method, path, { token: own, json });
+        expectDocumented(r);
+        // A job only for a body that passes every check; unknown endpoints are 404 before any job.
+        expect(method === 'POST' && path === '/v1/webhook-endpoints' ? [202, 400] : [400, 404]).toContain(r.status);
+      }),
+      RUNS,
+    );
+  });
+
   it('answers raw bytes with any content type in the envelope', async () => {
     const contentType = fc.oneof(
       fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x'),
@@ -131,9 +157,12 @@ describe('fuzzing', () => {
       `/v1/submissions/${id}/attachments`,
       `/v1/submissions/${submissionId}/attachments/${id}`,
       `/v1/submissions/${submissionId}/attachments/${id}/content`,
+      `/v1/webhook-endpoints/${id}`,
+      `/v1/webhook-endpoints/${id}/deliveries`,
+      `/v1/webhook-endpoints/${id}/secret`,
     ];
     await fc.assert(
-      fc.asyncProperty(segment, fc.nat({ max: 5 }), async (raw, i) => {
+      fc.asyncProperty(segment, fc.nat({ max: 8 }), async (raw, i) => {
         const r = await stack.api('GET', paths(encodeURIComponent(raw))[i]!, { token });
         expectDocumented(r);
         expect([200, 404]).toContain(r.status);
@@ -233,6 +262,20 @@ describe('object level authorization', () => {
     );
     await stack.admin('policy', 'import', '--tenant', client.tenant, '--partner', client.partnerId, join(dir, 'p.jsonl'));
     const policyId = (await stack.api('GET', '/v1/policies', { token })).body.items[0].policyId as string;
+    // And a webhook endpoint (no dispatcher runs here: nothing is sent to it).
+    const endpoint = await stack.api('POST', '/v1/webhook-endpoints', { token, json: { url: 'http://127.0.0.1:9/hooks', eventTypes: ['*'] }, headers: { prefer: 'wait=10' } });
+    expect(endpoint.status).toBe(200);
+    const endpointId = endpoint.body.endpointId as string;
+    const webhookRoutes: [string, string, unknown][] = [
+      ['GET', `/v1/webhook-endpoints/${endpointId}`, undefined],
+      ['PATCH', `/v1/webhook-endpoints/${endpointId}`, { status: 'disabled' }],
+      ['GET', `/v1/webhook-endpoints/${endpointId}/secret`, undefined],
+      ['POST', `/v1/webhook-endpoints/${endpointId}/secret/rotate`, undefined],
+      ['GET', `/v1/webhook-endpoints/${endpointId}/deliveries`, undefined],
+      ['POST', `/v1/webhook-endpoints/${endpointId}/recover`, { since: '2026-01-01T00:00:00Z' }],
+      ['POST', `/v1/webhook-endpoints/${endpointId}/ping`, undefined],
+      ['DELETE', `/v1/webhook-endpoints/${endpointId}`, undefined],
+    ];
 
     const routes: [string, string][] = [
       ['GET', `/v1/jobs/${job!.job_id}`],
@@ -254,7 +297,14 @@ describe('object level authorization', () => {
         expect({ method, path, status: r.status }).toEqual({ method, path, status: 404 });
         expect(r.body.error.code).toBe('not_found');
       }
+      for (const [method, path, json] of webhookRoutes) {
+        const r = await stack.api(method, path, { token: other, headers: { prefer: 'wait=5' }, ...(json !== undefined ? { json } : {}) });
+        expect({ method, path, status: r.status }).toEqual({ method, path, status: 404 });
+        expect(r.body.error.code).toBe('not_found');
+      }
+      expect((await stack.api('GET', '/v1/webhook-endpoints', { token: other })).body.items).toEqual([]);
     }
+    expect((await stack.api('GET', `/v1/webhook-endpoints/${endpointId}`, { token })).body).toMatchObject({ status: 'enabled', endpointId });
     const still = await stack.api('GET', `/v1/submissions/${submissionId}/attachments/${attachmentId}`, { token });
     expect(still.status).toBe(200);
     const list = await stack.api('GET', `/v1/submissions/${submissionId}/attachments`, { token });
@@ -354,6 +404,9 @@ describe('hostile values on every route', () => {
     ['DELETE', `/v1/submissions/${otherSubmission}/attachments/${randomUUID()}`, []],
     ['POST', '/v1/submissions', []],
     ['POST', `/v1/submissions/${otherSubmission}/attachments`, []],
+    ['GET', '/v1/webhook-endpoints', ['limit', 'cursor']],
+    ['GET', `/v1/webhook-endpoints/we_${'0'.repeat(32)}/deliveries`, ['limit', 'cursor', 'status', 'eventId']],
+    ['GET', `/v1/webhook-endpoints/we_${'0'.repeat(32)}`, []],
   ];
 
   it('query parameters: every value in every known parameter, an unknown one, names, repeats and raw escapes', async () => {
