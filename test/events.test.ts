@@ -1,7 +1,7 @@
 // The event log and feed (API.md "Events"): every change's event exactly once with the data its GET
 // shows, partner isolation, long-poll, cursor expiry, bad input; and exactly-once delivery into the
 // feed while 16 clients write concurrently and the events service is SIGKILLed and NATS restarted.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,10 +11,9 @@ import { promisify } from 'node:util';
 import { PartnerClient, type PartnerEvent } from '../sdk/client/src/index.js';
 import { multipartBytes, upload } from './support/attachments.js';
 import { provision, submissionBody } from './support/fixtures.js';
-import { PrivateNats } from './support/nats-server.js';
 import { freePort, until } from './support/poll.js';
 import { ALL_PERMISSIONS, ROOT, Stack, type ClientCreds } from './support/stack.js';
-import { useStack } from './support/use-stack.js';
+import { useStack, useStackWithOwnNats } from './support/use-stack.js';
 
 interface FeedEvent {
   id: string;
@@ -262,17 +261,10 @@ describe('events: a cursor older than the retention', () => {
 });
 
 describe('events: 200 submissions by 16 clients, the events service SIGKILLed and NATS restarted meanwhile', () => {
-  let nats: PrivateNats;
   let token: string;
   let eventsPort: number;
   const spawnEvents = () => stack.spawnService('events', { EVENTS_GRPC_PORT: String(eventsPort), OPS_PORT: '0' });
-  // Registered first, so it runs after the stack has stopped (after hooks run in reverse).
-  afterAll(async () => {
-    await nats?.destroy();
-  });
-  const stack = useStack(async (stack) => {
-    nats = await PrivateNats.start();
-    stack.env.NATS_URL = nats.url;
+  const { stack, nats } = useStackWithOwnNats(async (stack) => {
     const fast = { OUTBOX_RELAY_INTERVAL_MS: '200' };
     await stack.startAuth(fast);
     await stack.startPolicy(fast);
@@ -313,8 +305,8 @@ describe('events: 200 submissions by 16 clients, the events service SIGKILLed an
     const injectFaults = async () => {
       stack.childServices.events!.kill('SIGKILL');
       await stack.childServices.events!.exited;
-      await nats.down();
-      await nats.up();
+      await nats().down();
+      await nats().up();
       await spawnEvents();
     };
     const client = async (n: number) => {

@@ -6,8 +6,7 @@ import { connect, type NatsConnection } from 'nats';
 import { jobMessageJson } from '@partner/shared/jobs';
 import { provision, submissionBody } from './support/fixtures.js';
 import { until } from './support/poll.js';
-import { useStack } from './support/use-stack.js';
-import { PrivateNats } from './support/nats-server.js';
+import { useStack, useStackWithOwnNats } from './support/use-stack.js';
 import { scrape } from './support/metrics.js';
 
 
@@ -51,14 +50,8 @@ describe('a worker killed after the effect, before the ack', () => {
 });
 
 describe('NATS down while a job is accepted', () => {
-  let nats: PrivateNats;
   let token: string;
-  afterAll(async () => {
-    await nats?.destroy();
-  });
-  const stack = useStack(async (stack) => {
-    nats = await PrivateNats.start();
-    stack.env.NATS_URL = nats.url;
+  const { stack, nats } = useStackWithOwnNats(async (stack) => {
     await stack.startAll({ OUTBOX_RELAY_INTERVAL_MS: '200' });
     token = await provision(stack);
   });
@@ -67,14 +60,14 @@ describe('NATS down while a job is accepted', () => {
     const warm = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Fault Tolerant Ltd'), headers: { prefer: 'wait=10' } });
     expect(warm.status).toBe(200);
 
-    await nats.down();
+    await nats().down();
     const accepted = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Fault Tolerant Ltd') });
     expect(accepted.status).toBe(202);
     const jobId = accepted.body.id as string;
     const queued = await stack.sql('SELECT 1 FROM job.outbox WHERE job_id = $1', [jobId]);
     expect(queued).toHaveLength(1);
 
-    await nats.up();
+    await nats().up();
     const settled = await stack.api('GET', `/v1/jobs/${jobId}`, { token, headers: { prefer: 'wait=25' } });
     expect(settled.body.status).toBe('succeeded');
     expect(await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [jobId])).toHaveLength(1);

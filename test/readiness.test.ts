@@ -2,7 +2,7 @@
 // ingress (reads keep working, mutations are accepted into the outbox and settle once NATS is back),
 // a worker whose consume loop dies restarts it instead of staying "ready" while doing nothing, and a
 // gauge whose source cannot be read says so instead of repeating its last value.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { provision, submissionBody } from './support/fixtures.js';
 import { EnvReader } from '@partner/shared/config';
 import { createLogger } from '@partner/shared/logger';
@@ -11,21 +11,14 @@ import { startJob } from '../services/job/src/app.js';
 import { readyz, scrape } from './support/metrics.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { until } from './support/poll.js';
-import { useStack } from './support/use-stack.js';
-import { PrivateNats } from './support/nats-server.js';
+import { useStack, useStackWithOwnNats } from './support/use-stack.js';
 
 /** How long NATS stays down: longer than any reconnect back-off and readiness period of the chart. */
 const OUTAGE_MS = 30_000;
 
 describe('NATS stopped for 30 s', () => {
-  let nats: PrivateNats;
   let token: string;
-  afterAll(async () => {
-    await nats?.destroy();
-  });
-  const stack = useStack(async (stack) => {
-    nats = await PrivateNats.start();
-    stack.env.NATS_URL = nats.url;
+  const { stack, nats } = useStackWithOwnNats(async (stack) => {
     await stack.startAll({ OUTBOX_RELAY_INTERVAL_MS: '200' });
     token = await provision(stack);
   });
@@ -37,7 +30,7 @@ describe('NATS stopped for 30 s', () => {
     expect((await stack.api('GET', `/v1/jobs/${jobId}`, { token, headers: { prefer: 'wait=10' } })).body.status).toBe('succeeded');
     expect((await readyz(stack.gatewayOpsUrl)).status).toBe(200);
 
-    await nats.down();
+    await nats().down();
     const downAt = Date.now();
     const accepted: string[] = [];
     let probes = 0;
@@ -62,7 +55,7 @@ describe('NATS stopped for 30 s', () => {
     const queued = await stack.sql<{ n: string }>('SELECT count(*) AS n FROM job.outbox');
     expect(Number(queued[0]!.n)).toBe(accepted.length);
 
-    await nats.up();
+    await nats().up();
     for (const id of accepted) {
       const settled = await stack.api('GET', `/v1/jobs/${id}`, { token, headers: { prefer: 'wait=25' } });
       expect(settled.body.status, id).toBe('succeeded');

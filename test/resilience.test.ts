@@ -7,8 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { provision, submissionBody } from './support/fixtures.js';
 import { Stack, type ApiResponse } from './support/stack.js';
-import { useStack } from './support/use-stack.js';
-import { PrivateNats } from './support/nats-server.js';
+import { useStack, useStackWithOwnNats } from './support/use-stack.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { freePort, until } from './support/poll.js';
 import { scrape } from './support/metrics.js';
@@ -211,14 +210,8 @@ describe('a gateway stopped (SIGTERM) while partners wait', () => {
 });
 
 describe('NATS restarted under load', () => {
-  let nats: PrivateNats;
   let token: string;
-  afterAll(async () => {
-    await nats?.destroy();
-  });
-  const stack = useStack(async (stack) => {
-    nats = await PrivateNats.start();
-    stack.env.NATS_URL = nats.url;
+  const { stack, nats } = useStackWithOwnNats(async (stack) => {
     await stack.startAll({ OUTBOX_RELAY_INTERVAL_MS: '200' });
     token = await provision(stack);
   });
@@ -227,9 +220,9 @@ describe('NATS restarted under load', () => {
     const keys = Array.from({ length: 30 }, () => randomUUID());
     const load = Promise.all(keys.map((k, i) => new Promise((r) => setTimeout(r, i * 20)).then(() => submitUntilDone(stack, token, k, submissionBody(undefined, 'Resilient Mutual')))));
     await new Promise((resolve) => setTimeout(resolve, 200));
-    await nats.down();
+    await nats().down();
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await nats.up();
+    await nats().up();
     const outcomes = await load;
     expect(outcomes.every((o) => o.final.status === 200)).toBe(true);
     await expectExactlyOnce(stack, keys);

@@ -6,7 +6,7 @@ import { memoryOf, sleep } from './stack.mjs';
 import { calibrateClock, interleave, round, summarize, wallNow } from './load.mjs';
 import { agents, request } from './http.mjs';
 import { CountingPgProxy } from './pgproxy.mjs';
-import { productHeaders, submissionBody } from './phases.mjs';
+import { productHeaders, submissionBody, submitAtRate } from './phases.mjs';
 
 const feedCursor = async (stack, agent) => {
   const r = await request(`${stack.gatewayUrl}/v1/events?limit=1&since=2999-01-01T00:00:00Z`, { headers: productHeaders(stack), agent });
@@ -41,27 +41,7 @@ export async function feedWakeup(stack, { count, ratePerS }) {
       cursor = r.body.nextCursor;
     }
   })();
-  const ids = [];
-  let submitErrors = 0;
-  const gap = 1000 / ratePerS;
-  const t0 = performance.now();
-  const inflight = [];
-  for (let i = 0; i < count; i++) {
-    const wait = t0 + i * gap - performance.now();
-    if (wait > 0) await sleep(wait);
-    inflight.push(
-      request(`${stack.gatewayUrl}/v1/submissions`, {
-        method: 'POST',
-        headers: { ...productHeaders(stack), 'idempotency-key': randomUUID() },
-        body: submissionBody(stack.productId),
-        agent,
-      }).then(
-        (r) => (r.status === 202 || r.status === 200 ? ids.push(r.body.id ?? r.body.jobId) : submitErrors++),
-        () => submitErrors++,
-      ),
-    );
-  }
-  await Promise.all(inflight);
+  const { ids, errors: submitErrors } = await submitAtRate(stack, agent, { count, ratePerS });
   const deadline = Date.now() + 30_000;
   while (ids.some((id) => !seenAt.has(id)) && Date.now() < deadline) await sleep(50);
   stop = true;

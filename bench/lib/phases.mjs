@@ -636,3 +636,31 @@ export async function hops(stack, { n }) {
   await stack.startService('worker'); // now it works off the jobs SubmitJob queued above
   return out;
 }
+
+/**
+ * `count` submissions at `ratePerS` (open loop: each starts on its schedule, whatever the answers of
+ * the earlier ones); resolves with the job ids of the accepted ones and how many were not.
+ */
+export async function submitAtRate(stack, agent, { count, ratePerS }) {
+  const ids = [];
+  let errors = 0;
+  const t0 = performance.now();
+  const inflight = [];
+  for (let i = 0; i < count; i++) {
+    const wait = t0 + (i * 1000) / ratePerS - performance.now();
+    if (wait > 0) await sleep(wait);
+    inflight.push(
+      request(`${stack.gatewayUrl}/v1/submissions`, {
+        method: 'POST',
+        headers: { ...productHeaders(stack), 'idempotency-key': randomUUID() },
+        body: submissionBody(stack.productId),
+        agent,
+      }).then(
+        (r) => (r.status === 202 || r.status === 200 ? ids.push(r.body.id ?? r.body.jobId) : errors++),
+        () => errors++,
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  return { ids, errors };
+}

@@ -9,7 +9,7 @@ import { newEventId } from '../../services/shared/dist/events.js';
 import { cpuDuring, sleep } from './stack.mjs';
 import { calibrateClock, round, summarize, wallNow } from './load.mjs';
 import { agents, request } from './http.mjs';
-import { productHeaders, submissionBody } from './phases.mjs';
+import { productHeaders, submitAtRate } from './phases.mjs';
 
 /** A receiver on loopback: each path /ep/<n> is an endpoint; hanging ones never answer. */
 async function receiverServer(onDelivery) {
@@ -70,26 +70,7 @@ export async function webhookLatency(stack, { count, ratePerS }) {
   const seen = new Map();
   const rx = await receiverServer((_n, event, at) => seen.set(event.data.id, at - Date.parse(event.timestamp)));
   const endpointId = await createEndpoint(stack, agent, rx.url(0), ['job.succeeded']);
-  const ids = [];
-  let errors = 0;
-  const t0 = performance.now();
-  const inflight = [];
-  for (let i = 0; i < count; i++) {
-    const wait = t0 + (i * 1000) / ratePerS - performance.now();
-    if (wait > 0) await sleep(wait);
-    inflight.push(
-      request(`${stack.gatewayUrl}/v1/submissions`, {
-        method: 'POST',
-        headers: { ...productHeaders(stack), 'idempotency-key': randomUUID() },
-        body: submissionBody(stack.productId),
-        agent,
-      }).then(
-        (r) => (r.status === 202 || r.status === 200 ? ids.push(r.body.id ?? r.body.jobId) : errors++),
-        () => errors++,
-      ),
-    );
-  }
-  await Promise.all(inflight);
+  const { ids, errors } = await submitAtRate(stack, agent, { count, ratePerS });
   const deadline = Date.now() + 30_000;
   while (ids.some((id) => !seen.has(id)) && Date.now() < deadline) await sleep(50);
   await deleteEndpoint(stack, agent, endpointId);

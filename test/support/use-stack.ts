@@ -3,6 +3,7 @@
 // runs the setup, and stops it afterwards. The returned object stands for the stack once it exists;
 // using it before (at collection time) is a mistake and says so.
 import { afterAll, beforeAll } from 'vitest';
+import { PrivateNats } from './nats-server.js';
 import { Stack } from './stack.js';
 
 export function useStack(setup: (stack: Stack) => Promise<void> = async () => undefined): Stack {
@@ -27,4 +28,28 @@ export function useStack(setup: (stack: Stack) => Promise<void> = async () => un
     },
     set: (_, prop, value) => Reflect.set(live(), prop, value),
   });
+}
+
+/**
+ * useStack() on a NATS server of its own (the tests that stop and restart NATS), started before the
+ * stack and destroyed after it has stopped. `nats()` is that server once the hooks have run.
+ */
+export function useStackWithOwnNats(setup: (stack: Stack) => Promise<void>): { stack: Stack; nats: () => PrivateNats } {
+  let nats: PrivateNats | undefined;
+  // Registered before useStack's hooks, so it runs after the stack has stopped (after hooks run in reverse).
+  afterAll(async () => {
+    await nats?.destroy();
+  });
+  const stack = useStack(async (s) => {
+    nats = await PrivateNats.start();
+    s.env.NATS_URL = nats.url;
+    await setup(s);
+  });
+  return {
+    stack,
+    nats: () => {
+      if (!nats) throw new Error('useStackWithOwnNats(): NATS exists only inside hooks and tests');
+      return nats;
+    },
+  };
 }
