@@ -143,6 +143,7 @@ export class FeedWriter {
     }
     const client = await this.pool.connect();
     let stored: FeedWake[] = [];
+    let queued = 0;
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [WRITER_LOCK]);
@@ -169,7 +170,7 @@ export class FeedWriter {
         // and only if its deliveries exist (the dispatcher sends them).
         const storedIds = new Set(r.rows.map((row) => row.event_id));
         const deliverable = fresh.filter((p) => storedIds.has(p.msg.event.id));
-        if (deliverable.length > 0) await queueDeliveries(client, deliverable.map((p) => p.msg));
+        if (deliverable.length > 0) queued = await queueDeliveries(client, deliverable.map((p) => p.msg));
       }
       await client.query('COMMIT');
       client.release();
@@ -179,6 +180,14 @@ export class FeedWriter {
       await client.query('ROLLBACK').catch(() => undefined);
       client.release(true);
       throw err;
+    }
+    // The dispatchers look for due deliveries only when this batch made some.
+    if (queued > 0) {
+      try {
+        this.nc.publish(this.names.webhooksDueSubject);
+      } catch {
+        // They poll too: the deliveries go out at their next look.
+      }
     }
     // One wake-up per partner, naming the highest position stored for it.
     const latest = new Map<string, FeedWake>();

@@ -26,7 +26,7 @@ export function natsNames(prefix: string) {
     eventSubjects: `${prefix}.eventlog.>`,
     /** Core NATS subject of feed wake-ups: an event of a partner was stored (payload names the partner). */
     feedWakeSubject: `${prefix}.feed.stored`,
-    /** Core NATS subject waking the webhook dispatchers: deliveries were queued (ping, recover). */
+    /** Core NATS subject waking the webhook dispatchers: deliveries were queued (by the feed writer, ping, recover). */
     webhooksDueSubject: `${prefix}.webhooks.due`,
     /** Core NATS subject on which a change of a client's provisioning or revocation reaches every gateway. */
     clientChangedSubject: `${prefix}.events.client_changed`,

@@ -132,7 +132,8 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
       if (stopped) return conn.close();
       nc = conn;
       relay.attach(conn);
-      for (const subject of [names.feedWakeSubject, names.webhooksDueSubject]) conn.subscribe(subject, { callback: () => dispatcher.wake() });
+      // Published by the feed writer when a batch queued deliveries, and by ping and recover.
+      conn.subscribe(names.webhooksDueSubject, { callback: () => dispatcher.wake() });
     })
     .catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
   relay.start();
