@@ -134,6 +134,10 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
       relay.attach(conn);
       // Published by the feed writer when a batch queued deliveries, and by ping and recover.
       conn.subscribe(names.webhooksDueSubject, { callback: () => dispatcher.wake() });
+      // A wake-up published while the connection was down is lost: look again after each reconnect.
+      void (async () => {
+        for await (const st of conn.status()) if (st.type === 'reconnect') dispatcher.wake();
+      })();
     })
     .catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
   relay.start();

@@ -20,7 +20,10 @@ export interface DispatcherConfig extends BaseConfig, DbConfig, NatsConfig, Even
   disableAfterMs: number;
   /** Loopback, private and link-local targets allowed (local development and tests only). */
   allowPrivateTargets: boolean;
-  /** Longest wait between two looks for due deliveries (wake-ups come sooner over NATS). */
+  /**
+   * Longest sleep when no delivery is pending: new deliveries wake the dispatcher over NATS (and every
+   * NATS reconnect makes it look again), so an idle dispatcher sends the database no query.
+   */
   pollMs: number;
   /** How often the outbox relay of this service's own events (webhook_endpoint.disabled) runs. */
   relayIntervalMs: number;
@@ -54,7 +57,7 @@ export function readDispatcherConfig(env = new EnvReader()): Readonly<Dispatcher
     maxInFlight: env.int('WEBHOOK_MAX_IN_FLIGHT', { default: 256, min: 1, max: 100_000 }),
     disableAfterMs: Math.round(disableAfterH * 3_600_000),
     allowPrivateTargets: env.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', { default: false }),
-    pollMs: env.int('WEBHOOK_POLL_MS', { default: 1_000, min: 10, max: 60_000 }),
+    pollMs: env.int('WEBHOOK_POLL_MS', { default: 300_000, min: 10, max: 3_600_000 }),
     relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 10, max: 60_000 }),
   });
 }

@@ -3,7 +3,8 @@
 // when the earliest pending delivery falls due (at most pollMs apart). Claims respect two bounds per
 // endpoint, so one slow, hanging or failing receiver never delays the others: at most
 // `endpointConcurrency` sends at once, and at most `endpointMaxInFlight` deliveries held (sending or
-// queued behind those sends); all endpoints together hold at most `maxInFlight`.
+// queued behind those sends); all endpoints together hold at most `maxInFlight`. Idle (nothing
+// pending), it sends the database nothing until a wake-up arrives.
 import type { Logger } from '@partner/shared/logger';
 import type { Pool } from '@partner/shared/pg';
 import type { natsNames } from '@partner/shared/nats';
@@ -88,7 +89,7 @@ export class Dispatcher {
       });
   }
 
-  /** Sleeps until the earliest pending delivery is due, at most pollMs. */
+  /** Sleeps until the earliest pending delivery is due (or its lease lapses), at most pollMs; idle, no query until woken. */
   private async schedule(): Promise<void> {
     if (this.stopped) return;
     let wait = this.s.pollMs;
