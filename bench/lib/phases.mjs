@@ -363,9 +363,12 @@ export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
       stack.startService(s, { env: { DATABASE_URL: stack.databaseUrlVia(proxies[s].port), ...(s === 'job' || s === 'submission' ? quiet : {}) } }),
     ),
   );
+  // The webhook dispatcher's own outbox relay (webhook_endpoint.disabled events) polls like the others: quiet it too.
+  await stack.stopService('dispatcher');
+  await stack.startService('dispatcher', { env: quiet });
   const gateway = await stack.startService('gateway', { env: { MAX_WAITERS: String(Math.max(20_000, waiters + 1_000)) } });
   const opsUrl = `http://127.0.0.1:${stack.ports.ops.gateway}`;
-  log.push('services restarted behind counting proxies; worker stopped; fresh gateway');
+  log.push('services restarted behind counting proxies (the dispatcher with a quiet relay); worker stopped; fresh gateway');
 
   const [agent0] = agents(1);
   const headers = productHeaders(stack, { principal: false });
