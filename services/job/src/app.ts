@@ -12,6 +12,7 @@ import { eventOutbox } from '@partner/shared/events';
 import { OutboxRelay } from '@partner/shared/outbox-relay';
 import { context, contextCarrier, failSpan, SpanKind, trace, tracer } from '@partner/shared/tracing';
 import { dbError } from '@partner/shared/pg';
+import { dbBatcher } from '@partner/shared/batcher';
 import type { Logger } from '@partner/shared/logger';
 import { startGrpcService, type RunningService } from '@partner/shared/service';
 import type { JobConfig } from './config.js';
@@ -78,6 +79,19 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
         }
       };
 
+      // SubmitJob and SettleJob commit concurrent calls together (shared/batcher.ts): a lone call
+      // runs alone, at once; calls that arrive while DB_BATCH_IN_FLIGHT statements run share the next.
+      const submits = dbBatcher('SubmitJob', (inputs: repo.SubmitInput[]) => repo.insertJobs(pool, inputs), {
+        config,
+        registry,
+        keyOf: repo.submitBatchKey,
+      });
+      const settles = dbBatcher('SettleJob', (inputs: repo.SettleInput[]) => repo.settleJobs(pool, names, inputs), {
+        config,
+        registry,
+        keyOf: (i) => i.jobId,
+      });
+
       const sweeps = startSweeps({ pool, config, names, logger, nats: () => nc, requeued: () => relay.kick() });
 
       const impl = implement(
@@ -98,7 +112,7 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
               ...(idempotency ? { idempotency } : {}),
               retentionHours: config.idempotencyRetentionHours,
               traceContext: contextCarrier(),
-            });
+            }, (input) => submits.call(input));
             if (out.outboxId) {
               metrics.accepted(req.kind);
               relay.publishNow(out.outboxId, { msgId: req.jobId, subject, body: jobMessageJson(req.jobId, req.kind, caller, req.payloadJson) });
@@ -124,7 +138,7 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
           SettleJob: async (req) => {
             if (!isJobId(req.jobId)) throw notFound('job');
             const outcome = settleOutcomeOf(req);
-            const out = await repo.settleJob(pool, names, req.jobId, outcome, req.delivery).catch(dbError);
+            const out = await repo.settleJob(pool, names, req.jobId, outcome, req.delivery, (input) => settles.call(input)).catch(dbError);
             if (!out) throw notFound('job');
             if (out.event) eventRelay.publishNow(out.event.outboxId, out.event);
             if (out.settledNow) {

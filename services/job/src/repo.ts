@@ -29,6 +29,8 @@ const COLUMNS = `job_id, kind, tenant_id, partner_id, client_id, principal_id, s
                  deliveries, created_at, updated_at`;
 const COLUMNS_WITH_PAYLOAD = `${COLUMNS}, payload`;
 export const LIST_COLUMNS = COLUMNS;
+/** COLUMNS qualified by a table or CTE name. */
+const prefixed = (table: string) => COLUMNS.split(',').map((c) => `${table}.${c.trim()}`).join(', ');
 
 export function toProto(row: JobRow, withPayload = false): Job {
   return {
@@ -80,7 +82,7 @@ const SUBMIT_WITHOUT_KEY = `WITH job AS (
    SELECT job.*, (SELECT id FROM queued) AS outbox_id FROM job`;
 
 /** A live key: the job it points to, and the fingerprint of the request that claimed it. */
-const REPLAY = `SELECT k.fingerprint, ${COLUMNS.split(',').map((c) => `j.${c.trim()}`).join(', ')}
+const REPLAY = `SELECT k.fingerprint, ${prefixed('j')}
      FROM idempotency_keys k JOIN jobs j ON j.job_id = k.job_id
     WHERE k.tenant_id = $1 AND k.partner_id = $2 AND k.client_id = $3 AND k.scope = $4 AND k.key = $5`;
 
@@ -100,26 +102,103 @@ export interface SubmitInput {
   traceContext?: Record<string, string>;
 }
 
+// Several SubmitJobs as one statement (shared/batcher.ts): the same three inserts over the rows of
+// the arrays. Keys are claimed in key order, so two batches in flight lock shared keys in one order
+// (no deadlock between them); a batch never holds one key twice (the batcher keeps such calls apart).
+// A row whose key is live claims nothing and gets no job: the caller then replays or refuses it.
+const SUBMIT_BATCH = `WITH input AS (
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                          $9::text[], $10::text[], $11::text[], $12::text[])
+       AS t(job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, subject, trace, scope, key, fingerprint)
+   ), claimed AS (
+     INSERT INTO idempotency_keys (tenant_id, partner_id, client_id, scope, key, fingerprint, job_id, expires_at)
+     SELECT tenant_id, partner_id, client_id, scope, key, fingerprint, job_id, now() + make_interval(hours => $13)
+       FROM input WHERE key IS NOT NULL
+      ORDER BY tenant_id, partner_id, client_id, scope, key
+     ON CONFLICT (tenant_id, partner_id, client_id, scope, key) DO UPDATE
+        SET fingerprint = EXCLUDED.fingerprint, job_id = EXCLUDED.job_id,
+            created_at = now(), expires_at = EXCLUDED.expires_at
+      WHERE idempotency_keys.expires_at <= now()
+     RETURNING job_id
+   ), job AS (
+     INSERT INTO jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
+     SELECT job_id, kind, tenant_id, partner_id, client_id, principal_id, payload::jsonb, 'accepted'
+       FROM input WHERE key IS NULL OR job_id IN (SELECT job_id FROM claimed)
+     RETURNING ${COLUMNS}
+   ), queued AS (
+     INSERT INTO outbox (job_id, subject, trace_context)
+     SELECT job.job_id, input.subject, input.trace::jsonb FROM job JOIN input USING (job_id)
+     RETURNING id, job_id
+   )
+   SELECT job.*, queued.id AS outbox_id FROM job JOIN queued USING (job_id)`;
+
+const traceJson = (input: SubmitInput) =>
+  input.traceContext && Object.keys(input.traceContext).length > 0 ? JSON.stringify(input.traceContext) : null;
+
+/** A job recorded by insertJobs, or undefined where the request's idempotency key was live. */
+export type Inserted = { row: JobRow; outboxId: string } | undefined;
+
+/**
+ * Records jobs with their idempotency keys and outbox rows, all in one statement (one commit). One
+ * input runs the single-row statement, as SubmitJob always did; several run SUBMIT_BATCH. All must
+ * share retentionHours. Answers per input, in order.
+ */
+export async function insertJobs(pool: Pool, inputs: SubmitInput[]): Promise<Inserted[]> {
+  if (inputs.length === 1) {
+    const input = inputs[0]!;
+    const common = [input.tenantId, input.partnerId, input.clientId, input.jobId, input.kind, input.principalId, input.payloadJson, input.subject, traceJson(input)];
+    const r = await pool.query<JobRow & { outbox_id: string }>(
+      input.idempotency
+        ? prepared(SUBMIT_WITH_KEY, [...common, input.idempotency.scope, input.idempotency.key, input.idempotency.fingerprint, input.retentionHours])
+        : prepared(SUBMIT_WITHOUT_KEY, common),
+    );
+    return [split(r.rows[0])];
+  }
+  const column = (f: (i: SubmitInput) => string | null) => inputs.map(f);
+  const r = await pool.query<JobRow & { outbox_id: string }>(
+    prepared(SUBMIT_BATCH, [
+      column((i) => i.jobId),
+      column((i) => i.kind),
+      column((i) => i.tenantId),
+      column((i) => i.partnerId),
+      column((i) => i.clientId),
+      column((i) => i.principalId),
+      column((i) => i.payloadJson),
+      column((i) => i.subject),
+      column(traceJson),
+      column((i) => i.idempotency?.scope ?? null),
+      column((i) => i.idempotency?.key ?? null),
+      column((i) => i.idempotency?.fingerprint ?? null),
+      inputs[0]!.retentionHours,
+    ]),
+  );
+  const byId = new Map(r.rows.map((row) => [row.job_id, row]));
+  return inputs.map((i) => split(byId.get(i.jobId)));
+}
+
+function split(created: (JobRow & { outbox_id: string }) | undefined): Inserted {
+  if (!created) return undefined;
+  const { outbox_id: outboxId, ...row } = created;
+  return { row, outboxId };
+}
+
+/** Calls with one idempotency key never share a batch (one statement may not claim a key twice). */
+export const submitBatchKey = (i: SubmitInput): string | undefined =>
+  i.idempotency && [i.tenantId, i.partnerId, i.clientId, i.idempotency.scope, i.idempotency.key].join('\u0000');
+
 /**
  * Records the job, its idempotency key and its outbox row in one transaction. With a live key
  * already taken, returns the job it points to (replayed) or refuses a different request under it.
  * Concurrent requests with one key serialize on the key's primary key: exactly one job results.
+ * `insert` records it (alone by default; the job service passes its batcher).
  */
-export async function submitJob(pool: Pool, input: SubmitInput): Promise<{ row: JobRow; replayed: boolean; outboxId?: string }> {
-  const trace = input.traceContext && Object.keys(input.traceContext).length > 0 ? JSON.stringify(input.traceContext) : null;
-  const common = [input.tenantId, input.partnerId, input.clientId, input.jobId, input.kind, input.principalId, input.payloadJson, input.subject, trace];
-  const inserted = await pool
-    .query<JobRow & { outbox_id: string }>(
-      input.idempotency
-        ? prepared(SUBMIT_WITH_KEY, [...common, input.idempotency.scope, input.idempotency.key, input.idempotency.fingerprint, input.retentionHours])
-        : prepared(SUBMIT_WITHOUT_KEY, common),
-    )
-    .catch(dbError);
-  const created = inserted.rows[0];
-  if (created) {
-    const { outbox_id: outboxId, ...row } = created;
-    return { row, replayed: false, outboxId };
-  }
+export async function submitJob(
+  pool: Pool,
+  input: SubmitInput,
+  insert: (input: SubmitInput) => Promise<Inserted> = async (i) => (await insertJobs(pool, [i]))[0],
+): Promise<{ row: JobRow; replayed: boolean; outboxId?: string }> {
+  const created = await insert(input).catch(dbError);
+  if (created) return { row: created.row, replayed: false, outboxId: created.outboxId };
 
   // The key is live: the same request gets its job back, a different one is refused.
   const { key, scope, fingerprint } = input.idempotency!;
@@ -167,6 +246,11 @@ export async function startJob(pool: Pool, jobId: string, delivery: number): Pro
 // One statement, so one round trip and one commit: settle the job if it is unsettled, and record its
 // event (job.succeeded / job.failed) in event_outbox. The event's data is the job as GET /v1/jobs/{id}
 // shows it, with its kind (timestamps as the API prints them; both columns are whole milliseconds).
+const SETTLED_EVENT_DATA = `jsonb_build_object('id', s.job_id, 'kind', s.kind, 'status', s.status,
+                                    'createdAt', ${sqlIso('s.created_at')}, 'updatedAt', ${sqlIso('s.updated_at')})
+                 || CASE WHEN s.status = 'succeeded' THEN jsonb_build_object('result', s.result)
+                         ELSE jsonb_build_object('error', s.error) END`;
+
 const SETTLE = `WITH settled AS (
      UPDATE jobs SET status = $2, result = $3, error = $4, settled_at = now(), deliveries = GREATEST(deliveries, $5),
             updated_at = date_trunc('milliseconds', clock_timestamp())
@@ -179,18 +263,93 @@ const SETTLE = `WITH settled AS (
        subject: '$7',
        type: '$8',
        timestampSql: sqlIso('s.updated_at'),
-       dataSql: `jsonb_build_object('id', s.job_id, 'kind', s.kind, 'status', s.status,
-                                    'createdAt', ${sqlIso('s.created_at')}, 'updatedAt', ${sqlIso('s.updated_at')})
-                 || CASE WHEN s.status = 'succeeded' THEN jsonb_build_object('result', s.result)
-                         ELSE jsonb_build_object('error', s.error) END`,
+       dataSql: SETTLED_EVENT_DATA,
      })}
    )
    SELECT settled.*, event.id AS outbox_id, event.body AS event_body FROM settled, event`;
+
+// Several SettleJobs as one statement (shared/batcher.ts): the same UPDATE and event insert over the
+// rows of the arrays, each event joined back to its job by its event id. A batch never holds one job
+// twice (the batcher keeps such calls apart).
+const SETTLE_BATCH = `WITH input AS (
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[])
+       AS t(job_id, status, result, error, delivery, event_id, event_subject, event_type)
+   ), settled AS (
+     UPDATE jobs j SET status = i.status, result = i.result::jsonb, error = i.error::jsonb, settled_at = now(),
+            deliveries = GREATEST(j.deliveries, i.delivery), updated_at = date_trunc('milliseconds', clock_timestamp())
+       FROM input i
+      WHERE j.job_id = i.job_id AND j.status IN ('accepted', 'running')
+      RETURNING ${prefixed('j')}, i.event_id, i.event_subject, i.event_type
+   ), event AS (
+     ${outboxInsertSql({
+       source: 'settled',
+       eventId: 's.event_id',
+       subject: 's.event_subject',
+       type: 's.event_type',
+       timestampSql: sqlIso('s.updated_at'),
+       dataSql: SETTLED_EVENT_DATA,
+     })}
+   )
+   SELECT ${prefixed('settled')}, event.id AS outbox_id, event.body AS event_body
+     FROM settled JOIN event USING (event_id)`;
+
+export interface SettleInput {
+  jobId: string;
+  outcome: { resultJson: string } | { error: JobError };
+  delivery: number;
+}
+
+/** A job settled by settleJobs with its event, or undefined where the job was not unsettled. */
+export type Settled = { row: JobRow; event: RecordedEvent } | undefined;
+
+/**
+ * Settles unsettled jobs and records their events (job.succeeded / job.failed), all in one
+ * statement (one commit). One input runs the single-row statement; several run SETTLE_BATCH.
+ * Answers per input, in order: undefined for a job that was already settled or does not exist.
+ */
+export async function settleJobs(pool: Pool, names: ReturnType<typeof natsNames>, inputs: SettleInput[]): Promise<Settled[]> {
+  const rows = inputs.map((i) => {
+    const isResult = 'resultJson' in i.outcome;
+    const type = isResult ? 'job.succeeded' : 'job.failed';
+    const error = 'error' in i.outcome ? i.outcome.error : undefined;
+    return {
+      jobId: i.jobId,
+      status: isResult ? 'succeeded' : 'failed',
+      result: 'resultJson' in i.outcome ? i.outcome.resultJson : null,
+      error: error ? JSON.stringify({ code: error.code, message: error.message, retryable: !!error.retryable }) : null,
+      delivery: i.delivery,
+      eventId: newEventId(),
+      subject: names.eventSubject(type),
+      type,
+    };
+  });
+  type Out = JobRow & { outbox_id: string; event_body: string };
+  let found: Out[];
+  if (rows.length === 1) {
+    const x = rows[0]!;
+    found = (await pool.query<Out>(prepared(SETTLE, [x.jobId, x.status, x.result, x.error, x.delivery, x.eventId, x.subject, x.type]))).rows;
+  } else {
+    const col = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((x) => x[k]);
+    found = (
+      await pool.query<Out>(
+        prepared(SETTLE_BATCH, [col('jobId'), col('status'), col('result'), col('error'), col('delivery'), col('eventId'), col('subject'), col('type')]),
+      )
+    ).rows;
+  }
+  const byId = new Map(found.map((r) => [r.job_id, r]));
+  return rows.map((x) => {
+    const settled = byId.get(x.jobId);
+    if (!settled) return undefined;
+    const { outbox_id: outboxId, event_body: body, ...row } = settled;
+    return { row, event: { outboxId, msgId: x.eventId, subject: x.subject, body } };
+  });
+}
 
 /**
  * Settles an unsettled job, and records its event (job.succeeded / job.failed) in the same
  * statement. Exactly once: the UPDATE only matches an unsettled row, so of two concurrent
  * settlements one wins and the other gets the settled job back with settledNow=false (and no event).
+ * `settle` records it (alone by default; the job service passes its batcher).
  */
 export async function settleJob(
   pool: Pool,
@@ -198,28 +357,10 @@ export async function settleJob(
   jobId: string,
   outcome: { resultJson: string } | { error: JobError },
   delivery = 0,
+  settle: (input: SettleInput) => Promise<Settled> = async (i) => (await settleJobs(pool, names, [i]))[0],
 ): Promise<{ row: JobRow; settledNow: boolean; event?: RecordedEvent } | undefined> {
-  const isResult = 'resultJson' in outcome;
-  const type = isResult ? 'job.succeeded' : 'job.failed';
-  const eventId = newEventId();
-  const subject = names.eventSubject(type);
-  const r = await pool.query<JobRow & { outbox_id: string; event_body: string }>(
-    prepared(SETTLE, [
-      jobId,
-      isResult ? 'succeeded' : 'failed',
-      isResult ? outcome.resultJson : null,
-      isResult ? null : JSON.stringify({ code: outcome.error.code, message: outcome.error.message, retryable: !!outcome.error.retryable }),
-      delivery,
-      eventId,
-      subject,
-      type,
-    ]),
-  );
-  const settled = r.rows[0];
-  if (settled) {
-    const { outbox_id: outboxId, event_body: body, ...row } = settled;
-    return { row, settledNow: true, event: { outboxId, msgId: eventId, subject, body } };
-  }
+  const settled = await settle({ jobId, outcome, delivery });
+  if (settled) return { row: settled.row, settledNow: true, event: settled.event };
   const existing = await getJob(pool, jobId);
   return existing ? { row: existing, settledNow: false } : undefined;
 }

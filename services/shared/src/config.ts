@@ -141,6 +141,10 @@ export function readBase(env: EnvReader, serviceName: string, defaultOpsPort: nu
 export interface DbConfig {
   databaseUrl: string;
   poolMax: number;
+  /** Adaptive batching of the hot writes (shared/batcher.ts): most calls per statement, 1 = off. */
+  batchMaxSize: number;
+  /** Adaptive batching: statements of one step running at once before calls queue into a batch. */
+  batchInFlight: number;
 }
 
 export function readDb(env: EnvReader): DbConfig {
@@ -150,6 +154,8 @@ export function readDb(env: EnvReader): DbConfig {
       protocols: ['postgres:', 'postgresql:'],
     }),
     poolMax: env.int('DB_POOL_MAX', { default: 10, min: 1, max: 200 }),
+    batchMaxSize: env.int('DB_BATCH_MAX_SIZE', { default: 64, min: 1, max: 1_000, doc: 'most calls committed together by one batched step; 1 turns batching off' }),
+    batchInFlight: env.int('DB_BATCH_IN_FLIGHT', { default: 2, min: 1, max: 64, doc: 'statements of one batched step running at once; calls beyond queue into the next batch' }),
   };
 }
 

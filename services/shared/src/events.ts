@@ -57,7 +57,7 @@ export function outboxInsertSql(o: { source: string; eventId: string; subject: s
               'tenantId', s.tenant_id, 'partnerId', s.partner_id,
               'event', jsonb_build_object('id', ${o.eventId}::text, 'type', ${o.type}::text, 'timestamp', ${o.timestampSql}, 'data', ${o.dataSql}))
        FROM ${o.source} s
-     RETURNING id, body::text AS body`;
+     RETURNING id, event_id, body::text AS body`;
 }
 
 /** An event recorded in a transaction, to hand to the relay's fast path once it commits. */

@@ -6,6 +6,7 @@ import { implementWithStreaming, serviceDefs, SERVICE_NAMES } from '@partner/sha
 import { DomainError, notFound } from '@partner/shared/errors';
 import { isJobId, isUuid } from '@partner/shared/ids';
 import { dbError } from '@partner/shared/pg';
+import { dbBatcher } from '@partner/shared/batcher';
 import type { Logger } from '@partner/shared/logger';
 import { startGrpcService, type RunningService } from '@partner/shared/service';
 import { connectNats, natsNames } from '@partner/shared/nats';
@@ -47,6 +48,12 @@ export function startSubmission(config: SubmissionConfig, opts: { logger?: Logge
         .catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
       const attachments = attachmentService({ pool, store, settings: config.attachments, registry, logger, names, events });
       const sweeper = startSweeper(pool, store, config.attachments, logger, registry);
+      // CreateSubmission commits concurrent calls together (shared/batcher.ts); a lone call runs alone.
+      const creates = dbBatcher('CreateSubmission', (inputs: repo.NewSubmission[]) => repo.createSubmissions(pool, names, inputs), {
+        config,
+        registry,
+        keyOf: (s) => s.jobId,
+      });
       const impl = implementWithStreaming(
         serviceDefs().submission,
         {
@@ -66,7 +73,7 @@ export function startSubmission(config: SubmissionConfig, opts: { logger?: Logge
                 effectiveDate: req.effectiveDate,
                 productId: req.productId,
                 legalName: req.applicant.legalName,
-              })
+              }, (s) => creates.call(s))
               .catch(dbError);
             if (out.event) events.publishNow(out.event.outboxId, out.event);
             if (out.created) created.inc();

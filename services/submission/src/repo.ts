@@ -21,6 +21,8 @@ export interface SubmissionRow {
   updated_at: Date;
 }
 
+const COLUMN_NAMES = ['submission_id', 'tenant_id', 'partner_id', 'principal_id', 'external_ref', 'submission_type', 'effective_date',
+  'product_id', 'applicant', 'submission_name', 'status', 'created_at', 'updated_at'];
 const COLUMNS = `submission_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                  effective_date::text AS effective_date, product_id, applicant, submission_name, status, created_at, updated_at`;
 
@@ -57,6 +59,15 @@ export interface NewSubmission {
   legalName: string;
 }
 
+const CREATED_EVENT = {
+  type: "'submission.created'",
+  timestampSql: sqlIso('s.created_at'),
+  dataSql: `jsonb_build_object('submissionId', s.submission_id, 'submissionName', s.submission_name, 'status', s.status,
+              'externalRef', s.external_ref, 'submissionType', s.submission_type, 'effectiveDate', s.effective_date,
+              'productId', s.product_id, 'applicant', jsonb_build_object('legalName', s.applicant->'legalName'),
+              'principalId', s.principal_id, 'createdAt', ${sqlIso('s.created_at')}, 'updatedAt', ${sqlIso('s.updated_at')})`,
+};
+
 // One statement, so one round trip and one commit: insert the submission unless this job made one
 // already, and record its submission.created event (data: the submission as its GET shows it).
 const CREATE = `WITH ins AS (
@@ -66,53 +77,113 @@ const CREATE = `WITH ins AS (
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${COLUMNS}
    ), event AS (
-     ${outboxInsertSql({
-       source: 'ins',
-       eventId: '$12',
-       subject: '$13',
-       type: "'submission.created'",
-       timestampSql: sqlIso('s.created_at'),
-       dataSql: `jsonb_build_object('submissionId', s.submission_id, 'submissionName', s.submission_name, 'status', s.status,
-                   'externalRef', s.external_ref, 'submissionType', s.submission_type, 'effectiveDate', s.effective_date,
-                   'productId', s.product_id, 'applicant', jsonb_build_object('legalName', s.applicant->'legalName'),
-                   'principalId', s.principal_id, 'createdAt', ${sqlIso('s.created_at')}, 'updatedAt', ${sqlIso('s.updated_at')})`,
-     })}
+     ${outboxInsertSql({ source: 'ins', eventId: '$12', subject: '$13', ...CREATED_EVENT })}
    )
    SELECT ins.*, event.id AS outbox_id, event.body AS event_body FROM ins, event`;
 
+// Several CreateSubmissions as one statement (shared/batcher.ts): the same insert and event over the
+// rows of the arrays, each event joined back to its submission by its event id. A batch never holds
+// one job twice (the batcher keeps such calls apart).
+const CREATE_BATCH = `WITH input AS (
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                          $9::uuid[], $10::text[], $11::text[], $12::text[])
+       AS t(submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date,
+            product_id, legal_name, submission_name, event_id)
+   ), ins AS (
+     INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
+                              effective_date, product_id, applicant, submission_name, status)
+     SELECT submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date::date,
+            product_id, jsonb_build_object('legalName', legal_name), submission_name, 'submitted'
+       FROM input
+     ON CONFLICT (job_id) DO NOTHING
+     RETURNING ${COLUMNS}, job_id
+   ), created AS (
+     SELECT ins.*, input.event_id FROM ins JOIN input USING (job_id)
+   ), event AS (
+     ${outboxInsertSql({ source: 'created', eventId: 's.event_id', subject: '$13', ...CREATED_EVENT })}
+   )
+   SELECT ${COLUMN_NAMES.map((c) => `created.${c}`).join(', ')}, event.id AS outbox_id, event.body AS event_body, event_id
+     FROM created JOIN event USING (event_id)`;
+
+/** A submission created by createSubmissions with its event, or undefined where its job made one already. */
+export type Created = { row: SubmissionRow; event: RecordedEvent } | undefined;
+
+/**
+ * Creates the submissions of jobs with their submission.created events, all in one statement (one
+ * commit). One input runs the single-row statement; several run CREATE_BATCH. Answers per input, in
+ * order: undefined for a job whose submission exists already.
+ */
+export async function createSubmissions(pool: Pool, names: ReturnType<typeof natsNames>, inputs: NewSubmission[]): Promise<Created[]> {
+  const subject = names.eventSubject('submission.created');
+  const rows = inputs.map((s) => ({ ...s, submissionId: newUuid(), eventId: newEventId(), name: submissionName(s.legalName) }));
+  type Out = SubmissionRow & { outbox_id: string; event_body: string; event_id?: string };
+  let found: Out[];
+  if (rows.length === 1) {
+    const s = rows[0]!;
+    found = (
+      await pool.query<Out>(
+        prepared(CREATE, [
+          s.submissionId,
+          s.jobId,
+          s.tenantId,
+          s.partnerId,
+          s.principalId,
+          s.externalRef,
+          s.submissionType,
+          s.effectiveDate,
+          s.productId,
+          JSON.stringify({ legalName: s.legalName }),
+          s.name,
+          s.eventId,
+          subject,
+        ]),
+      )
+    ).rows;
+  } else {
+    const col = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((x) => x[k]);
+    found = (
+      await pool.query<Out>(
+        prepared(CREATE_BATCH, [
+          col('submissionId'),
+          col('jobId'),
+          col('tenantId'),
+          col('partnerId'),
+          col('principalId'),
+          col('externalRef'),
+          col('submissionType'),
+          col('effectiveDate'),
+          col('productId'),
+          col('legalName'),
+          col('name'),
+          col('eventId'),
+          subject,
+        ]),
+      )
+    ).rows;
+  }
+  // The single statement answers its one row (or none); the batch names each row's event.
+  const byEvent = new Map(found.map((r) => [r.event_id ?? rows[0]!.eventId, r]));
+  return rows.map((x) => {
+    const created = byEvent.get(x.eventId);
+    if (!created) return undefined;
+    const { outbox_id: outboxId, event_body: body, event_id: _eventId, ...row } = created;
+    return { row, event: { outboxId, msgId: x.eventId, subject, body } };
+  });
+}
+
 /**
  * Creates the submission for a job, with its submission.created event in the same statement, or
- * returns the one that job already created (and no event).
+ * returns the one that job already created (and no event). `create` records it (alone by default;
+ * the submission service passes its batcher).
  */
 export async function createSubmission(
   pool: Pool,
   names: ReturnType<typeof natsNames>,
   s: NewSubmission,
+  create: (s: NewSubmission) => Promise<Created> = async (x) => (await createSubmissions(pool, names, [x]))[0],
 ): Promise<{ row: SubmissionRow; created: boolean; event?: RecordedEvent }> {
-  const eventId = newEventId();
-  const subject = names.eventSubject('submission.created');
-  const ins = await pool.query<SubmissionRow & { outbox_id: string; event_body: string }>(
-    prepared(CREATE, [
-      newUuid(),
-      s.jobId,
-      s.tenantId,
-      s.partnerId,
-      s.principalId,
-      s.externalRef,
-      s.submissionType,
-      s.effectiveDate,
-      s.productId,
-      JSON.stringify({ legalName: s.legalName }),
-      submissionName(s.legalName),
-      eventId,
-      subject,
-    ]),
-  );
-  const created = ins.rows[0];
-  if (created) {
-    const { outbox_id: outboxId, event_body: body, ...row } = created;
-    return { row, created: true, event: { outboxId, msgId: eventId, subject, body } };
-  }
+  const created = await create(s);
+  if (created) return { row: created.row, created: true, event: created.event };
   const existing = await pool.query<SubmissionRow>(prepared(`SELECT ${COLUMNS} FROM submissions WHERE job_id = $1`, [s.jobId]));
   return { row: existing.rows[0]!, created: false };
 }
