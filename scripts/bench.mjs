@@ -20,6 +20,7 @@ import { startBaselines } from '../bench/lib/baselines.mjs';
 import { cannon, interleave, round } from '../bench/lib/load.mjs';
 import { CountingPgProxy } from '../bench/lib/pgproxy.mjs';
 import { checks, floorSubmit, hops, manyWaiters, productHeaders, productSubmit, sequential, settledJobId, timeline, wakeup } from '../bench/lib/phases.mjs';
+import { withBatchSizes } from '../bench/lib/batches.mjs';
 import { buildTable, renderTable } from '../bench/lib/report.mjs';
 import { runProfile } from '../bench/lib/profile.mjs';
 import { feedReads, feedWakeup, idleFeedReaders } from '../bench/lib/events.mjs';
@@ -159,10 +160,11 @@ async function main() {
   say('warmed up');
 
   // Submit + wait: sequential (interleaved with the floor), then 16 and 64 connections.
-  const seq = await sequential(stack, baselines.urls, { total: P.seq, block: P.block });
-  r.submit.sequential = { product: seq.product };
+  const seq = await withBatchSizes(stack, () => sequential(stack, baselines.urls, { total: P.seq, block: P.block }));
+  r.submit.sequential = { product: seq.product, batches: seq.batches };
   r.baselines.floor = { sequential: seq.floor };
   say(`sequential: product p50 ${seq.product.latencyMs.p50} ms, floor p50 ${seq.floor.latencyMs.p50} ms`);
+  say(`sequential: mean batch ${Object.entries(seq.batches).map(([k, v]) => `${k} ${v.meanSize}`).join(', ')}`);
   r.timeline = await timeline(stack, seq.records, seq.tap);
   // Submit + wait at 16 and 64 connections, floor and product in alternating slices. CPU time per
   // request (user + system, from /proc) of every process involved, PostgreSQL backends included: on a
@@ -174,15 +176,19 @@ async function main() {
   for (const c of [16, 64]) {
     await cannon({ url: baselines.urls.floor, request: floorSubmit(stack), check: checks.submitted, connections: c, duration: P.warmS });
     await cannon({ url: gw, request: productSubmit(stack), check: checks.submitted, connections: c, duration: P.warmS });
-    const res = await interleave(
-      [
-        { name: 'floor', url: baselines.urls.floor, request: floorSubmit(stack), check: checks.submitted, measure: floorCpu },
-        { name: 'product', url: gw, request: productSubmit(stack), check: checks.submitted, measure: productCpu },
-      ],
-      { rounds: P.rounds, seconds: P.concS / P.rounds, connections: c },
+    // The floor's slices touch no service, so the batches counted are the product's slices'.
+    const res = await withBatchSizes(stack, () =>
+      interleave(
+        [
+          { name: 'floor', url: baselines.urls.floor, request: floorSubmit(stack), check: checks.submitted, measure: floorCpu },
+          { name: 'product', url: gw, request: productSubmit(stack), check: checks.submitted, measure: productCpu },
+        ],
+        { rounds: P.rounds, seconds: P.concS / P.rounds, connections: c },
+      ),
     );
     r.baselines.floor[`c${c}`] = res.floor;
-    r.submit[`c${c}`] = res.product;
+    r.submit[`c${c}`] = { ...res.product, batches: res.batches };
+    say(`${c} connections: mean batch ${Object.entries(res.batches).map(([k, v]) => `${k} ${v.meanSize}`).join(', ')}`);
     say(
       `${c} connections: product ${res.product.rps} req/s (${res.product.cpuMsPerRequest.total} ms CPU/req), ` +
         `floor ${res.floor.rps} req/s (${res.floor.cpuMsPerRequest.total} ms CPU/req)`,

@@ -366,7 +366,17 @@ export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
   // The webhook dispatcher's own outbox relay (webhook_endpoint.disabled events) polls like the others: quiet it too.
   await stack.stopService('dispatcher');
   await stack.startService('dispatcher', { env: quiet });
-  const gateway = await stack.startService('gateway', { env: { MAX_WAITERS: String(Math.max(20_000, waiters + 1_000)) } });
+  // The gateway can be told to collect its garbage (SIGUSR2, bench/lib/gc-on-signal.cjs), so that its
+  // memory is read as the live cost of the waiters.
+  const gateway = await stack.startService('gateway', {
+    env: { MAX_WAITERS: String(Math.max(20_000, waiters + 1_000)) },
+    nodeArgs: ['--expose-gc', '--require', `${ROOT}bench/lib/gc-on-signal.cjs`],
+  });
+  const collected = async () => {
+    process.kill(gateway.pid, 'SIGUSR2');
+    await sleep(300);
+    return { mem: memoryOf(gateway.pid), heap: await heapOf(opsUrl) };
+  };
   const opsUrl = `http://127.0.0.1:${stack.ports.ops.gateway}`;
   log.push('services restarted behind counting proxies (the dispatcher with a quiet relay); worker stopped; fresh gateway');
 
@@ -389,6 +399,7 @@ export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
   await sleep(1_000);
   const before = memoryOf(gateway.pid);
   const heapBefore = await heapOf(opsUrl);
+  const gcBefore = await collected();
 
   // 3. N waiters, opened with at most 200 connections being set up at once; waiter i waits on job
   //    floor(i / (N/K)), so the jobs of the first waiters (whose 30 s run out first) settle first.
@@ -434,6 +445,7 @@ export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
   if (registered < waiters) log.push(`only ${registered} of ${waiters} waiters registered (${answers.length} answered early)`);
   const held = memoryOf(gateway.pid);
   const heapHeld = await heapOf(opsUrl);
+  const gcHeld = await collected();
 
   // 4. Quiet window: nothing may reach the database while the waiters wait.
   await sleep(2_000); // the last registrations' job reads finish
@@ -481,6 +493,13 @@ export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
     extraRssMb: mb(Math.max(held.rss, heldEnd.rss) - before.rss),
     extraRssKbPerWaiter: round((Math.max(held.rss, heldEnd.rss) - before.rss) / 1024 / waiters, 1),
     gatewayHeap: { before: heapBefore, held: heapHeld },
+    // After a forced full GC (the issue's measure): the live cost of the waiters.
+    afterGc: {
+      rssMb: { before: mb(gcBefore.mem.rss), held: mb(gcHeld.mem.rss) },
+      extraRssMb: mb(gcHeld.mem.rss - gcBefore.mem.rss),
+      heapUsedMb: { before: gcBefore.heap.heapUsedMb, held: gcHeld.heap.heapUsedMb },
+      heapKbPerWaiter: round(((gcHeld.heap.heapUsedMb - gcBefore.heap.heapUsedMb) * 1024) / Math.max(1, registered), 2),
+    },
     quietWindowMs: round(t1 - t0, 0),
     queriesWhileWaiting: queries,
     queriesByService,

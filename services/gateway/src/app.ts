@@ -121,11 +121,11 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
   const defs = serviceDefs();
   const registry = createRegistry('gateway');
   const clients: Clients = {
-    auth: createClient(defs.auth, config.grpc.auth, config.grpcTimeoutMs, { registry }),
-    policy: createClient(defs.policy, config.grpc.policy, config.grpcTimeoutMs, { registry }),
-    submission: createClient(defs.submission, config.grpc.submission, config.grpcTimeoutMs, { registry }),
-    job: createClient(defs.job, config.grpc.job, config.grpcTimeoutMs, { registry }),
-    events: createClient(defs.events, config.grpc.events, config.grpcTimeoutMs, { registry }),
+    auth: createClient(defs.auth, config.grpc.auth, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
+    policy: createClient(defs.policy, config.grpc.policy, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
+    submission: createClient(defs.submission, config.grpc.submission, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
+    job: createClient(defs.job, config.grpc.job, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
+    events: createClient(defs.events, config.grpc.events, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
   };
   const keys = new KeyStore(config.jwksUrl, 'ES256');
   await keys.refresh().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'JWKS not reachable yet; will fetch on first token'));

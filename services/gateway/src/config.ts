@@ -16,6 +16,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   grpc: { auth: string; policy: string; submission: string; job: string; events: string };
   /** Default deadline of a gRPC call, further capped by the request's own budget. */
   grpcTimeoutMs: number;
+  /** Carry SubmitJob, SettleJob and CreateSubmission on open streams (shared/grpc-callstream.ts). */
+  grpcCallStreams: boolean;
   /** Time budget of a request, apart from any Prefer: wait. */
   requestTimeoutMs: number;
   /** The issuer's token lifetime: a token whose exp - iat is longer is refused. */
@@ -73,6 +75,7 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
       events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055' }),
     },
     grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000 }),
+    grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'hot calls as messages on open gRPC streams; false: plain unary calls' }),
     webhookAllowPrivateTargets: env.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', { default: false }),
     requestTimeoutMs: env.int('REQUEST_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000 }),
     tokenMaxLifetimeS: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400 }),

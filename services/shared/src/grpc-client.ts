@@ -7,6 +7,7 @@ import type { Registry } from 'prom-client';
 import { DomainError, fromGrpcError } from './errors.js';
 import { codeOf, observeClientCall } from './grpc-telemetry.js';
 import type { AnyMethod, GrpcObservability } from './grpc-server.js';
+import { CallStreamClient, STREAMED_METHODS } from './grpc-callstream.js';
 
 export interface CallOptions {
   /** Overrides the client's default deadline for this call. */
@@ -78,22 +79,30 @@ export function createClient<D extends grpc.ServiceDefinition>(
   observability: GrpcObservability = {},
 ): PromiseClient<D> {
   const channel = new grpc.Client(grpcTarget(address), grpc.credentials.createInsecure(), CLIENT_OPTIONS);
-  const client: Record<string, unknown> = { close: () => channel.close() };
+  // The hot calls travel on open streams (grpc-callstream.ts) unless GRPC_CALL_STREAMS=false.
+  const streams = observability.callStreams !== false ? new CallStreamClient(channel) : undefined;
+  const client: Record<string, unknown> = {
+    close: () => {
+      streams?.close();
+      channel.close();
+    },
+  };
   const registry = observability.registry;
   channels.set(client, { channel, defaultTimeoutMs, registry });
   for (const [name, method] of Object.entries(def) as [string, AnyMethod][]) {
+    const streamed = streams && STREAMED_METHODS.has(method.path);
     client[name] = (req: object, opts: CallOptions = {}) =>
       new Promise((resolve, reject) => {
         const observed = observeClientCall(method.path, 'unary', opts.metadata, registry);
-        channel.makeUnaryRequest(
-          method.path,
-          method.requestSerialize,
-          method.responseDeserialize,
-          req,
-          observed.metadata,
-          deadlineOf(opts, defaultTimeoutMs),
-          settleWith(observed, resolve, reject),
-        );
+        const callback = settleWith(observed, resolve, reject);
+        const deadline = deadlineOf(opts, defaultTimeoutMs);
+        const unary = () =>
+          channel.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, req, observed.metadata, deadline, callback);
+        if (streamed && streams.usable) {
+          streams.send(method, req, observed.metadata, Math.max(1, Number(deadline.deadline) - Date.now()), callback, unary);
+        } else {
+          unary();
+        }
       });
   }
   return client as PromiseClient<D>;

@@ -4,6 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { fileURLToPath } from 'node:url';
 import type { ProtoGrpcType as AuthProto } from './generated/auth.js';
+import type { ProtoGrpcType as CallStreamProto } from './generated/callstream.js';
 import type { ProtoGrpcType as EventsProto } from './generated/events.js';
 import type { ProtoGrpcType as JobProto } from './generated/job.js';
 import type { ProtoGrpcType as PolicyProto } from './generated/policy.js';
@@ -34,6 +35,8 @@ function loadAll() {
     policy: load<PolicyProto>('partner/policy/v1/policy.proto').partner.policy.v1.PolicyService.service,
     submission: load<SubmissionProto>('partner/submission/v1/submission.proto').partner.submission.v1.SubmissionService
       .service,
+    /** Not a service of its own: the transport every gRPC server offers for its hot unary calls (grpc-callstream.ts). */
+    callStream: load<CallStreamProto>('partner/callstream/v1/callstream.proto').partner.callstream.v1.CallStreamService.service,
   };
 }
 

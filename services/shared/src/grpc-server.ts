@@ -11,6 +11,8 @@ import { DomainError, toGrpcError } from './errors.js';
 import { observeServerCall } from './grpc-telemetry.js';
 import type { Logger } from './logger.js';
 import { context } from './tracing.js';
+import { CallStreamServer } from './grpc-callstream.js';
+import { serviceDefs } from './grpc-loader.js';
 
 export interface CallContext {
   metadata: grpc.Metadata;
@@ -30,6 +32,8 @@ export type Handlers<D> = {
 /** Where a server's or client's calls are counted (the process's registry); absent: traced only. */
 export interface GrpcObservability {
   registry?: Registry;
+  /** Clients: carry the hot calls on open streams (grpc-callstream.ts); default true. */
+  callStreams?: boolean;
 }
 
 /** The caller's deadline as the handler sees it: milliseconds left (Infinity without one). */
@@ -139,6 +143,9 @@ export async function startGrpcServer(opts: {
   }
   const health = new HealthImplementation(statuses);
   health.addToServer(server);
+  // The hot unary calls may also come as messages on a long-lived stream (grpc-callstream.ts).
+  const callStreams = new CallStreamServer(opts.services);
+  server.addService(serviceDefs().callStream, callStreams.implementation());
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${opts.host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
       err ? reject(err) : resolve(p),
@@ -153,6 +160,8 @@ export async function startGrpcServer(opts: {
     shutdown: (timeoutMs = 10_000) =>
       new Promise<void>((resolve) => {
         setServing('NOT_SERVING');
+        // Streams end once their running calls are answered, so tryShutdown is not held by them.
+        callStreams.close();
         const timer = setTimeout(() => {
           server.forceShutdown();
           resolve();

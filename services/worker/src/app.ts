@@ -21,10 +21,10 @@ export async function startWorker(config: WorkerConfig, opts: { logger?: Logger 
   const defs = serviceDefs();
   const registry = createRegistry('worker');
   const clients = {
-    job: createClient(defs.job, config.grpc.job, config.grpcTimeoutMs, { registry }),
-    submission: createClient(defs.submission, config.grpc.submission, config.grpcTimeoutMs, { registry }),
-    policy: createClient(defs.policy, config.grpc.policy, config.grpcTimeoutMs, { registry }),
-    events: createClient(defs.events, config.grpc.events, config.grpcTimeoutMs, { registry }),
+    job: createClient(defs.job, config.grpc.job, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
+    submission: createClient(defs.submission, config.grpc.submission, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
+    policy: createClient(defs.policy, config.grpc.policy, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
+    events: createClient(defs.events, config.grpc.events, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
   };
   const inUse = new Gauge({ name: 'partner_worker_concurrency_in_use', help: 'Jobs being processed by this worker.', registers: [registry] });
   new Gauge({

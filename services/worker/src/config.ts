@@ -5,6 +5,8 @@ export interface WorkerConfig extends BaseConfig, NatsConfig {
   environment: 'uat' | 'production';
   grpc: { job: string; submission: string; policy: string; events: string };
   grpcTimeoutMs: number;
+  /** Carry SubmitJob, SettleJob and CreateSubmission on open streams (shared/grpc-callstream.ts). */
+  grpcCallStreams: boolean;
   /** Jobs processed at once by this process. */
   concurrency: number;
   /** JetStream redelivers a job not acknowledged (nor kept alive with working()) within this. */
@@ -43,6 +45,7 @@ export function readWorkerConfig(env = new EnvReader()): Readonly<WorkerConfig> 
       events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055' }),
     },
     grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000 }),
+    grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'hot calls as messages on open gRPC streams; false: plain unary calls' }),
     concurrency: env.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1_000 }),
     ackWaitMs: env.int('WORKER_ACK_WAIT_MS', { default: 30_000, min: 500, max: 600_000 }),
     maxDeliveries: env.int('WORKER_MAX_DELIVERIES', { default: 5, min: 1, max: 100 }),
