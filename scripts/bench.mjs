@@ -21,6 +21,7 @@ import { cannon, interleave, round } from '../bench/lib/load.mjs';
 import { CountingPgProxy } from '../bench/lib/pgproxy.mjs';
 import { checks, floorSubmit, hops, manyWaiters, productHeaders, productSubmit, sequential, settledJobId, timeline, wakeup } from '../bench/lib/phases.mjs';
 import { withBatchSizes } from '../bench/lib/batches.mjs';
+import { grpcTransport } from '../bench/lib/grpc-transport.mjs';
 import { buildTable, renderTable } from '../bench/lib/report.mjs';
 import { runProfile } from '../bench/lib/profile.mjs';
 import { feedReads, feedWakeup, idleFeedReaders } from '../bench/lib/events.mjs';
@@ -111,6 +112,7 @@ const meta = () => ({
   commit: spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(),
   dirty: spawnSync('git', ['status', '--porcelain', '--', 'services', 'proto'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() !== '',
   params: P,
+  serviceEnv: process.env.BENCH_SERVICE_ENV ?? '',
   note: 'Absolute figures depend on the machine and on whatever else runs on it; compare ratios from one run.',
 });
 
@@ -271,6 +273,8 @@ async function main() {
   // Single hops, then wake-up latency, then many waiters (restarts services, so last).
   r.hops = await hops(stack, { n: P.hopN });
   say('hop costs measured');
+  r.grpcTransport = await grpcTransport({ n: smoke ? 500 : 5_000 });
+  say(`gRPC transport: stream CPU per call ${r.grpcTransport.streamCpuRatio.c1}× unary's (1 in flight), ${r.grpcTransport.streamCpuRatio.c32}× (32 in flight)`);
   r.wakeup = await wakeup(stack, { count: P.wake, ratePerS: P.wakeRate });
   say(`wake-up: p50 ${r.wakeup.fromSettleMs.p50} ms, p99 ${r.wakeup.fromSettleMs.p99} ms (settled_at → response)`);
   // The event feed (issue 14): settlement → long-polling reader, feed pages against policy pages,

@@ -79,6 +79,10 @@ export function buildTable(r, { judge }) {
       check: (x) => x !== null && x <= 2,
     });
   }
+  for (const c of [1, 32]) {
+    const at = (label) => r.grpcTransport?.results.find((x) => x.label === label && x.concurrency === c);
+    if (at('stream')) add(`gRPC CPU per call, ${c} in flight: stream vs unary`, at('stream').cpuMsPerCall, 'ms', at('unary').cpuMsPerCall, 'unary call');
+  }
   const w = r.waiters;
   add(`${w.waiters} waiters: extra gateway RSS after a forced GC`, w.afterGc?.extraRssMb, 'MB', null, null, { text: '< 200 MB', check: (_x, v) => v !== null && v < 200 });
   add(`${w.waiters} waiters: live heap per waiter after a forced GC`, w.afterGc?.heapKbPerWaiter, 'KB', null, null);

@@ -238,6 +238,13 @@ export class BenchStack {
       WEBHOOK_ENDPOINT_LIMIT: '64',
       // Smoke runs share PostgreSQL's 100 connections with the other test files: smaller pools.
       ...(process.env.BENCH_DB_POOL_MAX ? { DB_POOL_MAX: process.env.BENCH_DB_POOL_MAX } : {}),
+      // Settings to compare, for every service: BENCH_SERVICE_ENV="DB_BATCH_MAX_SIZE=1,GRPC_CALL_STREAMS=false".
+      ...Object.fromEntries(
+        (process.env.BENCH_SERVICE_ENV ?? '')
+          .split(',')
+          .filter(Boolean)
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      ),
     };
   }
 
