@@ -341,19 +341,20 @@ describe('partner webhooks and partner listen', () => {
 
     const submission = await partner(['submissions', 'create', '--file', appFile()]);
     expect(submission.code, submission.stderr).toBe(0);
-    const got = await r.waitFor('the submission.created delivery', (rs) => rs[0]);
+    // Its own submission's delivery: the sandbox:delay jobs of earlier tests may create theirs meanwhile.
+    const got = await r.waitFor('the submission.created delivery', (rs) => rs.find((x) => x.body.includes(submission.json.submissionId)));
     const event = new Webhook(secret).verify(got.body, {
       'webhook-id': String(got.headers['webhook-id']),
       'webhook-timestamp': String(got.headers['webhook-timestamp']),
       'webhook-signature': String(got.headers['webhook-signature']),
-    }) as { type: string; data: { submissionId: string } };
+    }) as { id: string; type: string; data: { submissionId: string } };
     expect(event).toMatchObject({ type: 'submission.created', data: { submissionId: submission.json.submissionId } });
 
-    const log = await until('the delivery recorded', async () => {
+    const delivery = await until('the delivery recorded', async () => {
       const d = await partner(['webhooks', 'deliveries', id, '--status', 'succeeded']);
-      return d.json?.items?.length === 1 && d.json;
+      return (d.json?.items as Array<{ eventId: string }> | undefined)?.find((item) => item.eventId === event.id);
     });
-    expect(log.items[0]).toMatchObject({ eventType: 'submission.created', attempts: 1, lastResponseStatus: 200 });
+    expect(delivery).toMatchObject({ eventType: 'submission.created', attempts: 1, lastResponseStatus: 200 });
 
     const ping = await partner(['webhooks', 'ping', id]);
     expect(ping.code, ping.stderr).toBe(0);
