@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher, rowCausedError } from './batcher.js';
+import { Registry } from 'prom-client';
+import { Batcher, dbBatcher, rowCausedError } from './batcher.js';
 
 /** A step whose batches finish only when the test says so; records every batch it was given. */
 function gatedStep(fail?: (item: number) => unknown) {
@@ -148,5 +149,29 @@ describe('rowCausedError', () => {
     expect(['22007', '23505', '40P01', '40001', '54000'].map((c) => rowCausedError(sqlError(c)))).toEqual([true, true, true, true, true]);
     expect(['08006', '57P01', 'ECONNRESET', '42601'].map((c) => rowCausedError(sqlError(c)))).toEqual([false, false, false, false]);
     expect(rowCausedError(new Error('no code'))).toBe(false);
+  });
+});
+
+describe('dbBatcher', () => {
+  it('with DB_BATCH_MAX_SIZE=1 runs every call at once, however many are running', async () => {
+    let running = 0;
+    let most = 0;
+    let open: Array<() => void> = [];
+    const b = dbBatcher(
+      'Test',
+      async (items: number[]) => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise<void>((resolve) => open.push(resolve));
+        running--;
+        return items;
+      },
+      { config: { batchMaxSize: 1, batchInFlight: 2 }, registry: new Registry() },
+    );
+    const outs = [1, 2, 3, 4, 5].map((i) => b.call(i));
+    expect(most).toBe(5);
+    for (const o of open) o();
+    open = [];
+    expect(await Promise.all(outs)).toEqual([1, 2, 3, 4, 5]);
   });
 });

@@ -139,7 +139,8 @@ export function batchSizeHistogram(registry: Registry): Histogram<'step'> {
 
 /**
  * A batched database step of a service: sized by DB_BATCH_MAX_SIZE and DB_BATCH_IN_FLIGHT, split on
- * row-caused errors, its batch sizes in partner_db_batch_size{step}.
+ * row-caused errors, its batch sizes in partner_db_batch_size{step}. DB_BATCH_MAX_SIZE=1 turns
+ * batching off: calls are not held to DB_BATCH_IN_FLIGHT at a time, exactly as without a batcher.
  */
 export function dbBatcher<I, O>(
   step: string,
@@ -148,9 +149,11 @@ export function dbBatcher<I, O>(
 ): Batcher<I, O> {
   const sizes = batchSizeHistogram(opts.registry);
   sizes.zero({ step });
+  const off = opts.config.batchMaxSize <= 1;
   return new Batcher(run, {
     maxSize: opts.config.batchMaxSize,
-    maxInFlight: opts.config.batchInFlight,
+    // Batching off: every call runs alone and at once, as many at a time as the pool allows.
+    maxInFlight: off ? Number.POSITIVE_INFINITY : opts.config.batchInFlight,
     splittable: rowCausedError,
     observe: (n) => sizes.observe({ step }, n),
     ...(opts.keyOf ? { keyOf: opts.keyOf } : {}),
