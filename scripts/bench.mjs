@@ -296,7 +296,7 @@ async function main() {
       `${whFanout.withHanging.fromCommitMs.p99} ms with ${P.fanHanging} hanging (${whFanout.healthyP99Ratio}×)`,
   );
   r.webhooks = { latency: whLatency, fanout: whFanout };
-  for (const s of ['auth', 'policy', 'submission', 'job']) {
+  for (const s of ['auth', 'policy', 'submission', 'job', 'events']) {
     proxies[s] = new CountingPgProxy(s);
     await proxies[s].listen();
   }

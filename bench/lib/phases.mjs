@@ -356,11 +356,14 @@ export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
   const log = [];
   // 1. Quiet services behind counting proxies; no worker; a fresh gateway.
   for (const s of ['gateway', 'worker']) await stack.stopService(s);
-  for (const s of ['auth', 'policy', 'submission', 'job']) await stack.stopService(s);
-  const quiet = { OUTBOX_RELAY_INTERVAL_MS: '60000', SWEEP_INTERVAL_MS: '3600000' };
+  const proxied = ['auth', 'policy', 'submission', 'job', 'events'];
+  for (const s of proxied) await stack.stopService(s);
+  // Periodic housekeeping is not the waiters' cost: the relays and sweeps (the events service's
+  // once-a-minute retention sweep among them) are pushed past the window.
+  const quiet = { OUTBOX_RELAY_INTERVAL_MS: '60000', SWEEP_INTERVAL_MS: '3600000', EVENT_SWEEP_INTERVAL_MS: '3600000' };
   await Promise.all(
-    ['auth', 'policy', 'submission', 'job'].map((s) =>
-      stack.startService(s, { env: { DATABASE_URL: stack.databaseUrlVia(proxies[s].port), ...(s === 'job' || s === 'submission' ? quiet : {}) } }),
+    proxied.map((s) =>
+      stack.startService(s, { env: { DATABASE_URL: stack.databaseUrlVia(proxies[s].port), ...(s === 'auth' || s === 'policy' ? {} : quiet) } }),
     ),
   );
   // The webhook dispatcher's own outbox relay (webhook_endpoint.disabled events) polls like the others: quiet it too.
