@@ -1,6 +1,7 @@
 // Webhooks (API.md "Webhooks"): endpoints managed as jobs, signed deliveries verified with the
 // reference library (standardwebhooks), the retry schedule, 410 disabling with its event, a hanging
 // receiver that delays no one else, rotation, recover and ping, the delivery log, partner isolation,
+// disabling an endpoint that kept failing (and not one a success came between),
 // a dispatcher SIGKILLed mid-delivery, and the SSRF refusals at registration and at delivery.
 import { afterAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
@@ -339,6 +340,77 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     expect(over.status, over.text).toBe(422);
     expect(over.body.error).toMatchObject({ code: 'limit_exceeded', retryable: false });
     expect(over.body.jobId).toMatch(/^job_/);
+  });
+});
+
+describe('webhooks: an endpoint failing for WEBHOOK_DISABLE_AFTER_HOURS with no success is disabled', () => {
+  // Half a second stands for the 5 days: shorter than the first retry's wait, so an endpoint's second
+  // failure in a row disables it unless a success came in between.
+  const DISABLE_AFTER_S = 0.5;
+  let token: string;
+  const receivers: Receiver[] = [];
+  const h = helpers(() => stack);
+  const receiver = async () => {
+    const r = await Receiver.start();
+    receivers.push(r);
+    return r;
+  };
+  const stack = useStack(async (stack) => {
+    await stack.startAll(
+      {
+        WEBHOOK_RETRY_SCHEDULE: '0.6,1.2,1.2',
+        WEBHOOK_RETRY_JITTER: '0',
+        WEBHOOK_DISABLE_AFTER_HOURS: String(DISABLE_AFTER_S / 3600),
+      },
+      { dispatcher: true },
+    );
+    token = await provision(stack);
+  });
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.stop()));
+  });
+
+  it('a success in between starts the count again: failures either side of it do not disable', async () => {
+    const flaky = await receiver();
+    // Each delivery fails once, then succeeds.
+    flaky.answer = (_r, i) => (i % 2 === 0 ? 503 : 200);
+    const ep = await h.create(token, flaky.url, ['submission.created']);
+    await h.submit(token);
+    await until('the first delivery succeeded at its retry', async () => {
+      const items = await h.deliveries(token, ep.endpointId, '?status=succeeded');
+      return items.length === 1;
+    });
+    // This failure comes more than DISABLE_AFTER_S after the first one: only the success between
+    // them keeps the endpoint enabled.
+    await h.submit(token);
+    const items = await until('the second delivery succeeded at its retry', async () => {
+      const items = await h.deliveries(token, ep.endpointId, '?status=succeeded');
+      return items.length === 2 && items;
+    });
+    expect(items.map((d) => d.attempts)).toEqual([2, 2]);
+    expect(flaky.received).toHaveLength(4);
+    expect(await h.endpoint(token, ep.endpointId)).toMatchObject({ status: 'enabled' });
+    await h.job(token, 'DELETE', `/v1/webhook-endpoints/${ep.endpointId}`);
+  });
+
+  it('fails on: disabled (reason failing) at the first failure past the limit, its pending delivery failed, the event sent and counted', async () => {
+    const broken = await receiver();
+    broken.answer = () => 503;
+    const watcher = await receiver();
+    const ep = await h.create(token, broken.url, ['submission.created']);
+    const watch = await h.create(token, watcher.url, ['webhook_endpoint.disabled']);
+    await h.submit(token);
+    const disabledEvent = await watcher.waitFor('webhook_endpoint.disabled', (rs) => rs[0]);
+    const event = verified(disabledEvent, await h.secret(token, watch.endpointId));
+    expect(event).toMatchObject({ type: 'webhook_endpoint.disabled', data: { endpointId: ep.endpointId, status: 'disabled', disabledReason: 'failing' } });
+    expect(await h.endpoint(token, ep.endpointId)).toMatchObject({ status: 'disabled', disabledReason: 'failing' });
+    // The second attempt (0.6 s after the first) disabled it; the retry it would have had is not sent.
+    const [d] = await h.deliveries(token, ep.endpointId);
+    expect(d).toMatchObject({ status: 'failed', attempts: 2, lastResponseStatus: 503, lastError: 'the receiver answered 503; the endpoint was disabled: it kept failing' });
+    expect(broken.received).toHaveLength(2);
+    const m = await scrape(stack.opsUrls.dispatcher!);
+    expect(m.sum('partner_webhook_endpoints_disabled_total', { reason: 'failing' })).toBe(1);
+    expect(m.sum('partner_webhook_endpoints_disabled_total', { reason: 'gone' })).toBe(0);
   });
 });
 
