@@ -62,30 +62,34 @@ function helpers(stack: () => Stack) {
   };
 }
 
-describe('webhooks: endpoints, signed deliveries, retries', () => {
-  let token: string;
+/**
+ * A stack with a dispatcher run with `env`, a provisioned partner (its token handed to `ready`), and
+ * receivers that are stopped after the block.
+ */
+function withDispatcher(env: Record<string, string>, ready: (token: string) => void) {
   const receivers: Receiver[] = [];
-  const h = helpers(() => stack);
+  const stack = useStack(async (stack) => {
+    await stack.startAll(env, { dispatcher: true });
+    ready(await provision(stack));
+  });
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.stop()));
+  });
   const receiver = async () => {
     const r = await Receiver.start();
     receivers.push(r);
     return r;
   };
+  return { stack, receiver };
+}
 
-  const stack = useStack(async (stack) => {
-    await stack.startAll(
-      {
-        WEBHOOK_RETRY_SCHEDULE: RETRY_S.join(','),
-        WEBHOOK_RETRY_JITTER: '0',
-        WEBHOOK_TIMEOUT_MS: '3000',
-      },
-      { dispatcher: true },
-    );
-    token = await provision(stack);
-  });
-  afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.stop()));
-  });
+describe('webhooks: endpoints, signed deliveries, retries', () => {
+  let token: string;
+  const { stack, receiver } = withDispatcher(
+    { WEBHOOK_RETRY_SCHEDULE: RETRY_S.join(','), WEBHOOK_RETRY_JITTER: '0', WEBHOOK_TIMEOUT_MS: '3000' },
+    (t) => (token = t),
+  );
+  const h = helpers(() => stack);
 
   it('sends each matching event once per endpoint, signed (verified by standardwebhooks), and nothing else', async () => {
     const some = await receiver();
@@ -348,27 +352,11 @@ describe('webhooks: an endpoint failing for WEBHOOK_DISABLE_AFTER_HOURS with no 
   // failure in a row disables it unless a success came in between.
   const DISABLE_AFTER_S = 0.5;
   let token: string;
-  const receivers: Receiver[] = [];
+  const { stack, receiver } = withDispatcher(
+    { WEBHOOK_RETRY_SCHEDULE: '0.6,1.2,1.2', WEBHOOK_RETRY_JITTER: '0', WEBHOOK_DISABLE_AFTER_HOURS: String(DISABLE_AFTER_S / 3600) },
+    (t) => (token = t),
+  );
   const h = helpers(() => stack);
-  const receiver = async () => {
-    const r = await Receiver.start();
-    receivers.push(r);
-    return r;
-  };
-  const stack = useStack(async (stack) => {
-    await stack.startAll(
-      {
-        WEBHOOK_RETRY_SCHEDULE: '0.6,1.2,1.2',
-        WEBHOOK_RETRY_JITTER: '0',
-        WEBHOOK_DISABLE_AFTER_HOURS: String(DISABLE_AFTER_S / 3600),
-      },
-      { dispatcher: true },
-    );
-    token = await provision(stack);
-  });
-  afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.stop()));
-  });
 
   it('a success in between starts the count again: failures either side of it do not disable', async () => {
     const flaky = await receiver();
