@@ -348,12 +348,13 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
 });
 
 describe('webhooks: an endpoint failing for WEBHOOK_DISABLE_AFTER_HOURS with no success is disabled', () => {
-  // Half a second stands for the 5 days: shorter than the first retry's wait, so an endpoint's second
-  // failure in a row disables it unless a success came in between.
-  const DISABLE_AFTER_S = 0.5;
+  // A second stands for the 5 days: shorter than the first retry's wait (1.5 s), so an endpoint's
+  // second failure in a row disables it unless a success came in between, and long enough that no
+  // first attempt's settling, however slow the machine, reaches it.
+  const DISABLE_AFTER_S = 1;
   let token: string;
   const { stack, receiver } = withDispatcher(
-    { WEBHOOK_RETRY_SCHEDULE: '0.6,1.2,1.2', WEBHOOK_RETRY_JITTER: '0', WEBHOOK_DISABLE_AFTER_HOURS: String(DISABLE_AFTER_S / 3600) },
+    { WEBHOOK_RETRY_SCHEDULE: '1.5,3,3', WEBHOOK_RETRY_JITTER: '0', WEBHOOK_DISABLE_AFTER_HOURS: String(DISABLE_AFTER_S / 3600) },
     (t) => (token = t),
   );
   const h = helpers(() => stack);
@@ -392,7 +393,7 @@ describe('webhooks: an endpoint failing for WEBHOOK_DISABLE_AFTER_HOURS with no 
     const event = verified(disabledEvent, await h.secret(token, watch.endpointId));
     expect(event).toMatchObject({ type: 'webhook_endpoint.disabled', data: { endpointId: ep.endpointId, status: 'disabled', disabledReason: 'failing' } });
     expect(await h.endpoint(token, ep.endpointId)).toMatchObject({ status: 'disabled', disabledReason: 'failing' });
-    // The second attempt (0.6 s after the first) disabled it; the retry it would have had is not sent.
+    // The second attempt (1.5 s after the first) disabled it; the retry it would have had is not sent.
     const [d] = await h.deliveries(token, ep.endpointId);
     expect(d).toMatchObject({ status: 'failed', attempts: 2, lastResponseStatus: 503, lastError: 'the receiver answered 503; the endpoint was disabled: it kept failing' });
     expect(broken.received).toHaveLength(2);
