@@ -11,7 +11,7 @@ import { ROOT, type ClientCreds } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 import { scrape } from './support/metrics.js';
 import { until } from './support/poll.js';
-import { Receiver } from './support/receiver.js';
+import { useReceivers } from './support/receiver.js';
 import { Webhook } from 'standardwebhooks';
 
 const PRODUCT = '11111111-2222-4333-8444-555555555555';
@@ -317,18 +317,10 @@ describe('exit codes', () => {
 });
 
 describe('partner webhooks and partner listen', () => {
-  const receivers: Receiver[] = [];
   beforeAll(async () => {
     await stack.startDispatcher();
   });
-  afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.stop()));
-  });
-  const receiver = async () => {
-    const r = await Receiver.start();
-    receivers.push(r);
-    return r;
-  };
+  const receiver = useReceivers();
 
   it('create, secret, deliveries, ping, update and delete an endpoint; deliveries verify with standardwebhooks', async () => {
     const r = await receiver();

@@ -8,7 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { provision, submissionBody } from './support/fixtures.js';
 import { scrape } from './support/metrics.js';
 import { until } from './support/poll.js';
-import { Receiver, type Received } from './support/receiver.js';
+import { Receiver, useReceivers, type Received } from './support/receiver.js';
 import { ALL_PERMISSIONS, Stack } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 
@@ -67,20 +67,11 @@ function helpers(stack: () => Stack) {
  * receivers that are stopped after the block.
  */
 function withDispatcher(env: Record<string, string>, ready: (token: string) => void) {
-  const receivers: Receiver[] = [];
   const stack = useStack(async (stack) => {
     await stack.startAll(env, { dispatcher: true });
     ready(await provision(stack));
   });
-  afterAll(async () => {
-    await Promise.all(receivers.map((r) => r.stop()));
-  });
-  const receiver = async () => {
-    const r = await Receiver.start();
-    receivers.push(r);
-    return r;
-  };
-  return { stack, receiver };
+  return { stack, receiver: useReceivers() };
 }
 
 describe('webhooks: endpoints, signed deliveries, retries', () => {

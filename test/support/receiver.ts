@@ -3,6 +3,7 @@
 // delivery awaits its arrival, not a timer.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll } from 'vitest';
 
 export interface Received {
   path: string;
@@ -73,4 +74,20 @@ export class Receiver {
     this.server.closeAllConnections();
     await new Promise((resolve) => this.server.close(resolve));
   }
+}
+
+/**
+ * Receivers for a file or describe block: `const receiver = useReceivers()`, then `await receiver()`
+ * in a test; every receiver it started is stopped after the block.
+ */
+export function useReceivers(): (path?: string) => Promise<Receiver> {
+  const started: Receiver[] = [];
+  afterAll(async () => {
+    await Promise.all(started.map((r) => r.stop()));
+  });
+  return async (path) => {
+    const r = await Receiver.start(path);
+    started.push(r);
+    return r;
+  };
 }
