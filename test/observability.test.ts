@@ -203,6 +203,9 @@ describe('/metrics', () => {
     for (const outcome of ['settled', 'timed_out']) expect(g.has('partner_gateway_wait_outcomes_total', { outcome }), outcome).toBe(true);
     expect(g.sum('partner_gateway_wait_rejected_total')).toBe(0);
     expect(g.sum('partner_gateway_max_waiters')).toBeGreaterThan(0);
+    expect(g.sum('partner_gateway_max_waiters_per_partner')).toBe(100);
+    expect(g.sum('partner_gateway_wait_partner_cap_rejected_total')).toBe(0);
+    expect(g.has('partner_gateway_partners_at_wait_cap')).toBe(true);
     for (const kind of ['submission.create', 'attachment.create', 'attachment.delete']) {
       expect(m.job!.has('partner_jobs_accepted_total', { kind }), kind).toBe(true);
       expect(m.job!.has('partner_jobs_settled_total', { kind, outcome: 'failed' }), kind).toBe(true);

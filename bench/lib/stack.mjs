@@ -231,6 +231,8 @@ export class BenchStack {
       RATE_LIMIT_RPS: '1000000',
       RATE_LIMIT_BURST: '1000000',
       MAX_WAITERS: '20000',
+      // The bench's one partner holds thousands of waits (the waiter and feed-reader phases).
+      MAX_WAITERS_PER_PARTNER: '1000000',
       // Periodic attachment sweeps would add queries of their own to the quiet window.
       ATTACHMENT_SWEEP_INTERVAL_MS: '0',
       // The webhook phases' receivers listen on loopback, with 50 endpoints for the bench's one partner.

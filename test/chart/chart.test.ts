@@ -535,6 +535,7 @@ describe('observability', () => {
     'partner_gateway_waiting_requests',
     'partner_gateway_max_waiters',
     'partner_gateway_wait_rejected_total',
+    'partner_gateway_partners_at_wait_cap',
     'partner_gateway_wait_outcomes_total',
     'partner_jobs_accepted_total',
     'partner_job_outbox_oldest_age_seconds',

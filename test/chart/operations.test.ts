@@ -101,6 +101,7 @@ describe('alerts', () => {
       ['PartnerWorkerRedeliveries', 'partner_worker_consumer_redelivered'],
       ['PartnerWorkerConsumerLag', 'partner_worker_consumer_pending'],
       ['PartnerGatewayWaitersAtCap', 'partner_gateway_wait_rejected_total'],
+      ['PartnerGatewayPartnerAtWaitCap', 'partner_gateway_partners_at_wait_cap'],
       ['PartnerMetricSourceFailing', 'partner_metric_source_failures_total'],
     ] as const) {
       expect(byName[alert], alert).toBeDefined();

@@ -129,8 +129,8 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
   };
   const keys = new KeyStore(config.jwksUrl, 'ES256');
   await keys.refresh().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'JWKS not reachable yet; will fetch on first token'));
-  const metrics = gatewayMetrics(registry, { maxWaiters: config.maxWaiters });
-  const waiters = new SettlementWaiters(config.maxWaiters, logger, metrics.waiters);
+  const metrics = gatewayMetrics(registry, { maxWaiters: config.maxWaiters, maxWaitersPerPartner: config.maxWaitersPerPartner });
+  const waiters = new SettlementWaiters(config.maxWaiters, logger, metrics.waiters, config.maxWaitersPerPartner);
   const clientStates = new ClientStates(
     async (clientId, timeoutMs) => {
       const s = await clients.auth.GetClientState({ clientId }, { timeoutMs });

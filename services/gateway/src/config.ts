@@ -32,6 +32,7 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   webhookAllowPrivateTargets: boolean;
   /** Requests this process holds open under Prefer: wait at most; beyond it they are answered at once. */
   maxWaiters: number;
+  maxWaitersPerPartner: number;
   /** Default per-client limit (a client's own, set with `admin client limits`, travels in its token). */
   rateLimit: { rps: number; burst: number };
   /** Gateway replicas sharing the limit: each enforces 1/N of it. */
@@ -83,6 +84,7 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     principalCacheMs: env.int('PRINCIPAL_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000 }),
     jsonLimitBytes: env.int('JSON_LIMIT_BYTES', { default: 1024 * 1024, min: 1024, max: 16 * 1024 * 1024 }),
     maxWaiters: env.int('MAX_WAITERS', { default: 20_000, min: 0, max: 1_000_000 }),
+    maxWaitersPerPartner: env.int('MAX_WAITERS_PER_PARTNER', { default: 100, min: 1, max: 1_000_000 }),
     rateLimit: {
       rps: env.int('RATE_LIMIT_RPS', { default: 50, min: 1, max: 1_000_000 }),
       burst: env.int('RATE_LIMIT_BURST', { default: 100, min: 1, max: 1_000_000 }),

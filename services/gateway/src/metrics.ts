@@ -13,7 +13,7 @@ export const codeLabel = (code: string): string => (isKnownCode(code) ? code : '
 /** Label values panels and alerts read, created at 0 so rate() and absent() see them from the start. */
 const ERROR_CODE_LABELS = [...Object.keys(ERROR_CODES), 'other'];
 
-export function gatewayMetrics(registry: Registry, opts: { maxWaiters?: number } = {}) {
+export function gatewayMetrics(registry: Registry, opts: { maxWaiters?: number; maxWaitersPerPartner?: number } = {}) {
   const requests = new Counter({
     name: 'partner_gateway_http_requests_total',
     help: 'HTTP requests answered, by route template, method and status.',
@@ -67,6 +67,21 @@ export function gatewayMetrics(registry: Registry, opts: { maxWaiters?: number }
     help: 'Waits this process holds at most (MAX_WAITERS).',
     registers: [registry],
   }).set(opts.maxWaiters ?? 0);
+  const waitHolderCapped = new Counter({
+    name: 'partner_gateway_wait_partner_cap_rejected_total',
+    help: 'Prefer: wait requests answered 429 because their partner already held MAX_WAITERS_PER_PARTNER waits in this process.',
+    registers: [registry],
+  });
+  const partnersAtWaitCap = new Gauge({
+    name: 'partner_gateway_partners_at_wait_cap',
+    help: 'Partners holding MAX_WAITERS_PER_PARTNER waits in this process now (the gateway logs which at warn).',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'partner_gateway_max_waiters_per_partner',
+    help: 'Waits one partner may hold in this process (MAX_WAITERS_PER_PARTNER).',
+    registers: [registry],
+  }).set(opts.maxWaitersPerPartner ?? 0);
   const rateLimited = new Counter({
     name: 'partner_gateway_rate_limited_total',
     help: 'Requests refused with 429 by the per-client rate limit.',
@@ -79,6 +94,8 @@ export function gatewayMetrics(registry: Registry, opts: { maxWaiters?: number }
       waiting: (d: number) => waiting.inc(d),
       outcome: (outcome: 'settled' | 'timed_out') => waitOutcomes.inc({ outcome }),
       rejected: () => waitRejected.inc(),
+      holderCapped: () => waitHolderCapped.inc(),
+      holdersAtCap: (d: number) => partnersAtWaitCap.inc(d),
     },
     tokenFailure: (reason: string) => tokenFailures.inc({ reason }),
     observe: (ctx: GatewayContext, seconds: number) => {

@@ -1,18 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '@partner/shared/logger';
-import { SettlementWaiters } from './waiters.js';
+import { SettlementWaiters, type Waiter } from './waiters.js';
 import { fakeNats } from './waiters.test-helper.js';
 
 const logger = createLogger('test', 'silent');
+/** Registers for one partner and expects a wait (not a refusal). */
+function hold(w: SettlementWaiters, id: string, ms: number, holder = 't\u0000p'): Waiter {
+  const r = w.register(id, ms, holder);
+  if ('reason' in r) throw new Error(`refused: ${r.reason}`);
+  return r;
+}
 const job = (id: string) => ({ id, kind: 'submission.create', status: 'succeeded' as const, result: {}, createdAt: 'c', updatedAt: 'u' });
 
 describe('SettlementWaiters', () => {
   it('wakes every waiter of a job with the settled job, and only them', async () => {
     const w = new SettlementWaiters(10, logger);
     const publish = fakeNats(w);
-    const a = w.register('job_a', 10_000)!;
-    const b = w.register('job_a', 10_000)!;
-    const other = w.register('job_b', 50)!;
+    const a = hold(w, 'job_a', 10_000);
+    const b = hold(w, 'job_a', 10_000);
+    const other = hold(w, 'job_b', 50);
     expect(w.size).toBe(3);
     publish(JSON.stringify({ job: job('job_a'), tenantId: 't', partnerId: 'p' }));
     await expect(a.settled).resolves.toMatchObject({ id: 'job_a', status: 'succeeded' });
@@ -24,8 +30,8 @@ describe('SettlementWaiters', () => {
   it('resolves undefined at the deadline and on cancel, and ignores garbage events', async () => {
     const w = new SettlementWaiters(10, logger);
     const publish = fakeNats(w);
-    const timed = w.register('job_x', 20)!;
-    const cancelled = w.register('job_y', 10_000)!;
+    const timed = hold(w, 'job_x', 20);
+    const cancelled = hold(w, 'job_y', 10_000);
     publish('not json');
     cancelled.cancel();
     await expect(cancelled.settled).resolves.toBeUndefined();
@@ -35,17 +41,39 @@ describe('SettlementWaiters', () => {
 
   it('refuses new waiters beyond its cap', () => {
     const w = new SettlementWaiters(2, logger);
-    expect(w.register('job_1', 1000)).toBeDefined();
-    expect(w.register('job_2', 1000)).toBeDefined();
-    expect(w.register('job_3', 1000)).toBeUndefined();
+    hold(w, 'job_1', 1000, 'a');
+    hold(w, 'job_2', 1000, 'b');
+    expect(w.register('job_3', 1000, 'c')).toEqual({ reason: 'process_cap' });
+    w.cancelAll();
+  });
+
+  it('refuses a partner beyond its share, with the seconds until its first wait ends, and counts partners at their cap', () => {
+    let atCap = 0;
+    let capped = 0;
+    const w = new SettlementWaiters(100, logger, { waiting: () => undefined, outcome: () => undefined, holderCapped: () => capped++, holdersAtCap: (d) => (atCap += d) }, 2);
+    const first = hold(w, 'job_1', 3_500, 'noisy');
+    hold(w, 'job_2', 20_000, 'noisy');
+    expect(atCap).toBe(1);
+    expect(w.register('job_3', 1000, 'noisy')).toEqual({ reason: 'holder_cap', retryAfterS: 4 });
+    expect(capped).toBe(1);
+    // Another partner is not held back by the noisy one.
+    hold(w, 'job_4', 1000, 'quiet');
+    // A wait that ends frees the slot.
+    first.cancel();
+    expect(atCap).toBe(0);
+    hold(w, 'job_5', 1000, 'noisy');
+    expect(atCap).toBe(1);
+    w.cancelAll();
+    expect(atCap).toBe(0);
+    expect(w.size).toBe(0);
   });
 });
 
 describe('shutdown', () => {
   it('ends every wait at once', async () => {
     const w = new SettlementWaiters(10, logger);
-    const a = w.register('job_a', 60_000)!;
-    const b = w.register('job_b', 60_000)!;
+    const a = hold(w, 'job_a', 60_000);
+    const b = hold(w, 'job_b', 60_000);
     w.cancelAll();
     await expect(Promise.all([a.settled, b.settled])).resolves.toEqual([undefined, undefined]);
     expect(w.size).toBe(0);

@@ -22,15 +22,27 @@ export interface WaiterMetrics {
   outcome(o: 'settled' | 'timed_out'): void;
   /** A wait refused because this process already holds maxWaiters (answered at once instead). */
   rejected?(): void;
+  /** A wait refused because its partner already holds maxPerHolder waits here (answered 429). */
+  holderCapped?(): void;
+  /** How many partners hold their whole per-partner share of this process's waits (changes by delta). */
+  holdersAtCap?(delta: number): void;
 }
 
+/** Why register() refused a wait: this process is full, or the partner holds its share of it. */
+export type WaitRefusal = { reason: 'process_cap' } | { reason: 'holder_cap'; retryAfterS: number };
+
+/** The holder of a partner's waits (the per-partner cap counts by it). */
+export const holderOf = (owner: { tenantId: string; partnerId: string }): string => `${owner.tenantId}\u0000${owner.partnerId}`;
+
 /** The waiter key of a partner's event feed (Prefer: wait on GET /v1/events); job ids never collide with it. */
-export const feedKey = (owner: { tenantId: string; partnerId: string }): string => `feed:${owner.tenantId}\u0000${owner.partnerId}`;
+export const feedKey = (owner: { tenantId: string; partnerId: string }): string => `feed:${holderOf(owner)}`;
 
 export class SettlementWaiters {
   /** Waiters by job id, and feed readers by feedKey(partner), sharing one cap. */
   private readonly waiters = new Map<string, Set<(job: JobView | undefined) => void>>();
   private readonly cancels = new Set<() => void>();
+  /** Each holder's (partner's) waits here, by the time each one ends at the latest. */
+  private readonly holders = new Map<string, Set<{ until: number }>>();
   private count = 0;
   private sub: Subscription | undefined;
   private feedSub: Subscription | undefined;
@@ -39,6 +51,8 @@ export class SettlementWaiters {
     private readonly maxWaiters: number,
     private readonly logger: Logger,
     private readonly metrics?: WaiterMetrics,
+    /** Waits one holder (partner) may hold in this process: one partner cannot take every slot. */
+    private readonly maxPerHolder: number = Number.POSITIVE_INFINITY,
   ) {}
 
   /** Subscribes to settlement events (call once NATS is connected). */
@@ -103,14 +117,34 @@ export class SettlementWaiters {
   }
 
   /**
-   * Registers a waiter for jobId (or a feedKey) that gives up after timeoutMs. A feed waiter's
-   * settled resolves undefined either way: its reader reads the feed again. Returns undefined when the process
-   * already holds maxWaiters (the caller then answers at once instead of holding the connection).
+   * Registers a waiter for jobId (or a feedKey), held by `holder` (holderOf(partner)), that gives up
+   * after timeoutMs. A feed waiter's settled resolves undefined either way: its reader reads the feed
+   * again. Refuses (returns a WaitRefusal) when the process already holds maxWaiters (the caller then
+   * answers at once instead of holding the connection) or the holder already holds maxPerHolder
+   * (the caller answers 429 with the seconds until one of the holder's waits ends at the latest).
    */
-  register(jobId: string, timeoutMs: number): Waiter | undefined {
+  register(jobId: string, timeoutMs: number, holder: string): Waiter | WaitRefusal {
+    let held = this.holders.get(holder);
+    if (held && held.size >= this.maxPerHolder) {
+      this.metrics?.holderCapped?.();
+      let first = Number.POSITIVE_INFINITY;
+      for (const w of held) first = Math.min(first, w.until);
+      return { reason: 'holder_cap', retryAfterS: Math.max(1, Math.ceil((first - Date.now()) / 1000)) };
+    }
     if (this.count >= this.maxWaiters) {
       this.metrics?.rejected?.();
-      return undefined;
+      return { reason: 'process_cap' };
+    }
+    if (!held) {
+      held = new Set();
+      this.holders.set(holder, held);
+    }
+    const holding = held;
+    const slot = { until: Date.now() + timeoutMs };
+    holding.add(slot);
+    if (holding.size === this.maxPerHolder) {
+      this.metrics?.holdersAtCap?.(1);
+      this.logger.warn({ holder: holder.replace('\u0000', '/'), waits: holding.size }, 'a partner holds its whole share of waiting requests (MAX_WAITERS_PER_PARTNER); more get 429');
     }
     let set = this.waiters.get(jobId);
     if (!set) {
@@ -132,6 +166,9 @@ export class SettlementWaiters {
       this.cancels.delete(cancel);
       bucket.delete(wake);
       if (bucket.size === 0 && this.waiters.get(jobId) === bucket) this.waiters.delete(jobId);
+      if (holding.size === this.maxPerHolder) this.metrics?.holdersAtCap?.(-1);
+      holding.delete(slot);
+      if (holding.size === 0 && this.holders.get(holder) === holding) this.holders.delete(holder);
       this.count--;
       this.metrics?.waiting(-1);
       resolve(job);

@@ -6,7 +6,7 @@ import { callerOf, grpcOptions, ownerOf, type GatewayContext } from '../context.
 import { fingerprint, parseIdempotencyKey } from '../http/idempotency.js';
 import type { RouteDeps } from '../routes/deps.js';
 import { preferredWait, readJob, respondAccepted, respondSettledMutation } from './responses.js';
-import { answerOnSettlement } from './waiting.js';
+import { answerOnSettlement, holdWait } from './waiting.js';
 import type { Waiter } from '../waiters.js';
 
 export interface Mutation {
@@ -47,10 +47,9 @@ export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutat
 
   // Register under the id we propose before the job exists, so its settlement cannot be missed.
   const proposedId = newJobId();
-  let waiter: Waiter | undefined = waitMs > 0 ? deps.waiters.register(proposedId, waitMs) : undefined;
+  // At this partner's wait cap: 429 before anything is submitted.
+  let waiter: Waiter | undefined = waitMs > 0 ? holdWait(ctx, deps, proposedId, waitMs) : undefined;
   const waitUntil = Date.now() + waitMs;
-  // At the waiter cap the request is answered at once: the preference was not honoured.
-  if (waitMs > 0 && !waiter) ctx.remove('Preference-Applied');
 
   let job: JobView;
   let replayed: boolean;
@@ -80,9 +79,8 @@ export async function runMutation(ctx: GatewayContext, deps: RouteDeps, m: Mutat
     waiter = undefined;
     const left = waitUntil - Date.now();
     if (!isSettled(job) && left > 0) {
-      waiter = deps.waiters.register(job.id, left);
-      if (!waiter) ctx.remove('Preference-Applied');
-      else {
+      waiter = holdWait(ctx, deps, job.id, left);
+      if (waiter) {
         let now: JobView;
         try {
           now = await readJob(ctx, deps, job.id);

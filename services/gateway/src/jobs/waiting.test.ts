@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '@partner/shared/logger';
 import type { JobView } from '@partner/shared/jobs';
 import type { GatewayContext } from '../context.js';
-import { SettlementWaiters } from '../waiters.js';
+import { SettlementWaiters, type Waiter } from '../waiters.js';
 import type { RouteDeps } from '../routes/deps.js';
 import { answerOnSettlement } from './waiting.js';
 import { fakeNats } from '../waiters.test-helper.js';
@@ -43,7 +43,7 @@ describe('answerOnSettlement', () => {
     const publish = fakeEvents(waiters);
     const { deps } = fakeDeps(waiters);
     const { ctx } = fakeContext();
-    const waiter = waiters.register('job_a', 60_000)!;
+    const waiter = waiters.register('job_a', 60_000, 'tenant\u0000partner') as Waiter;
     const answer = vi.fn<(job: JobView | undefined) => void>();
     answerOnSettlement(ctx, deps, 'job_a', waiter, answer);
     expect(answer).not.toHaveBeenCalled();
@@ -57,7 +57,7 @@ describe('answerOnSettlement', () => {
     const waiters = new SettlementWaiters(10, logger);
     const { deps, GetJob } = fakeDeps(waiters);
     const { ctx, disconnect } = fakeContext();
-    const waiter = waiters.register('job_a', 60_000)!;
+    const waiter = waiters.register('job_a', 60_000, 'tenant\u0000partner') as Waiter;
     const answer = vi.fn<(job: JobView | undefined) => void>();
     answerOnSettlement(ctx, deps, 'job_a', waiter, answer);
     expect(waiters.size).toBe(1);
@@ -78,7 +78,7 @@ describe('answerOnSettlement', () => {
       }),
     );
     const { ctx } = fakeContext();
-    const waiter = waiters.register('job_a', 1)!;
+    const waiter = waiters.register('job_a', 1, 'tenant\u0000partner') as Waiter;
     answerOnSettlement(ctx, deps, 'job_a', waiter, vi.fn());
     await reread;
     // A turn of the event loop with nobody awaiting the answer yet: no unhandled rejection (vitest
@@ -91,7 +91,7 @@ describe('answerOnSettlement', () => {
     const waiters = new SettlementWaiters(10, logger);
     const { deps, GetJob } = fakeDeps(waiters);
     const { ctx, disconnect } = fakeContext();
-    const waiter = waiters.register('job_a', 60_000)!;
+    const waiter = waiters.register('job_a', 60_000, 'tenant\u0000partner') as Waiter;
     disconnect();
     const answer = vi.fn<(job: JobView | undefined) => void>();
     answerOnSettlement(ctx, deps, 'job_a', waiter, answer);

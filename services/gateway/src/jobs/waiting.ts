@@ -1,10 +1,30 @@
 // Waiting for a job to settle under Prefer: wait: the request is answered from the pipeline once its
 // waiter is woken by the settlement event (waiters.ts), or at the deadline after one re-read.
+import { DomainError } from '@partner/shared/errors';
 import { isSettled, type JobView } from '@partner/shared/jobs';
-import type { GatewayContext } from '../context.js';
+import { ownerOf, type GatewayContext } from '../context.js';
 import type { RouteDeps } from '../routes/deps.js';
-import type { Waiter } from '../waiters.js';
+import { holderOf, type Waiter } from '../waiters.js';
 import { readJob } from './responses.js';
+
+/**
+ * Holds a wait for `key` (a job id or a feedKey) of up to waitMs for the calling partner, or:
+ * - at this process's cap (MAX_WAITERS), undefined: the request is answered at once, and the
+ *   preference was not honoured (no Preference-Applied);
+ * - when the partner already holds its share (MAX_WAITERS_PER_PARTNER), 429 rate_limited with
+ *   Retry-After, thrown before anything has been done for the request.
+ */
+export function holdWait(ctx: GatewayContext, deps: RouteDeps, key: string, waitMs: number): Waiter | undefined {
+  const held = deps.waiters.register(key, waitMs, holderOf(ownerOf(ctx)));
+  if (!('reason' in held)) return held;
+  ctx.remove('Preference-Applied');
+  if (held.reason === 'process_cap') return undefined;
+  ctx.set('Retry-After', String(held.retryAfterS));
+  throw new DomainError(
+    'rate_limited',
+    `this partner already holds ${deps.config.maxWaitersPerPartner} waiting requests (Prefer: wait) on this gateway; retry after ${held.retryAfterS} s, or without Prefer: wait`,
+  );
+}
 
 /**
  * Waits for a registered waiter; at the deadline re-reads the job once (an event may have been

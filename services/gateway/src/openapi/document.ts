@@ -561,7 +561,8 @@ function components(opts: OpenApiOptions): Obj {
         in: 'header',
         description:
           'RFC 7240. `wait=N` (whole seconds, clamped to 0..30) holds the request until the job settles or N seconds pass. Honoured ' +
-          'preferences are echoed in `Preference-Applied`; malformed ones are ignored.',
+          'preferences are echoed in `Preference-Applied`; malformed ones are ignored. A partner holds at most 100 waiting requests ' +
+          'per gateway: beyond that a request with `wait` is refused with 429 `rate_limited` and `Retry-After`, before anything is done for it.',
         schema: { type: 'string', examples: ['wait=15'] },
       },
       IfNoneMatch: {

@@ -16,6 +16,7 @@ import { invalidQuery, pageParams, singleParams, timestampParam } from '../http/
 import { feedKey } from '../waiters.js';
 import type { RouteDeps } from './deps.js';
 import { preferredWait } from '../jobs/responses.js';
+import { holdWait } from '../jobs/waiting.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'since', 'types']);
 
@@ -72,8 +73,7 @@ export function eventRoutes(router: Router<GatewayState>, deps: RouteDeps): void
     const query = parseFeedQuery(ctx);
     const wait = preferredWait(ctx);
     // Register before reading, so an event stored between the read and the wait is not missed.
-    const waiter = wait ? deps.waiters.register(feedKey(ownerOf(ctx)), wait * 1000) : undefined;
-    if (wait && !waiter) ctx.remove('Preference-Applied');
+    const waiter = wait ? holdWait(ctx, deps, feedKey(ownerOf(ctx)), wait * 1000) : undefined;
     let res: ListEventsResponse__Output;
     try {
       res = await read(ctx, query);

@@ -7,7 +7,7 @@ import type { GatewayContext, GatewayState } from '../context.js';
 import { notFound } from '@partner/shared/errors';
 import type { RouteDeps } from './deps.js';
 import { preferredWait, readJob, respondProcessing } from '../jobs/responses.js';
-import { answerOnSettlement } from '../jobs/waiting.js';
+import { answerOnSettlement, holdWait } from '../jobs/waiting.js';
 
 /** A settled job as GET /v1/jobs/{id} (and the job list) shows it. */
 export function settledJobBody(job: JobView): Record<string, unknown> {
@@ -27,8 +27,7 @@ export function jobRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
     if (!isJobId(id)) throw notFound('job');
     const wait = preferredWait(ctx);
     // Register before reading, so a settlement between the read and the wait is not missed.
-    const waiter = wait ? deps.waiters.register(id, wait * 1000) : undefined;
-    if (wait && !waiter) ctx.remove('Preference-Applied');
+    const waiter = wait ? holdWait(ctx, deps, id, wait * 1000) : undefined;
     let job: JobView;
     try {
       job = await readJob(ctx, deps, id);
