@@ -26,6 +26,7 @@ import { buildTable, renderTable } from '../bench/lib/report.mjs';
 import { runProfile } from '../bench/lib/profile.mjs';
 import { feedReads, feedWakeup, idleFeedReaders } from '../bench/lib/events.mjs';
 import { webhookFanout, webhookLatency } from '../bench/lib/webhooks.mjs';
+import { noisyNeighbour } from '../bench/lib/noisy.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -42,8 +43,8 @@ const say = (msg) => process.stdout.write(`[bench ${((Date.now() - started) / 10
 
 // Counts of each phase: the full run, and the smoke run (seconds; proves only that nothing rotted).
 const P = smoke
-  ? { rounds: 1, warmS: 0.5, seq: 20, block: 10, concS: 1.5, healthS: 1, readS: 1, wake: 5, wakeRate: 5, waiters: 200, waiterJobs: 4, windowMs: 1_000, hopN: 20, policies: 120, heapWaiters: 200, feedReaders: 100, fanEvents: 20, fanEndpoints: 10, fanHanging: 2 }
-  : { rounds: 2, warmS: 3, seq: 300, block: 50, concS: 10, healthS: 8, readS: 6, wake: 200, wakeRate: 12, waiters: 10_000, waiterJobs: 20, windowMs: 5_000, hopN: 300, policies: 200, heapWaiters: 2_000, feedReaders: 2_000, fanEvents: 1_000, fanEndpoints: 50, fanHanging: 5 };
+  ? { rounds: 1, warmS: 0.5, seq: 20, block: 10, concS: 1.5, healthS: 1, readS: 1, wake: 5, wakeRate: 5, waiters: 200, waiterJobs: 4, windowMs: 1_000, hopN: 20, policies: 120, heapWaiters: 200, feedReaders: 100, fanEvents: 20, fanEndpoints: 10, fanHanging: 2, noisyS: 1.5 }
+  : { rounds: 2, warmS: 3, seq: 300, block: 50, concS: 10, healthS: 8, readS: 6, wake: 200, wakeRate: 12, waiters: 10_000, waiterJobs: 20, windowMs: 5_000, hopN: 300, policies: 200, heapWaiters: 2_000, feedReaders: 2_000, fanEvents: 1_000, fanEndpoints: 50, fanHanging: 5, noisyS: 10 };
 
 // 10,000 sockets on each side need file descriptors: raise the soft limit to the hard one, or run
 // again under a shell that does (the services inherit it).
@@ -296,6 +297,12 @@ async function main() {
       `${whFanout.withHanging.fromCommitMs.p99} ms with ${P.fanHanging} hanging (${whFanout.healthyP99Ratio}×)`,
   );
   r.webhooks = { latency: whLatency, fanout: whFanout };
+  // A noisy neighbour (issue 36): the quiet partner's health and webhook latency alone and during a flood.
+  r.noisy = await noisyNeighbour(stack, { seconds: P.noisyS, floodRps: 45, ratePerS: P.wakeRate });
+  say(
+    `noisy neighbour: quiet partner's health p99 ${r.noisy.alone.healthMs.p99} → ${r.noisy.flooded.healthMs.p99} ms (${r.noisy.healthP99Ratio}×), ` +
+      `webhook p99 ${r.noisy.alone.webhookFromCommitMs.p99} → ${r.noisy.flooded.webhookFromCommitMs.p99} ms (${r.noisy.webhookP99Ratio}×); flood ${JSON.stringify(r.noisy.floodStatuses)}`,
+  );
   for (const s of ['auth', 'policy', 'submission', 'job', 'events']) {
     proxies[s] = new CountingPgProxy(s);
     await proxies[s].listen();
@@ -326,6 +333,7 @@ async function main() {
     ['webhooks', r.webhooks.latency.errors + r.webhooks.latency.missing + (r.webhooks.fanout.healthy.expected - r.webhooks.fanout.healthy.delivered)],
     ['event feed', r.events.wakeup.errors + r.events.wakeup.missing + r.events.reads.feed.errors + r.events.idle.errors],
     ['waiters', r.waiters.settle.errors + (r.waiters.waiters - r.waiters.settle.answered)],
+    ['noisy neighbour (quiet partner)', r.noisy.alone.errors + r.noisy.alone.missing + r.noisy.flooded.errors + r.noisy.flooded.missing],
   ].filter(([, n]) => n > 0);
   results.errors = Object.fromEntries(errors);
   results.serviceErrors = stack.serviceErrors();

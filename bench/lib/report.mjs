@@ -79,6 +79,12 @@ export function buildTable(r, { judge }) {
       check: (x) => x !== null && x <= 2,
     });
   }
+  if (r.noisy) {
+    const n = r.noisy;
+    const twice = { text: '≤ 2× alone', check: (x) => x !== null && x <= 2 };
+    add(`another tenant's GET /v1/health p99 during a ${n.floodRps} req/s flood`, n.flooded.healthMs.p99, 'ms', n.alone.healthMs.p99, 'no flood', twice);
+    add("another tenant's settle commit → webhook p99 during the flood", n.flooded.webhookFromCommitMs.p99, 'ms', n.alone.webhookFromCommitMs.p99, 'no flood', twice);
+  }
   for (const c of [1, 32]) {
     const at = (label) => r.grpcTransport?.results.find((x) => x.label === label && x.concurrency === c);
     if (at('stream')) add(`gRPC CPU per call, ${c} in flight: stream vs unary`, at('stream').cpuMsPerCall, 'ms', at('unary').cpuMsPerCall, 'unary call');

@@ -322,11 +322,12 @@ export class BenchStack {
     return `http://127.0.0.1:${this.ports.gateway}`;
   }
 
-  async fetchToken() {
+  /** A token for the bench's client, or for another one (`admin client create`'s answer). */
+  async fetchToken(client = this.client) {
     const res = await fetch(`${this.issuer}/oauth2/token`, {
       method: 'POST',
       headers: {
-        authorization: `Basic ${Buffer.from(`${encodeURIComponent(this.client.clientId)}:${encodeURIComponent(this.client.clientSecret)}`).toString('base64')}`,
+        authorization: `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64')}`,
         'content-type': 'application/x-www-form-urlencoded',
       },
       body: `grant_type=client_credentials&scope=${encodeURIComponent(this.scope)}`,
