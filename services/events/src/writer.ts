@@ -52,6 +52,13 @@ function parse(m: JsMsg): EventMessage | undefined {
   }
 }
 
+/**
+ * The highest stream position the feed has consumed: the top stored position, or what the retention
+ * sweep removed when it emptied the feed (so a restart never stores swept events again).
+ */
+const STORED_THROUGH = `SELECT GREATEST((SELECT coalesce(max(position), 0) FROM events),
+                                        (SELECT swept_through FROM sweep_state WHERE id = 1)) AS p`;
+
 const partnerKey = (m: EventMessage): string => JSON.stringify([m.tenantId, m.partnerId]);
 
 /**
@@ -180,7 +187,7 @@ export class FeedWriter {
   }
 
   private async storedThrough(): Promise<bigint> {
-    const r = await this.pool.query<{ p: string }>('SELECT coalesce(max(position), 0) AS p FROM events');
+    const r = await this.pool.query<{ p: string }>(STORED_THROUGH);
     return BigInt(r.rows[0]!.p);
   }
 
@@ -198,7 +205,7 @@ export class FeedWriter {
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [WRITER_LOCK]);
-      const through = BigInt((await client.query<{ p: string }>('SELECT coalesce(max(position), 0) AS p FROM events')).rows[0]!.p);
+      const through = BigInt((await client.query<{ p: string }>(STORED_THROUGH)).rows[0]!.p);
       const fresh = await newEvents(client, parsed.filter((p) => p.position > through));
       if (fresh.length > 0) {
         const seqs = await assignSeqs(client, fresh);
