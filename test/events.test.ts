@@ -1,14 +1,16 @@
 // The event log and feed (API.md "Events"): every change's event exactly once with the data its GET
-// shows, partner isolation, long-poll, cursor expiry, bad input; and exactly-once delivery into the
-// feed while 16 clients write concurrently and the events service is SIGKILLed and NATS restarted.
+// shows, partner isolation, long-poll, cursor expiry, bad input; cursor positions that are the
+// partner's own (issue 36, item 5); and exactly-once delivery into the feed while 16 clients write
+// concurrently and the events service is SIGKILLed and NATS restarted.
 import { describe, expect, it } from 'vitest';
 import { execFile, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PartnerClient, type PartnerEvent } from '../sdk/client/src/index.js';
+import { FeedCursors } from '../services/events/src/cursor.js';
 import { multipartBytes, upload } from './support/attachments.js';
 import { provision, submissionBody } from './support/fixtures.js';
 import { freePort, until } from './support/poll.js';
@@ -21,6 +23,37 @@ interface FeedEvent {
   timestamp: string;
   data: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
+
+/** Opens a partner's cursors with the key the events service generated into its schema: to look inside them. */
+async function feedCursors(stack: Stack): Promise<{ decode(token: string, c: ClientCreds): ReturnType<FeedCursors['decode']> }> {
+  const [row] = await stack.sql<{ secret: string }>('SELECT secret FROM events.cursor_keys WHERE id = 1');
+  const cursors = new FeedCursors([row!.secret]);
+  return { decode: (token, c) => cursors.decode(token, { tenantId: c.tenant, partnerId: c.partnerId }) };
+}
+
+/** A version 1 cursor (a global position, HMAC-tagged), as the service issued them before per-partner positions. */
+async function v1Cursor(stack: Stack, position: bigint, creds: ClientCreds): Promise<string> {
+  const [row] = await stack.sql<{ secret: string }>('SELECT secret FROM events.cursor_keys WHERE id = 1');
+  const key = createHmac('sha256', row!.secret).update('partner.events.v1/feed-cursor').digest();
+  const body = Buffer.alloc(9);
+  body.writeUInt8(1, 0);
+  body.writeBigUInt64BE(position, 1);
+  const tag = createHmac('sha256', key).update(body).update(JSON.stringify([creds.tenant, creds.partnerId]), 'utf8').digest().subarray(0, 16);
+  return Buffer.concat([body, tag]).toString('base64url');
+}
+
+/** Starts `n` submissions of a partner (202, not waited for): 2n events once their jobs ran. */
+async function submitMany(stack: Stack, token: string, n: number): Promise<void> {
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      const res = await stack.api('POST', '/v1/submissions', { token, json: submissionBody() });
+      expect(res.status).toBe(202);
+    }),
+  );
+}
+
+const storedFor = async (stack: Stack, c: ClientCreds): Promise<number> =>
+  Number((await stack.sql<{ n: string }>('SELECT count(*) AS n FROM events.events WHERE tenant_id = $1 AND partner_id = $2', [c.tenant, c.partnerId]))[0]!.n);
 
 /** Reads the whole feed from a cursor (or the start) until an empty page; returns events and the cursor. */
 async function readAll(stack: Stack, token: string, cursor = ''): Promise<{ events: FeedEvent[]; cursor: string }> {
@@ -235,6 +268,172 @@ describe('events: recorded with their change, read from the feed', () => {
   });
 });
 
+describe("events: cursor positions are the partner's own", () => {
+  const stack = useStack(async (stack) => {
+    await stack.startAll();
+    await provision(stack);
+  });
+  const partner = async () => {
+    const creds = await stack.createClient();
+    return { creds, token: await stack.token(creds) };
+  };
+
+  it("gives an idle partner the same cursor, byte for byte, however much another partner writes", async () => {
+    const idle = await partner();
+    const busy = await partner();
+    const first = await stack.api('GET', '/v1/events', { token: idle.token });
+    expect(first.status).toBe(200);
+    expect(first.body.items).toEqual([]);
+    const c0 = first.body.nextCursor as string;
+    expect((await feedCursors(stack)).decode(c0, idle.creds)).toEqual({ version: 2, seq: 0n });
+    expect((await stack.api('GET', `/v1/events?cursor=${c0}`, { token: idle.token })).body.nextCursor).toBe(c0);
+
+    await submitMany(stack, busy.token, 25);
+    await until("the busy partner's 50 events stored", async () => (await storedFor(stack, busy.creds)) >= 50);
+
+    // Read every way an idle reader can: the cursor comes back unchanged.
+    for (const query of ['', `?cursor=${c0}`, `?cursor=${c0}&types=submission.created`, `?cursor=${c0}&limit=1`, '?since=2020-01-01T00:00:00Z']) {
+      const res = await stack.api('GET', `/v1/events${query}`, { token: idle.token });
+      expect(res.status, query).toBe(200);
+      expect(res.body.items, query).toEqual([]);
+      expect(res.body.nextCursor, query).toBe(c0);
+    }
+    const held = await stack.api('GET', `/v1/events?cursor=${c0}`, { token: idle.token, headers: { prefer: 'wait=1' } });
+    expect(held.body).toEqual({ items: [], nextCursor: c0 });
+  });
+
+  it("numbers partner A's positions 1..n however many events partner B writes between them", async () => {
+    const a = await partner();
+    const b = await partner();
+    for (let i = 0; i < 5; i++) {
+      await submitMany(stack, b.token, 3);
+      const res = await stack.api('POST', '/v1/submissions', { token: a.token, json: submissionBody(), headers: { prefer: 'wait=20' } });
+      expect(res.status).toBe(200);
+    }
+    await until("A's 10 and B's 30 events stored", async () => (await storedFor(stack, a.creds)) >= 10 && (await storedFor(stack, b.creds)) >= 30);
+    const rows = await stack.sql<{ position: string; partner_seq: string }>(
+      'SELECT position, partner_seq FROM events.events WHERE tenant_id = $1 AND partner_id = $2 ORDER BY position',
+      [a.creds.tenant, a.creds.partnerId],
+    );
+    expect(rows.map((r) => Number(r.partner_seq))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // B's events lie between A's in the global order.
+    expect(Number(rows.at(-1)!.position) - Number(rows[0]!.position)).toBeGreaterThan(10);
+
+    // Page by page, each cursor holds the count of A's events read so far, and nothing else.
+    const cursors = await feedCursors(stack);
+    let cursor = '';
+    const seen: string[] = [];
+    for (let i = 1; i <= 11; i++) {
+      const res = await stack.api('GET', `/v1/events?limit=1${cursor ? `&cursor=${cursor}` : ''}`, { token: a.token });
+      expect(res.status).toBe(200);
+      seen.push(...res.body.items.map((e: FeedEvent) => e.id));
+      cursor = res.body.nextCursor as string;
+      expect(cursors.decode(cursor, a.creds)).toEqual({ version: 2, seq: BigInt(Math.min(i, 10)) });
+    }
+    expect(seen).toHaveLength(10);
+  });
+
+  it('follows one partner written by many clients at once, with long-polls, and shows every event once, in order', async () => {
+    const a = await partner();
+    const b = await partner();
+    const TOTAL = 40;
+    const cursors = await feedCursors(stack);
+    const seen: FeedEvent[] = [];
+    const reader = (async () => {
+      let cursor = '';
+      while (seen.length < 2 * TOTAL) {
+        const res = await stack.api('GET', `/v1/events?limit=7${cursor ? `&cursor=${cursor}` : ''}`, { token: a.token, headers: { prefer: 'wait=10' } });
+        expect(res.status).toBe(200);
+        seen.push(...(res.body.items as FeedEvent[]));
+        cursor = res.body.nextCursor as string;
+        // The cursor is exactly as far as the reader has read: nothing skipped, nothing of B's counted.
+        expect(cursors.decode(cursor, a.creds)).toEqual({ version: 2, seq: BigInt(seen.length) });
+      }
+    })();
+    // 8 clients of A and one of B, all at once.
+    await Promise.all([
+      ...Array.from({ length: 8 }, () => submitMany(stack, a.token, TOTAL / 8)),
+      submitMany(stack, b.token, 10),
+    ]);
+    await reader;
+    const stored = await stack.sql<{ event_id: string }>(
+      'SELECT event_id FROM events.events WHERE tenant_id = $1 AND partner_id = $2 ORDER BY partner_seq',
+      [a.creds.tenant, a.creds.partnerId],
+    );
+    const byPosition = await stack.sql<{ event_id: string }>(
+      'SELECT event_id FROM events.events WHERE tenant_id = $1 AND partner_id = $2 ORDER BY position',
+      [a.creds.tenant, a.creds.partnerId],
+    );
+    expect(seen.map((e) => e.id)).toEqual(stored.map((r) => r.event_id));
+    expect(byPosition).toEqual(stored);
+    expect(new Set(seen.map((e) => e.id)).size).toBe(2 * TOTAL);
+  });
+
+  it('resumes a version 1 cursor (a global position, issued before the upgrade) at the right event', async () => {
+    const a = await partner();
+    const b = await partner();
+    for (let i = 0; i < 3; i++) {
+      expect((await stack.api('POST', '/v1/submissions', { token: a.token, json: submissionBody(), headers: { prefer: 'wait=20' } })).status).toBe(200);
+      expect((await stack.api('POST', '/v1/submissions', { token: b.token, json: submissionBody(), headers: { prefer: 'wait=20' } })).status).toBe(200);
+    }
+    await until('both partners\' 6 events stored', async () => (await storedFor(stack, a.creds)) >= 6 && (await storedFor(stack, b.creds)) >= 6);
+    const rows = await stack.sql<{ position: string; event_id: string }>(
+      'SELECT position, event_id FROM events.events WHERE tenant_id = $1 AND partner_id = $2 ORDER BY position',
+      [a.creds.tenant, a.creds.partnerId],
+    );
+    const [bAfterSecond] = await stack.sql<{ position: string }>(
+      'SELECT min(position) AS position FROM events.events WHERE tenant_id = $1 AND partner_id = $2 AND position > $3',
+      [b.creds.tenant, b.creds.partnerId, rows[1]!.position],
+    );
+    expect(BigInt(bAfterSecond!.position)).toBeLessThan(BigInt(rows[2]!.position));
+    const cursors = await feedCursors(stack);
+    // At A's own second event, and at a position of B's just after it: both resume at A's third.
+    for (const position of [BigInt(rows[1]!.position), BigInt(bAfterSecond!.position)]) {
+      const res = await stack.api('GET', `/v1/events?cursor=${await v1Cursor(stack, position, a.creds)}`, { token: a.token });
+      expect(res.status).toBe(200);
+      expect(res.body.items.map((e: FeedEvent) => e.id)).toEqual(rows.slice(2).map((r) => r.event_id));
+      expect(cursors.decode(res.body.nextCursor as string, a.creds)).toEqual({ version: 2, seq: 6n });
+    }
+    // Before everything: the whole feed; at the top of the stream: nothing, and a version 2 cursor at A's head.
+    const all = await stack.api('GET', `/v1/events?cursor=${await v1Cursor(stack, 0n, a.creds)}`, { token: a.token });
+    expect(all.body.items.map((e: FeedEvent) => e.id)).toEqual(rows.map((r) => r.event_id));
+    const top = await stack.api('GET', `/v1/events?cursor=${await v1Cursor(stack, 1n << 40n, a.creds)}`, { token: a.token });
+    expect(top.body.items).toEqual([]);
+    expect(cursors.decode(top.body.nextCursor as string, a.creds)).toEqual({ version: 2, seq: 6n });
+    // Bound to its partner, as before.
+    const foreign = await stack.api('GET', `/v1/events?cursor=${await v1Cursor(stack, 0n, b.creds)}`, { token: a.token });
+    expect(foreign.status).toBe(400);
+  });
+
+  it('migration 0003 numbers existing events per partner in position order and records each head', async () => {
+    const schema = `events_mig_${randomBytes(4).toString('hex')}`;
+    const file = (name: string) => readFileSync(join(ROOT, 'services/events/migrations', name), 'utf8');
+    const insert = `INSERT INTO events (position, event_id, tenant_id, partner_id, type, "timestamp", data)
+      SELECT p, 'evt_' || p, 't', CASE WHEN p % 3 = 0 THEN 'a' ELSE 'b' END, 'job.succeeded', now(), '{}' FROM generate_series(1, 12) p;
+      INSERT INTO events (position, event_id, tenant_id, partner_id, type, "timestamp", data) VALUES (20, 'evt_20', 'u', 'a', 'job.failed', now(), '{}');`;
+    try {
+      await stack.sql(
+        `CREATE SCHEMA ${schema}; BEGIN; SET LOCAL search_path = ${schema};
+         ${file('0001_events.sql')}; ${file('0002_webhooks.sql')}; ${insert}; ${file('0003_partner_seq.sql')}; COMMIT;`,
+      );
+      const seqs = await stack.sql<{ position: number; partner_seq: number }>(
+        `SELECT position::int, partner_seq::int FROM ${schema}.events WHERE tenant_id = 't' AND partner_id = 'a' ORDER BY position`,
+      );
+      expect(seqs).toEqual([3, 6, 9, 12].map((position, i) => ({ position, partner_seq: i + 1 })));
+      const heads = await stack.sql(`SELECT tenant_id, partner_id, seq::int, swept_through::int FROM ${schema}.feed_heads ORDER BY 1, 2`);
+      expect(heads).toEqual([
+        { tenant_id: 't', partner_id: 'a', seq: 4, swept_through: 0 },
+        { tenant_id: 't', partner_id: 'b', seq: 8, swept_through: 0 },
+        { tenant_id: 'u', partner_id: 'a', seq: 1, swept_through: 0 },
+      ]);
+      // A partner_seq is unique within its partner.
+      await expect(stack.sql(`UPDATE ${schema}.events SET partner_seq = 1 WHERE position = 6`)).rejects.toThrow(/events_partner_seq/);
+    } finally {
+      await stack.sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    }
+  });
+});
+
 describe('events: a cursor older than the retention', () => {
   let token: string;
   const stack = useStack(async (stack) => {
@@ -257,6 +456,38 @@ describe('events: a cursor older than the retention', () => {
     const fresh = await stack.api('GET', '/v1/events', { token });
     expect(fresh.status).toBe(200);
     expect((await stack.api('GET', `/v1/events?cursor=${fresh.body.nextCursor}`, { token })).status).toBe(200);
+  });
+
+  it("is judged per partner: another partner's swept events expire no cursor of an idle partner, nor one past them", async () => {
+    const a = await stack.createClient();
+    const aToken = await stack.token(a);
+    const idle = await stack.createClient();
+    const idleToken = await stack.token(idle);
+    const idleCursor = (await stack.api('GET', '/v1/events', { token: idleToken })).body.nextCursor as string;
+    const aBefore = (await stack.api('GET', '/v1/events', { token: aToken })).body.nextCursor as string;
+    const [top] = await stack.sql<{ p: string }>('SELECT coalesce(max(position), 0) AS p FROM events.events');
+    const oldStyle = await v1Cursor(stack, BigInt(top!.p), a);
+    expect((await stack.api('POST', '/v1/submissions', { token: aToken, json: submissionBody(), headers: { prefer: 'wait=20' } })).status).toBe(200);
+    // A's cursor past both its events, before they are swept.
+    let aAfter = '';
+    await until("A's 2 events read", async () => {
+      const page = await readAll(stack, aToken, aBefore);
+      aAfter = page.cursor;
+      return page.events.length === 2;
+    });
+    await until("A's events swept", async () => (await storedFor(stack, a)) === 0);
+
+    for (const [what, cursor] of [['from before its events', aBefore], ['version 1, from before its events', oldStyle]] as const) {
+      const res = await stack.api('GET', `/v1/events?cursor=${cursor}`, { token: aToken });
+      expect(res.status, what).toBe(410);
+      expect(res.body.error.code).toBe('cursor_expired');
+    }
+    const passed = await stack.api('GET', `/v1/events?cursor=${aAfter}`, { token: aToken });
+    expect(passed.status).toBe(200);
+    expect(passed.body).toEqual({ items: [], nextCursor: aAfter });
+    const untouched = await stack.api('GET', `/v1/events?cursor=${idleCursor}`, { token: idleToken });
+    expect(untouched.status).toBe(200);
+    expect(untouched.body).toEqual({ items: [], nextCursor: idleCursor });
   });
 });
 

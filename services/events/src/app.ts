@@ -11,7 +11,7 @@ import { dbError } from '@partner/shared/pg';
 import type { Logger } from '@partner/shared/logger';
 import { startGrpcService, type RunningService } from '@partner/shared/service';
 import type { EventsConfig } from './config.js';
-import { loadFeedCursors, type Owner } from './cursor.js';
+import { loadFeedCursors, type CursorPosition, type Owner } from './cursor.js';
 import * as feed from './feed.js';
 import { FeedWriter } from './writer.js';
 import { sweepDeliveries, webhookHandlers } from './webhooks/rpc.js';
@@ -22,6 +22,10 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
 const toEvent = (r: feed.EventRow) => ({ id: r.event_id, type: r.type, timestamp: r.timestamp.toISOString(), dataJson: JSON.stringify(r.data) });
+
+function expired(): never {
+  throw new DomainError('cursor_expired', 'this cursor is older than the event retention; reconcile with GET /v1/jobs and GET /v1/submissions, then read the feed from since');
+}
 
 function ownerOf(o: { tenantId: string; partnerId: string } | null | undefined): Owner {
   if (!o?.tenantId || !o.partnerId) throw new DomainError('validation_error', 'owner is required');
@@ -101,27 +105,34 @@ export function startEvents(config: EventsConfig, opts: { logger?: Logger; migra
             if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) details.push({ field: 'limit', issue: `must be an integer from 1 to ${MAX_PAGE_SIZE}` });
             const unknown = req.types.filter((t) => !isEventType(t));
             if (unknown.length > 0) details.push({ field: 'types', issue: `unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}` });
-            let cursor: bigint | undefined;
+            let given: CursorPosition | undefined;
             if (req.pageToken) {
-              cursor = cursors.decode(req.pageToken, owner);
-              if (cursor === undefined) details.push({ field: 'cursor', issue: 'is not a cursor of this feed: pass nextCursor unchanged' });
+              given = cursors.decode(req.pageToken, owner);
+              if (given === undefined) details.push({ field: 'cursor', issue: 'is not a cursor of this feed: pass nextCursor unchanged' });
             }
             const since = req.since && !req.pageToken ? new Date(req.since) : undefined;
             if (since && Number.isNaN(since.getTime())) details.push({ field: 'since', issue: 'must be an RFC 3339 timestamp' });
             if (details.length > 0) throw new DomainError('validation_error', 'invalid query parameters', { details });
 
-            const after = cursor ?? (since ? await feed.positionBefore(pool, since).catch(dbError) : 0n);
+            // Positions are the partner's own (partner_seq); a version 1 cursor's global position is
+            // mapped onto them once, and the reader continues with version 2.
+            let cursor: bigint | undefined;
+            if (given?.version === 2) cursor = given.seq;
+            else if (given?.version === 1) cursor = (await feed.seqAtPosition(pool, owner, given.position).catch(dbError)) ?? expired();
+            const after = cursor ?? (since ? await feed.seqBefore(pool, owner, since).catch(dbError) : 0n);
             const page = await feed.readPage(pool, owner, after, req.types, limit).catch(dbError);
-            if (cursor !== undefined && cursor < page.sweptThrough) {
-              throw new DomainError('cursor_expired', 'this cursor is older than the event retention; reconcile with GET /v1/jobs and GET /v1/submissions, then read the feed from since');
-            }
+            if (cursor !== undefined && cursor < page.sweptThrough) expired();
             const last = page.rows.at(-1);
-            // A full page ends at its last event; a short one has shown everything up to the top.
-            let next = page.rows.length === limit && last ? BigInt(last.position) : page.top;
+            // A full page ends at its last event; a short one has shown everything of this partner up
+            // to its head (only this partner's events move it: an idle partner's cursor stays put).
+            let next = page.rows.length === limit && last ? BigInt(last.partner_seq) : page.head;
             // Never behind where the reader was, nor behind what the sweep removed (an emptied feed).
             if (next < after) next = after;
             if (next < page.sweptThrough) next = page.sweptThrough;
-            return { events: page.rows.map(toEvent), nextPageToken: cursors.encode(next, owner) };
+            // The cursor it was given, unchanged, when the reader did not move (even one sealed with a
+            // key since rotated out of first place).
+            const nextPageToken = given?.version === 2 && next === given.seq ? req.pageToken : cursors.encode(next, owner);
+            return { events: page.rows.map(toEvent), nextPageToken };
           },
           GetEvent: async (req) => {
             const owner = ownerOf(req.owner);

@@ -1,56 +1,106 @@
-// Feed cursors: opaque, tamper-evident positions. A cursor is a feed position (the stream sequence
-// of the last event the reader has passed) with an HMAC-SHA256 tag (truncated to 128 bits) over it
-// AND the partner it was issued to, base64url-encoded. Not bound to `types`: a reader may change its
-// filter and keep its place. A garbled or forged cursor, or another partner's, fails the tag check.
+// Feed cursors: opaque, tamper-evident, encrypted positions bound to the partner they were issued to.
+// Not bound to `types`: a reader may change its filter and keep its place. A garbled or forged
+// cursor, or another partner's, is refused.
 //
-// Layout (25 bytes, 34 characters): version (1) | position (uint64 BE) | tag (16).
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+// Version 2 (issued now) holds the partner's own position, the partner_seq of the last event the
+// reader has passed (migration 0003), so a cursor never moves because another partner wrote. It is
+// sealed with a deterministic authenticated encryption in the SIV construction (Rogaway–Shrimpton;
+// RFC 5297 without S2V): iv = HMAC-SHA256(macKey, version | partner | seq) truncated to 128 bits,
+// ciphertext = AES-256-CTR(encKey, iv, seq). Opening decrypts, then recomputes iv and compares.
+// Nothing in the token is readable (not even the partner's own count), and the same position for
+// the same partner always gives the same token, so an empty page can hand back an identical cursor.
+//   Layout (25 bytes, 34 characters): version 2 (1) | iv (16) | ciphertext (8).
+//
+// Version 1 (issued before per-partner positions) holds a global feed position in the clear with an
+// HMAC-SHA256 tag (128 bits) over it and the partner. Still accepted; the reader maps the position to
+// the partner's own (feed.ts, seqAtPosition) and then issues version 2.
+//   Layout (25 bytes, 34 characters): version 1 (1) | position (uint64 BE) | tag (16).
+import { createCipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Pool } from '@partner/shared/pg';
 
-const VERSION = 1;
-const BODY = 1 + 8;
-const TAG = 16;
+const LENGTH = 25;
 const TOKEN = /^[A-Za-z0-9_-]{34}$/;
-const KEY_CONTEXT = 'partner.events.v1/feed-cursor';
+const MAX_POSITION = BigInt('9223372036854775807');
+const V1_CONTEXT = 'partner.events.v1/feed-cursor';
+const V2_MAC_CONTEXT = 'partner.events.v2/feed-cursor/mac';
+const V2_ENC_CONTEXT = 'partner.events.v2/feed-cursor/enc';
 
 export interface Owner {
   tenantId: string;
   partnerId: string;
 }
 
+/** What a cursor says: the partner's own position (v2), or a global one from before the upgrade (v1). */
+export type CursorPosition = { version: 2; seq: bigint } | { version: 1; position: bigint };
+
 const bindingOf = (o: Owner): string => JSON.stringify([o.tenantId, o.partnerId]);
 
-export class FeedCursors {
-  private readonly keys: Buffer[];
+interface Keys {
+  v1: Buffer;
+  mac: Buffer;
+  enc: Buffer;
+}
 
-  /** The first secret signs; all of them verify (so a secret can be rotated). */
+const derive = (secret: string, context: string): Buffer => createHmac('sha256', secret).update(context).digest();
+
+function uint64(n: bigint): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(n);
+  return b;
+}
+
+export class FeedCursors {
+  private readonly keys: Keys[];
+
+  /** The first secret seals; all of them open (so a secret can be rotated). */
   constructor(secrets: readonly string[]) {
     if (secrets.length === 0) throw new Error('FeedCursors needs at least one secret');
-    this.keys = secrets.map((s) => createHmac('sha256', s).update(KEY_CONTEXT).digest());
+    this.keys = secrets.map((s) => ({ v1: derive(s, V1_CONTEXT), mac: derive(s, V2_MAC_CONTEXT), enc: derive(s, V2_ENC_CONTEXT) }));
   }
 
-  private tag(key: Buffer, body: Buffer, owner: Owner): Buffer {
-    return createHmac('sha256', key).update(body).update(bindingOf(owner), 'utf8').digest().subarray(0, TAG);
+  private static iv(k: Keys, owner: Owner, plain: Buffer): Buffer {
+    return createHmac('sha256', k.mac).update(Buffer.of(2)).update(plain).update(bindingOf(owner), 'utf8').digest().subarray(0, 16);
   }
 
-  encode(position: bigint, owner: Owner): string {
-    const body = Buffer.alloc(BODY);
-    body.writeUInt8(VERSION, 0);
-    body.writeBigUInt64BE(position, 1);
-    return Buffer.concat([body, this.tag(this.keys[0]!, body, owner)]).toString('base64url');
+  private static ctr(k: Keys, iv: Buffer, data: Buffer): Buffer {
+    const c = createCipheriv('aes-256-ctr', k.enc, iv);
+    return Buffer.concat([c.update(data), c.final()]);
   }
 
-  /** The position, or undefined when the token is not a cursor this service issued to owner. */
-  decode(token: string, owner: Owner): bigint | undefined {
+  /** A version 2 cursor at the partner's own position seq. */
+  encode(seq: bigint, owner: Owner): string {
+    if (seq < 0n || seq > MAX_POSITION) throw new RangeError(`feed position out of range: ${seq}`);
+    const k = this.keys[0]!;
+    const plain = uint64(seq);
+    const iv = FeedCursors.iv(k, owner, plain);
+    return Buffer.concat([Buffer.of(2), iv, FeedCursors.ctr(k, iv, plain)]).toString('base64url');
+  }
+
+  /** What the cursor says, or undefined when it is not a cursor this service issued to owner. */
+  decode(token: string, owner: Owner): CursorPosition | undefined {
     if (!TOKEN.test(token)) return undefined;
     const raw = Buffer.from(token, 'base64url');
-    if (raw.length !== BODY + TAG || raw.toString('base64url') !== token) return undefined;
-    const body = raw.subarray(0, BODY);
-    const given = raw.subarray(BODY);
-    if (!this.keys.some((k) => timingSafeEqual(this.tag(k, body, owner), given))) return undefined;
-    if (body.readUInt8(0) !== VERSION) return undefined;
-    const position = body.readBigUInt64BE(1);
-    return position <= BigInt('9223372036854775807') ? position : undefined;
+    if (raw.length !== LENGTH || raw.toString('base64url') !== token) return undefined;
+    if (raw[0] === 2) {
+      const iv = raw.subarray(1, 17);
+      for (const k of this.keys) {
+        const plain = FeedCursors.ctr(k, iv, raw.subarray(17));
+        if (timingSafeEqual(FeedCursors.iv(k, owner, plain), iv)) {
+          const seq = plain.readBigUInt64BE();
+          return seq <= MAX_POSITION ? { version: 2, seq } : undefined;
+        }
+      }
+      return undefined;
+    }
+    if (raw[0] === 1) {
+      const body = raw.subarray(0, 9);
+      const given = raw.subarray(9);
+      const tag = (k: Keys) => createHmac('sha256', k.v1).update(body).update(bindingOf(owner), 'utf8').digest().subarray(0, 16);
+      if (!this.keys.some((k) => timingSafeEqual(tag(k), given))) return undefined;
+      const position = body.readBigUInt64BE(1);
+      return position <= MAX_POSITION ? { version: 1, position } : undefined;
+    }
+    return undefined;
   }
 }
 

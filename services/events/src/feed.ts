@@ -4,7 +4,7 @@ import { prepared, type Pool } from '@partner/shared/pg';
 import type { Owner } from './cursor.js';
 
 export interface EventRow {
-  position: string;
+  partner_seq: string;
   event_id: string;
   type: string;
   timestamp: Date;
@@ -13,54 +13,81 @@ export interface EventRow {
 
 export interface Page {
   rows: EventRow[];
-  /** The highest stored position in the same snapshot as rows (0 when the feed is empty). */
-  top: bigint;
-  /** Everything at or below this position may have been swept. */
+  /** The partner's highest partner_seq in the same snapshot as rows (0 when it has none). */
+  head: bigint;
+  /** Everything of this partner at or below this partner_seq may have been swept. */
   sweptThrough: bigint;
 }
 
 /**
- * One page after `after` (a position). One statement, so one snapshot: the page and the highest
- * stored position agree, and since the single writer commits in position order, every event at or
- * below that position is already visible — a cursor moved there passes nothing that comes later.
+ * One page of the partner's feed after `after` (a partner_seq). One statement, so one snapshot: the
+ * page and the partner's head agree, and since the writer assigns a partner's sequence under the
+ * lock of its feed_heads row and commits in that order, every event of the partner at or below the
+ * head is already visible — a cursor moved there passes nothing that comes later. Nothing here
+ * reads another partner's rows.
  */
 export async function readPage(pool: Pool, owner: Owner, after: bigint, types: string[], limit: number): Promise<Page> {
-  const r = await pool.query<EventRow & { top: string; swept: string }>(
+  const r = await pool.query<EventRow & { head: string | null; swept: string | null }>(
     prepared(
       `WITH page AS (
-         SELECT position, event_id, type, "timestamp", data FROM events
-          WHERE tenant_id = $1 AND partner_id = $2 AND position > $3
+         SELECT partner_seq, event_id, type, "timestamp", data FROM events
+          WHERE tenant_id = $1 AND partner_id = $2 AND partner_seq > $3
             AND (cardinality($4::text[]) = 0 OR type = ANY($4::text[]))
-          ORDER BY position
+          ORDER BY partner_seq
           LIMIT $5
        )
-       SELECT page.*, (SELECT coalesce(max(position), 0) FROM events) AS top,
-              (SELECT swept_through FROM sweep_state WHERE id = 1) AS swept
-         FROM (SELECT 1) one LEFT JOIN page ON true
-        ORDER BY page.position`,
+       SELECT page.*, h.seq AS head, h.swept_through AS swept
+         FROM (SELECT 1) one
+         LEFT JOIN feed_heads h ON h.tenant_id = $1 AND h.partner_id = $2
+         LEFT JOIN page ON true
+        ORDER BY page.partner_seq`,
       [owner.tenantId, owner.partnerId, after.toString(), types, limit],
     ),
   );
   const first = r.rows[0];
   return {
-    rows: r.rows.filter((row) => row.position !== null),
-    top: BigInt(first?.top ?? 0),
+    rows: r.rows.filter((row) => row.partner_seq !== null),
+    head: BigInt(first?.head ?? 0),
     sweptThrough: BigInt(first?.swept ?? 0),
   };
 }
 
-/** The position just before the first event stored at or after `since` (where a `since` read starts). */
-export async function positionBefore(pool: Pool, since: Date): Promise<bigint> {
-  const r = await pool.query<{ p: string }>(
-    prepared('SELECT coalesce(max(position), 0) AS p FROM events WHERE stored_at < $1', [since]),
+/** The partner's position just before its first event stored at or after `since` (where a `since` read starts). */
+export async function seqBefore(pool: Pool, owner: Owner, since: Date): Promise<bigint> {
+  const r = await pool.query<{ s: string }>(
+    prepared(
+      `SELECT coalesce(max(partner_seq), 0) AS s FROM events WHERE tenant_id = $1 AND partner_id = $2 AND stored_at < $3`,
+      [owner.tenantId, owner.partnerId, since],
+    ),
   );
-  return BigInt(r.rows[0]!.p);
+  return BigInt(r.rows[0]!.s);
+}
+
+/**
+ * Where a version 1 cursor (a global position, issued before per-partner positions) stands in the
+ * partner's own sequence: the partner_seq of its last event at or below that position. Undefined
+ * when the cursor is expired: judged as version 1 judged it, against the global sweep mark. Past
+ * that mark every swept event lies at or below the position, so the partner's swept_through counts
+ * among its events there even when none of them is left.
+ */
+export async function seqAtPosition(pool: Pool, owner: Owner, position: bigint): Promise<bigint | undefined> {
+  const r = await pool.query<{ s: string; global_swept: string }>(
+    prepared(
+      `SELECT GREATEST(
+                coalesce((SELECT max(partner_seq) FROM events WHERE tenant_id = $1 AND partner_id = $2 AND position <= $3), 0),
+                coalesce((SELECT swept_through FROM feed_heads WHERE tenant_id = $1 AND partner_id = $2), 0)) AS s,
+              (SELECT swept_through FROM sweep_state WHERE id = 1) AS global_swept`,
+      [owner.tenantId, owner.partnerId, position.toString()],
+    ),
+  );
+  const row = r.rows[0]!;
+  return position < BigInt(row.global_swept) ? undefined : BigInt(row.s);
 }
 
 export async function getEvent(pool: Pool, owner: Owner, eventId: string): Promise<EventRow | undefined> {
   const r = await pool.query<EventRow>(
     prepared(
-      `SELECT position, event_id, type, "timestamp", data FROM events WHERE event_id = $1 AND tenant_id = $2 AND partner_id = $3`,
+      `SELECT partner_seq, event_id, type, "timestamp", data FROM events WHERE event_id = $1 AND tenant_id = $2 AND partner_id = $3`,
       [eventId, owner.tenantId, owner.partnerId],
     ),
   );
@@ -68,8 +95,10 @@ export async function getEvent(pool: Pool, owner: Owner, eventId: string): Promi
 }
 
 /**
- * Deletes one batch of events stored before the retention cut-off, oldest first, and records the
- * highest position removed (cursors below it are expired). Returns how many were removed.
+ * Deletes one batch of events stored before the retention cut-off, oldest first, and records per
+ * partner the highest partner_seq removed (that partner's cursors below it are expired), and the
+ * highest global position removed (for cursors of version 1). Returns how many were removed.
+ * feed_heads rows are locked in (tenant_id, partner_id) order, as the writer locks them.
  */
 export async function sweepBatch(pool: Pool, retentionMs: number, batch: number): Promise<number> {
   const r = await pool.query<{ n: string }>(
@@ -77,7 +106,12 @@ export async function sweepBatch(pool: Pool, retentionMs: number, batch: number)
        DELETE FROM events WHERE position IN (
          SELECT position FROM events WHERE stored_at < now() - make_interval(secs => $1::double precision / 1000)
           ORDER BY position LIMIT $2)
-       RETURNING position
+       RETURNING position, tenant_id, partner_id, partner_seq
+     ), heads AS (
+       INSERT INTO feed_heads AS h (tenant_id, partner_id, seq, swept_through)
+       SELECT tenant_id, partner_id, max(partner_seq), max(partner_seq) FROM gone
+        GROUP BY tenant_id, partner_id ORDER BY tenant_id, partner_id
+       ON CONFLICT (tenant_id, partner_id) DO UPDATE SET swept_through = GREATEST(h.swept_through, EXCLUDED.swept_through)
      ), mark AS (
        UPDATE sweep_state SET swept_through = GREATEST(swept_through, (SELECT max(position) FROM gone))
         WHERE id = 1 AND EXISTS (SELECT 1 FROM gone)

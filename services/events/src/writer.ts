@@ -5,13 +5,16 @@
 // transaction-scoped advisory lock, so replicas (or a process that outlived its restart) never
 // write at once; each re-reads the highest position under the lock and skips what is stored, and
 // event ids are unique, so an event published twice (beyond JetStream's duplicate window) is
-// stored once. A reader's snapshot therefore always holds a prefix of the feed: no event can be
+// stored once. Each stored event also gets its partner's next partner_seq (1, 2, 3, … per partner,
+// in stream order) from the partner's feed_heads row, taken in the same transaction with an upsert
+// that row-locks it: a partner's sequence is committed in order even if several writers ever ran at
+// once. A reader's snapshot therefore always holds a prefix of each partner's feed: no event can be
 // stored behind a position a cursor has passed. After each commit a wake-up per partner goes out
 // on core NATS for the gateways' long-polling readers.
 import type { JsMsg, NatsConnection } from 'nats';
 import { DeliverPolicy } from 'nats';
 import type { Logger } from '@partner/shared/logger';
-import type { Pool } from '@partner/shared/pg';
+import type { Pool, PoolClient } from '@partner/shared/pg';
 import { ensureEventsStream, natsNames } from '@partner/shared/nats';
 import { isEventId, isEventType, type EventMessage } from '@partner/shared/events';
 import { queueDeliveries } from './webhooks/repo.js';
@@ -25,11 +28,11 @@ export interface WriterMetrics {
   skipped(n: number): void;
 }
 
-/** The wake-up a gateway hears: an event of this partner is stored at this position. */
+/** The wake-up a gateway hears: an event of this partner is stored at this partner_seq. */
 export interface FeedWake {
   tenantId: string;
   partnerId: string;
-  position: string;
+  seq: string;
 }
 
 interface Parsed {
@@ -47,6 +50,61 @@ function parse(m: JsMsg): EventMessage | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The highest stream position the feed has consumed: the top stored position, or what the retention
+ * sweep removed when it emptied the feed (so a restart never stores swept events again).
+ */
+const STORED_THROUGH = `SELECT GREATEST((SELECT coalesce(max(position), 0) FROM events),
+                                        (SELECT swept_through FROM sweep_state WHERE id = 1)) AS p`;
+
+const partnerKey = (m: EventMessage): string => JSON.stringify([m.tenantId, m.partnerId]);
+
+/**
+ * The batch without events already stored (a republished event beyond JetStream's duplicate window)
+ * or repeated within it, so no partner_seq is spent on an event that is not inserted. Under the
+ * writer's lock nobody else inserts meanwhile.
+ */
+async function newEvents(client: PoolClient, batch: Parsed[]): Promise<Parsed[]> {
+  if (batch.length === 0) return batch;
+  const r = await client.query<{ event_id: string }>('SELECT event_id FROM events WHERE event_id = ANY($1::text[])', [batch.map((p) => p.msg.event.id)]);
+  const seen = new Set(r.rows.map((row) => row.event_id));
+  return batch.filter((p) => !seen.has(p.msg.event.id) && (seen.add(p.msg.event.id), true));
+}
+
+/**
+ * Each event's partner_seq: every partner's feed_heads row advanced by its count in the batch (one
+ * upsert, rows locked in (tenant_id, partner_id) order, the order the retention sweep uses too),
+ * then handed out in stream order.
+ */
+async function assignSeqs(client: PoolClient, batch: Parsed[]): Promise<bigint[]> {
+  const counts = new Map<string, { tenantId: string; partnerId: string; n: number }>();
+  for (const { msg } of batch) {
+    const k = partnerKey(msg);
+    const c = counts.get(k) ?? counts.set(k, { tenantId: msg.tenantId, partnerId: msg.partnerId, n: 0 }).get(k)!;
+    c.n += 1;
+  }
+  const rows = [...counts.values()];
+  const r = await client.query<{ tenant_id: string; partner_id: string; seq: string }>(
+    `INSERT INTO feed_heads AS h (tenant_id, partner_id, seq)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) ORDER BY 1, 2
+     ON CONFLICT (tenant_id, partner_id) DO UPDATE SET seq = h.seq + EXCLUDED.seq
+     RETURNING tenant_id, partner_id, seq`,
+    [rows.map((c) => c.tenantId), rows.map((c) => c.partnerId), rows.map((c) => c.n)],
+  );
+  // The next seq to hand out per partner: its new head minus what this batch added, plus one.
+  const next = new Map<string, bigint>();
+  for (const row of r.rows) {
+    const k = JSON.stringify([row.tenant_id, row.partner_id]);
+    next.set(k, BigInt(row.seq) - BigInt(counts.get(k)!.n) + 1n);
+  }
+  return batch.map(({ msg }) => {
+    const k = partnerKey(msg);
+    const s = next.get(k)!;
+    next.set(k, s + 1n);
+    return s;
+  });
 }
 
 export class FeedWriter {
@@ -129,7 +187,7 @@ export class FeedWriter {
   }
 
   private async storedThrough(): Promise<bigint> {
-    const r = await this.pool.query<{ p: string }>('SELECT coalesce(max(position), 0) AS p FROM events');
+    const r = await this.pool.query<{ p: string }>(STORED_THROUGH);
     return BigInt(r.rows[0]!.p);
   }
 
@@ -147,16 +205,18 @@ export class FeedWriter {
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [WRITER_LOCK]);
-      const through = BigInt((await client.query<{ p: string }>('SELECT coalesce(max(position), 0) AS p FROM events')).rows[0]!.p);
-      const fresh = parsed.filter((p) => p.position > through);
+      const through = BigInt((await client.query<{ p: string }>(STORED_THROUGH)).rows[0]!.p);
+      const fresh = await newEvents(client, parsed.filter((p) => p.position > through));
       if (fresh.length > 0) {
-        const r = await client.query<{ position: string; tenant_id: string; partner_id: string; event_id: string }>(
-          `INSERT INTO events (position, event_id, tenant_id, partner_id, type, "timestamp", data)
-           SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[])
-           ON CONFLICT DO NOTHING
-           RETURNING position, tenant_id, partner_id, event_id`,
+        const seqs = await assignSeqs(client, fresh);
+        const r = await client.query<{ partner_seq: string; tenant_id: string; partner_id: string; event_id: string }>(
+          `INSERT INTO events (position, partner_seq, event_id, tenant_id, partner_id, type, "timestamp", data)
+           SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::jsonb[])
+           ON CONFLICT (event_id) DO NOTHING
+           RETURNING partner_seq, tenant_id, partner_id, event_id`,
           [
             fresh.map((p) => p.position.toString()),
+            seqs.map((s) => s.toString()),
             fresh.map((p) => p.msg.event.id),
             fresh.map((p) => p.msg.tenantId),
             fresh.map((p) => p.msg.partnerId),
@@ -165,7 +225,7 @@ export class FeedWriter {
             fresh.map((p) => JSON.stringify(p.msg.event.data ?? null)),
           ],
         );
-        stored = r.rows.map((row) => ({ tenantId: row.tenant_id, partnerId: row.partner_id, position: row.position }));
+        stored = r.rows.map((row) => ({ tenantId: row.tenant_id, partnerId: row.partner_id, seq: row.partner_seq }));
         // The webhook deliveries of what was stored, in the same transaction: an event is stored if
         // and only if its deliveries exist (the dispatcher sends them).
         const storedIds = new Set(r.rows.map((row) => row.event_id));
@@ -189,7 +249,7 @@ export class FeedWriter {
         // They poll too: the deliveries go out at their next look.
       }
     }
-    // One wake-up per partner, naming the highest position stored for it.
+    // One wake-up per partner, naming the highest partner_seq stored for it (never a global position).
     const latest = new Map<string, FeedWake>();
     for (const w of stored) latest.set(`${w.tenantId}\u0000${w.partnerId}`, w);
     for (const w of latest.values()) {
