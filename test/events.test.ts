@@ -331,6 +331,15 @@ describe("events: cursor positions are the partner's own", () => {
       expect(cursors.decode(cursor, a.creds)).toEqual({ version: 2, seq: BigInt(Math.min(i, 10)) });
     }
     expect(seen).toHaveLength(10);
+
+    // An empty page returns the cursor it was given, also when its filter skipped A's own events.
+    const start = await stack.api('GET', '/v1/events?limit=1', { token: a.token });
+    const c1 = start.body.nextCursor as string;
+    const filtered = await stack.api('GET', `/v1/events?cursor=${c1}&types=webhook_endpoint.disabled`, { token: a.token });
+    expect(filtered.body).toEqual({ items: [], nextCursor: c1 });
+    // A reader that changes its filter back keeps its place: the events it skipped are still ahead.
+    const rest = await stack.api('GET', `/v1/events?cursor=${c1}`, { token: a.token });
+    expect(rest.body.items).toHaveLength(9);
   });
 
   it('follows one partner written by many clients at once, with long-polls, and shows every event once, in order', async () => {

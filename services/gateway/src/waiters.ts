@@ -92,7 +92,7 @@ export class SettlementWaiters {
 
   /**
    * Subscribes to feed wake-ups (the events service stored an event of a partner; payload
-   * {tenantId, partnerId, position}): wakes that partner's waiting feed readers, which read again.
+   * {tenantId, partnerId, seq}): wakes that partner's waiting feed readers, which read again.
    */
   attachFeed(nc: NatsConnection, subject: string): void {
     this.feedSub = nc.subscribe(subject, {

@@ -47,7 +47,9 @@ export const eventSchemas: Record<string, Schema> = {
       items: { type: 'array', items: ref('Event') },
       nextCursor: {
         type: 'string',
-        description: 'Never null: pass it as `cursor` to read on from here, even after an empty page (any `types`).',
+        description:
+          'Never null: pass it as `cursor` to read on from here, even after an empty page (any `types`). An empty page returns the ' +
+          "cursor it was given, unchanged. Positions are the partner's own: nothing in a cursor reveals other partners' activity.",
       },
     },
     examples: [{ items: [EVENT_EXAMPLE], nextCursor: CURSOR_EXAMPLE }],
