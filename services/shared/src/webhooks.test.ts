@@ -5,6 +5,7 @@ import {
   checkedLookup,
   classifyAddress,
   hostProblem,
+  literalProblem,
   newWebhookSecret,
   readAllowLoopbackTargets,
   RefusedTargetError,
@@ -17,8 +18,9 @@ describe('webhook targets', () => {
   const strict = { allowHttp: false, allowLoopback: false };
   const local = { allowHttp: true, allowLoopback: true };
 
-  // [address, its kind, the IPv4 address it embeds]. Loopback is allowed in local mode only; public
-  // everywhere; everything else nowhere.
+  // [address, its kind, the IPv4 address it embeds]. Public is allowed everywhere; loopback in local
+  // mode only, and only as itself or IPv4-mapped (127/8 embedded any other way is routed off this
+  // host); everything else nowhere.
   const table: [string, string, string?][] = [
     // The attack's inputs (issue 36): IPv4-compatible ::/96, which ipaddr.js alone calls unicast.
     ['::127.0.0.1', 'loopback', '127.0.0.1'],
@@ -122,7 +124,7 @@ describe('webhook targets', () => {
     expect(c?.embeds?.ipv4).toBe(ipv4);
   });
 
-  it.each(table)('judges %s (%s): public everywhere, loopback in local mode only, nothing else anywhere', (address, kind, ipv4) => {
+  it.each(table)('judges %s (%s): in strict and in local mode', (address, kind, ipv4) => {
     const strictWhy = refusedAddress(address, strict);
     const localWhy = refusedAddress(address, local);
     if (kind === 'public') {
@@ -130,9 +132,26 @@ describe('webhook targets', () => {
       return;
     }
     const article = kind === 'unspecified' || kind === 'IETF protocol assignment' ? 'an' : 'a';
-    const why = ipv4 ? `embeds ${ipv4} (${classifyAddress(address)!.embeds!.as}), which is ${article} ${kind} address` : `is ${article} ${kind} address`;
+    const as = classifyAddress(address)!.embeds?.as;
+    const hostLoopback = kind === 'loopback' && (!as || as === 'IPv4-mapped');
+    const offHost = kind === 'loopback' && !hostLoopback ? " (not this host's loopback that way)" : '';
+    const why = ipv4 ? `embeds ${ipv4} (${as}), which is ${article} ${kind} address${offHost}` : `is ${article} ${kind} address`;
     expect(strictWhy).toBe(why);
-    expect(localWhy).toBe(kind === 'loopback' ? undefined : why);
+    expect(localWhy).toBe(hostLoopback ? undefined : why);
+  });
+
+  it("refuses the attack's IPv4-compatible addresses (issue 36) in both modes, at registration as at delivery", () => {
+    for (const rules of [{ ...strict, allowHttp: true }, local]) {
+      expect(urlProblems('http://[::127.0.0.1]/', rules)).toEqual(["must not point at a private address: ::7f00:1 embeds 127.0.0.1 (IPv4-compatible), which is a loopback address (not this host's loopback that way)"]);
+      expect(urlProblems('http://[::7f00:1]/', rules)).toEqual(["must not point at a private address: ::7f00:1 embeds 127.0.0.1 (IPv4-compatible), which is a loopback address (not this host's loopback that way)"]);
+      expect(urlProblems('http://[::a9fe:a9fe]/', rules)).toEqual(['must not point at a private address: ::a9fe:a9fe embeds 169.254.169.254 (IPv4-compatible), which is a link-local address']);
+      expect(urlProblems('http://[::10.0.0.1]/', rules)).toEqual(['must not point at a private address: ::a00:1 embeds 10.0.0.1 (IPv4-compatible), which is a private address']);
+      // The sender's check of an IP literal, and its lookup's check of what a name resolves to.
+      expect(literalProblem(new URL('http://[::a9fe:a9fe]:8080/x'), rules)).toBe('::a9fe:a9fe embeds 169.254.169.254 (IPv4-compatible), which is a link-local address');
+      expect(refusedAddress('::a9fe:a9fe', rules)).toBe('embeds 169.254.169.254 (IPv4-compatible), which is a link-local address');
+    }
+    expect(literalProblem(new URL('http://[::ffff:127.0.0.1]:8080/x'), local)).toBeUndefined();
+    expect(literalProblem(new URL('http://hooks.example.com/x'), strict)).toBeUndefined();
   });
 
   it.each(['127.1', '0x7f.1', '2130706433', '0177.0.0.1', 'localhost', '', '1.2.3.4%eth0', '::ffff:1.2.3', '[::1'])('%j is no IP address', (address) => {
@@ -178,9 +197,11 @@ describe('webhook targets', () => {
       expect([strictProblems, localProblems]).toEqual([[], []]);
       return;
     }
-    const refused = [expect.stringMatching(new RegExp(`^must not point at a private address: ${host.replace(/\./g, '\\.')} (is|embeds .*which is) an? ${kind} address$`))];
+    const refused = [expect.stringMatching(new RegExp(`^must not point at a private address: ${host.replace(/\./g, '\\.')} (is|embeds .*which is) an? ${kind} address`))];
     expect(strictProblems).toEqual(refused);
-    expect(localProblems).toEqual(kind === 'loopback' ? [] : refused);
+    // Loopback in local mode: as itself or IPv4-mapped only.
+    const hostLoopback = kind === 'loopback' && (/^[\d.]+$/.test(host) || host === '::1' || host.startsWith('::ffff:7f'));
+    expect(localProblems).toEqual(hostLoopback ? [] : refused);
   });
 
   it('refuses URLs with an IPv6 zone id: WHATWG URL has no syntax for one', () => {

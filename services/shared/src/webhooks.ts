@@ -222,13 +222,21 @@ export interface TargetRules {
   allowLoopback: boolean;
 }
 
-/** Why an address may not be a webhook target under the rules, or undefined when it may. */
+/**
+ * Why an address may not be a webhook target under the rules, or undefined when it may. Loopback,
+ * where allowed, is 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104 (the socket layer's own spelling of
+ * 127/8): the other forms that embed 127/8 are routed off this host (to a NAT64 translator, a 6to4
+ * relay, an ISATAP router or the IPv6 default route), so they are refused in every mode.
+ */
 export function refusedAddress(address: string, rules: Pick<TargetRules, 'allowLoopback'>): string | undefined {
   const c = classifyAddress(address);
   if (!c) return 'is not an IP address';
-  if (c.kind === 'public' || (c.kind === 'loopback' && rules.allowLoopback)) return undefined;
+  if (c.kind === 'public') return undefined;
+  const hostLoopback = c.kind === 'loopback' && (!c.embeds || c.embeds.as === 'IPv4-mapped');
+  if (hostLoopback && rules.allowLoopback) return undefined;
   const what = `${c.kind === 'unspecified' || c.kind === 'IETF protocol assignment' ? 'an' : 'a'} ${c.kind} address`;
-  return c.embeds ? `embeds ${c.embeds.ipv4} (${c.embeds.as}), which is ${what}` : `is ${what}`;
+  if (!c.embeds) return `is ${what}`;
+  return `embeds ${c.embeds.ipv4} (${c.embeds.as}), which is ${what}${c.kind === 'loopback' && !hostLoopback ? ' (not this host\'s loopback that way)' : ''}`;
 }
 
 /** WEBHOOK_ALLOW_LOOPBACK_TARGETS (gateway and dispatcher); the old WEBHOOK_ALLOW_PRIVATE_TARGETS fails the start. */
