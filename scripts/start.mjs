@@ -58,8 +58,9 @@ const env = {
   AUTH_SCOPES: '127.0.0.1:8080/access,api.example.com/access',
   ENVIRONMENT: 'uat',
   LOG_LEVEL: 'info',
-  // Local development: webhook endpoints may point at a receiver on this machine (never in a deployment).
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  // Local development: webhook endpoints may point at a receiver on this machine's loopback (nothing
+  // else private; never in a deployment).
+  WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true',
   ...fileEnv,
   ...process.env,
 };

@@ -2,7 +2,8 @@
 // reference library (standardwebhooks), the retry schedule, 410 disabling with its event, a hanging
 // receiver that delays no one else, rotation, recover and ping, the delivery log, partner isolation,
 // disabling an endpoint that kept failing (and not one a success came between),
-// a dispatcher SIGKILLed mid-delivery, and the SSRF refusals at registration and at delivery.
+// a dispatcher SIGKILLed mid-delivery, and the SSRF refusals at registration, PATCH and delivery (strict,
+// and where loopback is allowed: nothing else that is not public, nor IPv4 embedded in IPv6).
 import { afterAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { provision, submissionBody } from './support/fixtures.js';
@@ -429,18 +430,36 @@ describe('webhooks: a dispatcher killed mid-delivery', () => {
   });
 });
 
-describe('webhooks: targets refused (SSRF) when private targets are not allowed', () => {
+describe('webhooks: targets refused (SSRF) when loopback targets are not allowed, and anything else not public always', () => {
   let token: string;
   let r: Receiver;
+  /** A second gateway of the same stack, with WEBHOOK_ALLOW_LOOPBACK_TARGETS=true (the local mode). */
+  let loopbackGateway: string;
   const h = helpers(() => stack);
   const stack = useStack(async (stack) => {
-    await stack.startAll({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', WEBHOOK_RETRY_SCHEDULE: '60' }, { dispatcher: true });
+    await stack.startAll({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'false', WEBHOOK_RETRY_SCHEDULE: '60' }, { dispatcher: true });
+    const strictGateway = stack.gatewayUrl;
+    await stack.startGateway({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true' });
+    loopbackGateway = stack.gatewayUrl;
+    stack.gatewayUrl = strictGateway;
     token = await provision(stack);
     r = await Receiver.start();
   });
   afterAll(async () => {
     await r?.stop();
   });
+
+  // Registrations and PATCHes expected to be refused subscribe to an event this block never emits: if
+  // the check were broken, the endpoint they made would still never be sent to (no traffic leaves
+  // loopback, whatever happens).
+  const NEVER_HERE = ['attachment.deleted'];
+
+  /** 400 validation_error naming url alone, for a refused target. */
+  const refusedUrl = (res: { status: number; text: string; body: any }) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.code).toBe('validation_error');
+    expect(res.body.error.details).toEqual([{ field: 'url', issue: expect.stringMatching(/private address/) }]);
+  };
 
   it.each([
     'http://127.0.0.1/hooks',
@@ -454,21 +473,64 @@ describe('webhooks: targets refused (SSRF) when private targets are not allowed'
     'http://0x7f000001/hooks',
     'http://2130706433/hooks',
     'http://0177.0.0.1/hooks',
+    'http://0x7f.1/hooks',
+    'http://127.1/hooks',
+    'http://0/hooks',
     'http://0.0.0.0/hooks',
     'http://localhost/hooks',
+    // The attack's IPv4-compatible addresses (issue 36), and the other IPv6 forms embedding IPv4.
+    'http://[::127.0.0.1]/',
+    'http://[::7f00:1]/',
+    'http://[::a9fe:a9fe]/',
+    'http://[::10.0.0.1]/',
+    'http://[::ffff:169.254.169.254]/',
+    'http://[::ffff:0:127.0.0.1]/',
+    'http://[64:ff9b::7f00:1]/',
+    'http://[64:ff9b:1::808:808]/',
+    'http://[2002:7f00:1::1]/',
+    'http://[2001::1]/',
+    'http://[fd00:ec2::254]/latest/meta-data',
   ])('refuses %s at registration: 400 naming url', async (url) => {
-    const res = await stack.api('POST', '/v1/webhook-endpoints', { token, json: { url, eventTypes: ['*'] } });
-    expect(res.status, res.text).toBe(400);
-    expect(res.body.error.details).toEqual([{ field: 'url', issue: expect.stringMatching(/private address/) }]);
+    refusedUrl(await stack.api('POST', '/v1/webhook-endpoints', { token, json: { url, eventTypes: NEVER_HERE } }));
   });
 
-  it('refuses at delivery too: a host that resolves to loopback now, and an address written into the database', async () => {
-    // Registered while it pointed elsewhere (DNS rebinding): written directly, as registration would refuse it.
+  it('refuses non-loopback and embedded targets at registration and PATCH even where loopback is allowed', async () => {
+    const targets = [
+      'http://[::127.0.0.1]/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://169.254.169.254/',
+      'http://10.0.0.1/',
+      'http://[64:ff9b::7f00:1]/',
+    ];
+    // Loopback itself is allowed there.
+    const created = await stack.api('POST', '/v1/webhook-endpoints', {
+      base: loopbackGateway,
+      token,
+      headers: { prefer: 'wait=20' },
+      json: { url: r.url, eventTypes: NEVER_HERE },
+    });
+    expect(created.status, created.text).toBe(200);
+    const ep = created.body as Endpoint;
+    for (const url of targets) {
+      for (const base of [loopbackGateway, stack.gatewayUrl]) {
+        refusedUrl(await stack.api('POST', '/v1/webhook-endpoints', { base, token, json: { url, eventTypes: NEVER_HERE } }));
+        refusedUrl(await stack.api('PATCH', `/v1/webhook-endpoints/${ep.endpointId}`, { base, token, json: { url } }));
+      }
+    }
+    // And loopback not where it is not allowed.
+    refusedUrl(await stack.api('PATCH', `/v1/webhook-endpoints/${ep.endpointId}`, { token, json: { url: r.url } }));
+    expect((await h.endpoint(token, ep.endpointId)).url).toBe(r.url);
+    expect((await h.job(token, 'DELETE', `/v1/webhook-endpoints/${ep.endpointId}`)).status).toBe(200);
+  });
+
+  it('refuses at delivery too, before connecting: a host that resolves to loopback now, and addresses written into the database', async () => {
+    // Registered through the gateway that allows loopback, as if it had pointed elsewhere then (DNS
+    // rebinding): the dispatcher, which does not allow loopback, judges again before any connection.
     const target = new URL(r.url);
-    for (const url of [`http://localhost:${target.port}/hooks`, r.url]) {
-      // A public address literal: registration needs no DNS.
-      const ep = await h.create(token, 'https://93.184.215.14/hooks', ['submission.created']);
-      await stack.sql('UPDATE events.webhook_endpoints SET url = $2 WHERE endpoint_id = $1', [ep.endpointId, url]);
+    for (const url of [`http://localhost:${target.port}/hooks`, r.url, `http://[::ffff:127.0.0.1]:${target.port}/hooks`]) {
+      const res = await stack.api('POST', '/v1/webhook-endpoints', { base: loopbackGateway, token, headers: { prefer: 'wait=20' }, json: { url, eventTypes: ['submission.created'] } });
+      expect(res.status, res.text).toBe(200);
+      const ep = res.body as Endpoint;
       await h.submit(token);
       const [d] = await until(`the delivery to ${url} refused`, async () => {
         const items = await h.deliveries(token, ep.endpointId);

@@ -236,7 +236,7 @@ export class BenchStack {
       // Periodic attachment sweeps would add queries of their own to the quiet window.
       ATTACHMENT_SWEEP_INTERVAL_MS: '0',
       // The webhook phases' receivers listen on loopback, with 50 endpoints for the bench's one partner.
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true',
       WEBHOOK_ENDPOINT_LIMIT: '64',
       // Smoke runs share PostgreSQL's 100 connections with the other test files: smaller pools.
       ...(process.env.BENCH_DB_POOL_MAX ? { DB_POOL_MAX: process.env.BENCH_DB_POOL_MAX } : {}),

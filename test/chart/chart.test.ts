@@ -440,7 +440,7 @@ describe('scaling and disruption', () => {
     expect(web.ports!.map((p) => p.port)).toEqual([443]);
     const [v4, v6] = web.to!.map((t) => t.ipBlock!);
     expect(v4!.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8']));
-    expect(v6).toMatchObject({ cidr: '::/0', except: expect.arrayContaining(['fc00::/7', 'fe80::/10', '::1/128']) });
+    expect(v6).toMatchObject({ cidr: '::/0', except: expect.arrayContaining(['fc00::/7', 'fe80::/10', '::1/128', '::/96', '::ffff:0:0/96']) });
     // No other component may go out to the internet.
     for (const svc of SERVICES.filter((s) => s !== 'dispatcher')) {
       const egress = spec(named(objects, 'NetworkPolicy', fullName(svc))).egress as { to?: { ipBlock?: { cidr: string } }[] }[];
@@ -451,7 +451,7 @@ describe('scaling and disruption', () => {
     const uatWeb = (uat.egress as { ports?: { port: number }[]; to?: { ipBlock?: { cidr: string } }[] }[]).find((r) => r.to?.some((t) => t.ipBlock?.cidr === '0.0.0.0/0'));
     expect(uatWeb!.ports!.map((p) => p.port)).toEqual([443, 80]);
     for (const svc of ['gateway', 'dispatcher']) {
-      expect(envOf(containersOf(named(objects, 'Deployment', fullName(svc))!)[0]!).WEBHOOK_ALLOW_PRIVATE_TARGETS?.value, svc).toBe('false');
+      expect(envOf(containersOf(named(objects, 'Deployment', fullName(svc))!)[0]!).WEBHOOK_ALLOW_LOOPBACK_TARGETS?.value, svc).toBe('false');
     }
   });
 

@@ -106,7 +106,7 @@ export class Stack {
       RATE_LIMIT_RPS: '100000',
       RATE_LIMIT_BURST: '100000',
       // Webhook receivers in tests listen on loopback (test/webhooks.test.ts turns this off to test the refusals).
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true',
     };
     this.logger = createLogger('test', 'debug', { write: (line: string) => void this.logs.push(line) });
   }

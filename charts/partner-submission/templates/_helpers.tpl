@@ -172,8 +172,8 @@ Environment of a service's container (also of its migration Job): dict "root" $ 
       key: {{ $root.Values.policy.cursorSecret.key }}
 {{- end }}
 {{- if or (eq $name "gateway") (eq $name "dispatcher") }}
-- name: WEBHOOK_ALLOW_PRIVATE_TARGETS
-  value: {{ $root.Values.webhooks.allowPrivateTargets | quote }}
+- name: WEBHOOK_ALLOW_LOOPBACK_TARGETS
+  value: {{ $root.Values.webhooks.allowLoopbackTargets | quote }}
 {{- end }}
 {{- if eq $name "gateway" }}
 - name: BASE_URL

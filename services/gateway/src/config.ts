@@ -1,5 +1,6 @@
 // Gateway configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/config';
+import { readAllowLoopbackTargets } from '@partner/shared/webhooks';
 import { readAttachments, type AttachmentConfig } from './attachments/config.js';
 import { parseDeprecations, type DeprecationRule } from './http/deprecation.js';
 
@@ -28,8 +29,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   principalCacheMs: number;
   /** Largest JSON body accepted. */
   jsonLimitBytes: number;
-  /** Webhook URLs may point at loopback, private and link-local addresses (local development and tests only). */
-  webhookAllowPrivateTargets: boolean;
+  /** Webhook URLs may point at loopback addresses (local development and tests only); never at other non-public ones. */
+  webhookAllowLoopbackTargets: boolean;
   /** Requests this process holds open under Prefer: wait at most; beyond it they are answered at once. */
   maxWaiters: number;
   maxWaitersPerPartner: number;
@@ -77,7 +78,7 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     },
     grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000 }),
     grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'hot calls as messages on open gRPC streams; false: plain unary calls' }),
-    webhookAllowPrivateTargets: env.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', { default: false }),
+    webhookAllowLoopbackTargets: readAllowLoopbackTargets(env),
     requestTimeoutMs: env.int('REQUEST_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000 }),
     tokenMaxLifetimeS: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400 }),
     clientStateCacheMs: env.int('CLIENT_STATE_CACHE_MS', { default: 60_000, min: 1_000, max: 3_600_000 }),

@@ -35,6 +35,14 @@ describe('EnvReader', () => {
     }
   });
 
+  it('fails on a renamed variable, naming the new one; an unset or blank old name is fine', () => {
+    const env = new EnvReader({ OLD_NAME: 'true', BLANK_OLD: ' ' });
+    env.renamed('OLD_NAME', 'NEW_NAME', 'it means less now');
+    env.renamed('BLANK_OLD', 'NEW_TOO');
+    env.renamed('UNSET_OLD', 'NEW_THREE');
+    expect(() => env.done({})).toThrow(new ConfigError(['OLD_NAME is no longer read: set NEW_NAME instead (it means less now)']));
+  });
+
   it('treats blank values as unset', () => {
     const env = new EnvReader({ X: '   ' });
     expect(env.str('X', { default: 'fallback' })).toBe('fallback');

@@ -92,6 +92,13 @@ export class EnvReader {
     return v.split(',').map((s) => s.trim()).filter(Boolean);
   }
 
+  /** A variable that was renamed: setting the old name fails the start, naming the new one. */
+  renamed(oldName: string, newName: string, why?: string): void {
+    if (this.raw(oldName) !== undefined) {
+      this.problems.push(`${oldName} is no longer read: set ${newName} instead${why ? ` (${why})` : ''}`);
+    }
+  }
+
   /** Records a problem found by a check the reader has no helper for. */
   problem(name: string, message: string): void {
     this.problems.push(`${name} ${message}`);

@@ -105,7 +105,7 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
   const relay = new OutboxRelay(pool, eventOutbox(names, config.eventsStream), { intervalMs: config.relayIntervalMs, logger });
   const sender = new Sender({
     timeoutMs: config.timeoutMs,
-    rules: { allowPrivate: config.allowPrivateTargets, allowHttp: config.environment !== 'production' },
+    rules: { allowLoopback: config.allowLoopbackTargets, allowHttp: config.environment !== 'production' },
     connectionsPerOrigin: config.endpointConcurrency,
   });
   const dispatcher = new Dispatcher(pool, names, sender, config, logger, {

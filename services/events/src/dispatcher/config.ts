@@ -1,6 +1,7 @@
 // Webhook dispatcher configuration (environment variables; see services/events/README.md).
 import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/config';
 import { readEventStream, type EventStreamConfig } from '@partner/shared/events';
+import { readAllowLoopbackTargets } from '@partner/shared/webhooks';
 
 export interface DispatcherConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {
   environment: string;
@@ -18,8 +19,8 @@ export interface DispatcherConfig extends BaseConfig, DbConfig, NatsConfig, Even
   maxInFlight: number;
   /** An endpoint whose attempts failed for this long with no success in between is disabled. */
   disableAfterMs: number;
-  /** Loopback, private and link-local targets allowed (local development and tests only). */
-  allowPrivateTargets: boolean;
+  /** Loopback targets allowed (local development and tests only); never other non-public ones. */
+  allowLoopbackTargets: boolean;
   /**
    * Longest sleep when no delivery is pending: new deliveries wake the dispatcher over NATS (and every
    * NATS reconnect makes it look again), so an idle dispatcher sends the database no query.
@@ -56,7 +57,7 @@ export function readDispatcherConfig(env = new EnvReader()): Readonly<Dispatcher
     endpointMaxInFlight: env.int('WEBHOOK_ENDPOINT_MAX_IN_FLIGHT', { default: 16, min: concurrency, max: 10_000 }),
     maxInFlight: env.int('WEBHOOK_MAX_IN_FLIGHT', { default: 256, min: 1, max: 100_000 }),
     disableAfterMs: Math.round(disableAfterH * 3_600_000),
-    allowPrivateTargets: env.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', { default: false }),
+    allowLoopbackTargets: readAllowLoopbackTargets(env),
     pollMs: env.int('WEBHOOK_POLL_MS', { default: 300_000, min: 10, max: 3_600_000 }),
     relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 10, max: 60_000 }),
   });

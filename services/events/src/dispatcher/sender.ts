@@ -4,11 +4,9 @@
 // SSRF rules is the one connected to. Redirects are never followed (undici does not follow them
 // unless told to); the whole attempt has one deadline; the answer's body is read up to 64 KiB.
 import { Agent } from 'undici';
-import ipaddr from 'ipaddr.js';
 import {
   checkedLookup,
-  hostOf,
-  refusedAddress,
+  literalProblem,
   RefusedTargetError,
   RESPONSE_BODY_LIMIT,
   USER_AGENT,
@@ -88,11 +86,8 @@ export class Sender {
       return done({ ok: false, outcome: 'refused', error: 'the endpoint URL is not valid' });
     }
     // An IP literal never goes through the lookup: check it here.
-    const host = hostOf(url);
-    if (!this.opts.rules.allowPrivate && ipaddr.isValid(host)) {
-      const why = refusedAddress(host);
-      if (why) return done({ ok: false, outcome: 'refused', error: `refused: ${host} ${why}` });
-    }
+    const why = literalProblem(url, this.opts.rules);
+    if (why) return done({ ok: false, outcome: 'refused', error: `refused: ${why}` });
     const timestamp = Math.floor(Date.now() / 1000);
     const signal = AbortSignal.timeout(this.opts.timeoutMs);
     try {

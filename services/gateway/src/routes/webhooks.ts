@@ -99,7 +99,7 @@ function checkEventTypes(types: string[] | undefined): void {
 }
 
 export function webhookRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
-  const rules: TargetRules = { allowHttp: deps.config.environment !== 'production', allowPrivate: deps.config.webhookAllowPrivateTargets };
+  const rules: TargetRules = { allowHttp: deps.config.environment !== 'production', allowLoopback: deps.config.webhookAllowLoopbackTargets };
   const validateCreate = validator<EndpointCreate>(endpointCreateSchema);
   const validateUpdate = validator<EndpointUpdate>(endpointUpdateSchema);
   const validateRecover = validator<{ since: string }>(recoverSchema);
