@@ -29,7 +29,7 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
   const logger = opts.logger ?? createLogger('dispatcher', config.logLevel);
   const registry = createRegistry('dispatcher');
   const names = natsNames(config.natsPrefix);
-  const pool = createPool({ url: config.databaseUrl, schema: SCHEMA, max: config.poolMax, applicationName: 'dispatcher', logger });
+  const pool = createPool({ url: config.databaseUrl, schema: SCHEMA, max: config.poolMax, applicationName: 'dispatcher', logger, timeouts: config.timeouts });
   registerPoolMetrics(pool, registry, config.poolMax);
 
   const attempts = new Counter({
