@@ -71,7 +71,7 @@ export async function withAdminPool<T>(service: { name: string; schema: string; 
   const env = new EnvReader();
   const db = env.done(readDb(env));
   const logger = createLogger(`${service.name}-admin`, 'warn', process.stderr as never);
-  const pool = createPool({ url: db.databaseUrl, schema: service.schema, max: 2, applicationName: `${service.name}-admin`, logger });
+  const pool = createPool({ url: db.databaseUrl, schema: service.schema, max: 2, applicationName: `${service.name}-admin`, logger, timeouts: db.timeouts });
   try {
     await migrate(pool, service.schema, service.migrationsDir, logger);
     return await fn(pool);

@@ -145,6 +145,16 @@ export function readBase(env: EnvReader, serviceName: string, defaultOpsPort: nu
   };
 }
 
+/** Server-side limits of every statement (DB_STATEMENT_TIMEOUT_MS, DB_LOCK_TIMEOUT_MS). */
+export interface DbTimeouts {
+  /** A statement running longer is cancelled by PostgreSQL (SQLSTATE 57014). */
+  statementMs: number;
+  /** A statement waiting longer for a lock (a row, a table, an advisory lock) is cancelled (55P03). */
+  lockMs: number;
+}
+
+export const DEFAULT_DB_TIMEOUTS: Readonly<DbTimeouts> = { statementMs: 15_000, lockMs: 5_000 };
+
 export interface DbConfig {
   databaseUrl: string;
   poolMax: number;
@@ -152,6 +162,8 @@ export interface DbConfig {
   batchMaxSize: number;
   /** Adaptive batching: statements of one step running at once before calls queue into a batch. */
   batchInFlight: number;
+  /** Server-side limits of every statement and lock wait (pg.ts createPool, withTx). */
+  timeouts: DbTimeouts;
 }
 
 export function readDb(env: EnvReader): DbConfig {
@@ -163,6 +175,10 @@ export function readDb(env: EnvReader): DbConfig {
     poolMax: env.int('DB_POOL_MAX', { default: 10, min: 1, max: 200 }),
     batchMaxSize: env.int('DB_BATCH_MAX_SIZE', { default: 64, min: 1, max: 1_000, doc: 'most calls committed together by one batched step; 1 turns batching off' }),
     batchInFlight: env.int('DB_BATCH_IN_FLIGHT', { default: 2, min: 1, max: 64, doc: 'statements of one batched step running at once; calls beyond queue into the next batch' }),
+    timeouts: {
+      statementMs: env.int('DB_STATEMENT_TIMEOUT_MS', { default: DEFAULT_DB_TIMEOUTS.statementMs, min: 100, max: 600_000, doc: 'PostgreSQL cancels a statement running longer (statement_timeout)' }),
+      lockMs: env.int('DB_LOCK_TIMEOUT_MS', { default: DEFAULT_DB_TIMEOUTS.lockMs, min: 10, max: 600_000, doc: 'PostgreSQL cancels a statement waiting longer for a lock (lock_timeout)' }),
+    },
   };
 }
 

@@ -110,7 +110,8 @@ export function sqlStateError(err: unknown): DomainError | undefined {
   if (cls === '22' || (cls === '23' && code !== '23505' && code !== '23P01')) {
     return new DomainError('validation_error', `a value of the request cannot be stored (SQLSTATE ${code})`, { retryable: false, cause: err });
   }
-  if (cls === '40' || cls === '53' || cls === '57') return unavailable('the database is busy; retry later', err);
+  // 40: serialization failure or deadlock; 53: resources; 57: cancelled (statement_timeout); 55P03: lock_timeout.
+  if (cls === '40' || cls === '53' || cls === '57' || code === '55P03') return unavailable('the database is busy; retry later', err);
   return undefined;
 }
 

@@ -1,6 +1,7 @@
-// PostgreSQL: one pool per service, its search_path pinned to the service's own schema, and a
-// versioned SQL migration runner (files NNNN_name.sql, applied once each, in order, under an
-// advisory lock so replicas starting together do not race), and the pool's gauges.
+// PostgreSQL: one pool per service, its search_path pinned to the service's own schema and its
+// timeouts enforced by the server (statement_timeout, lock_timeout), a versioned SQL migration
+// runner (files NNNN_name.sql, applied once each, in order, under an advisory lock so replicas
+// starting together do not race), and the pool's gauges.
 import pg from 'pg';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -8,6 +9,9 @@ import { join } from 'node:path';
 import type { Logger } from './logger.js';
 import { Gauge, type Registry } from 'prom-client';
 import { DomainError, sqlStateError, unavailable } from './errors.js';
+import { DEFAULT_DB_TIMEOUTS, type DbTimeouts } from './config.js';
+
+export { DEFAULT_DB_TIMEOUTS, type DbTimeouts };
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -34,7 +38,30 @@ export function prepared(text: string, values: unknown[]): pg.QueryConfig {
   return { name, text, values };
 }
 
-export function createPool(opts: { url: string; schema: string; max: number; applicationName: string; logger: Logger }): Pool {
+/**
+ * The client's own deadline comes this long after the server's: the server cancels a slow statement
+ * first (and the connection stays usable); the client gives up only on a server that does not answer.
+ */
+const CLIENT_GRACE_MS = 5_000;
+
+const poolTimeouts = new WeakMap<Pool, DbTimeouts>();
+
+/**
+ * A pool whose connections carry the timeouts as session settings (startup parameters), so plain
+ * `pool.query` calls are bounded by the server too; withTx sets them again per transaction.
+ */
+export function createPool(opts: {
+  url: string;
+  schema: string;
+  max: number;
+  applicationName: string;
+  logger: Logger;
+  timeouts?: DbTimeouts;
+  /** How long after the server's statement timeout the client gives up by itself (tests shorten it). */
+  clientGraceMs?: number;
+}): Pool {
+  const t = opts.timeouts ?? DEFAULT_DB_TIMEOUTS;
+  const grace = opts.clientGraceMs ?? CLIENT_GRACE_MS;
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.max,
@@ -42,8 +69,13 @@ export function createPool(opts: { url: string; schema: string; max: number; app
     options: `-c search_path=${opts.schema}`,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
-    query_timeout: 15_000,
+    statement_timeout: t.statementMs,
+    lock_timeout: t.lockMs,
+    // A session left in a transaction by a client that went away gives its locks back.
+    idle_in_transaction_session_timeout: t.statementMs + grace,
+    query_timeout: t.statementMs + grace,
   });
+  poolTimeouts.set(pool, t);
   // An idle client's connection dropped (failover, pg_terminate_backend): the pool discards it; log only.
   pool.on('error', (err) => opts.logger.warn({ err: err.message }, 'idle PostgreSQL connection lost'));
   // A checked-out client whose connection dies emits 'error' too: its query rejects by itself and the
@@ -86,7 +118,8 @@ const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 export function isConnectionError(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   if (e?.code && CONNECTION_ERRORS.has(e.code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+  // "Query read timeout": the client's own deadline (query_timeout) passed with no answer.
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(
     e?.message ?? '',
   );
 }
@@ -102,26 +135,37 @@ export function dbError(err: unknown): never {
   throw sqlStateError(err) ?? err;
 }
 
-/** Runs fn in a transaction on one client; rolls back on error. */
-export async function withTx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs fn in a transaction on one client; rolls back on error. The transaction's statement and lock
+ * timeouts are set with SET LOCAL (the pool's, or `timeouts`), in the same round trip as BEGIN, so
+ * no transaction runs unbounded whatever its session was left with. A client whose connection failed,
+ * whose query the client itself gave up on (the server may still be running it, holding locks), or
+ * whose rollback failed is destroyed, never handed back to the pool.
+ */
+export async function withTx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, timeouts?: Partial<DbTimeouts>): Promise<T> {
+  const t = { ...(poolTimeouts.get(pool) ?? DEFAULT_DB_TIMEOUTS), ...timeouts };
   let client: PoolClient;
   try {
     client = await pool.connect();
   } catch (err) {
     return dbError(err);
   }
-  let broken = false;
+  let broken: Error | undefined;
   try {
-    await client.query('BEGIN');
+    await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.round(t.statementMs)}; SET LOCAL lock_timeout = ${Math.round(t.lockMs)}`);
     const out = await fn(client);
     await client.query('COMMIT');
     return out;
   } catch (err) {
-    broken = isConnectionError(err);
-    if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+    if (isConnectionError(err)) broken = err as Error;
+    else {
+      await client.query('ROLLBACK').catch((e: unknown) => {
+        broken = e as Error;
+      });
+    }
     return dbError(err);
   } finally {
-    client.release(broken);
+    client.release(broken ?? false);
   }
 }
 
@@ -133,7 +177,11 @@ export async function migrate(pool: Pool, schema: string, dir: string, logger: L
     .sort();
   const client = await pool.connect();
   const applied: string[] = [];
+  let broken = false;
   try {
+    // Migrations (and waiting for another replica's) may take longer than any request: no timeouts
+    // for this session until it goes back to the pool.
+    await client.query('SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0');
     await client.query('SELECT pg_advisory_lock(hashtext($1))', [`migrate:${schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(
@@ -160,7 +208,9 @@ export async function migrate(pool: Pool, schema: string, dir: string, logger: L
     }
   } finally {
     await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`migrate:${schema}`]).catch(() => undefined);
-    client.release();
+    // Back to the pool's timeouts (the connection's startup settings), or the connection is dropped.
+    await client.query('RESET statement_timeout; RESET lock_timeout; RESET idle_in_transaction_session_timeout').catch(() => (broken = true));
+    client.release(broken);
   }
   return applied;
 }

@@ -56,7 +56,7 @@ export async function migrateSchema(db: DbConfig, schema: string, migrationsDir:
 export async function startGrpcService(opts: GrpcServiceOptions): Promise<RunningService> {
   const name = opts.config.serviceName;
   const logger = opts.logger ?? createLogger(name, opts.config.logLevel);
-  const pool = createPool({ url: opts.config.databaseUrl, schema: opts.schema, max: opts.config.poolMax, applicationName: name, logger });
+  const pool = createPool({ url: opts.config.databaseUrl, schema: opts.schema, max: opts.config.poolMax, applicationName: name, logger, timeouts: opts.config.timeouts });
   if (opts.migrate ?? true) await migrate(pool, opts.schema, opts.migrationsDir, logger);
   const registry = createRegistry(name);
   registerPoolMetrics(pool, registry, opts.config.poolMax);

@@ -29,7 +29,7 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
   const logger = opts.logger ?? createLogger('dispatcher', config.logLevel);
   const registry = createRegistry('dispatcher');
   const names = natsNames(config.natsPrefix);
-  const pool = createPool({ url: config.databaseUrl, schema: SCHEMA, max: config.poolMax, applicationName: 'dispatcher', logger });
+  const pool = createPool({ url: config.databaseUrl, schema: SCHEMA, max: config.poolMax, applicationName: 'dispatcher', logger, timeouts: config.timeouts });
   registerPoolMetrics(pool, registry, config.poolMax);
 
   const attempts = new Counter({
@@ -59,6 +59,11 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
     registers: [registry],
   });
   for (const reason of ['gone', 'failing']) disabled.inc({ reason }, 0);
+  const looks = new Counter({
+    name: 'partner_webhook_dispatcher_looks_total',
+    help: 'Looks for due webhook deliveries (claim queries): wake-ups, due times and full claims; idle, it stays flat.',
+    registers: [registry],
+  });
   const inFlight = new Gauge({ name: 'partner_webhook_in_flight', help: 'Deliveries this dispatcher holds (sending or queued behind an endpoint\'s sends).', registers: [registry] });
 
   // Backlog gauges, read at scrape time with one shared query; NaN when the database does not answer.
@@ -120,6 +125,7 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
         if (s.kind === 'disabled') disabled.inc({ reason: s.reason });
       },
       inFlight: (n) => inFlight.set(n),
+      looked: () => looks.inc(),
     },
     disabled: (e) => relay.publishNow(e.outboxId, { msgId: e.msgId, subject: e.subject, body: e.body }),
   });

@@ -4,7 +4,9 @@
 // endpoint, so one slow, hanging or failing receiver never delays the others: at most
 // `endpointConcurrency` sends at once, and at most `endpointMaxInFlight` deliveries held (sending or
 // queued behind those sends); all endpoints together hold at most `maxInFlight`. Idle (nothing
-// pending), it sends the database nothing until a wake-up arrives.
+// pending), it sends the database nothing until a wake-up arrives. Deliveries it cannot claim — of a
+// disabled endpoint, or of an endpoint whose lane here is full — never count as due, and a look that
+// claimed nothing though something seemed due waits at least RETRY_FLOOR_MS: it never spins.
 import type { Logger } from '@partner/shared/logger';
 import type { Pool } from '@partner/shared/pg';
 import type { natsNames } from '@partner/shared/nats';
@@ -27,6 +29,8 @@ export interface DispatchMetrics {
   attempt(r: SendResult): void;
   settled(s: Settled): void;
   inFlight(n: number): void;
+  /** A look for due deliveries (one claim query). */
+  looked?(): void;
 }
 
 /** One endpoint's deliveries in this process: those sending and those queued behind them. */
@@ -44,11 +48,20 @@ export function retryTime(failuresBefore: number, r: Pick<SendResult, 'retryAfte
   return new Date(now + Math.round(wait));
 }
 
+/**
+ * Shortest sleep after a look that claimed nothing while a delivery seemed due (rows another
+ * dispatcher is claiming at that moment, or an endpoint's share of the claim window used up): a
+ * wake-up (an event stored, a send finished) still comes at once.
+ */
+export const RETRY_FLOOR_MS = 100;
+
 export class Dispatcher {
   private readonly lanes = new Map<string, Lane>();
   private held = 0;
   private pumping: Promise<void> | undefined;
   private again = false;
+  /** Deliveries the last look claimed. */
+  private lastClaimed = 0;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly sends = new Set<Promise<void>>();
@@ -79,6 +92,7 @@ export class Dispatcher {
     }
     clearTimeout(this.timer);
     this.pumping = this.pump()
+      .then((n) => void (this.lastClaimed = n))
       .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'webhook dispatcher: claiming failed; trying again shortly'))
       .finally(() => {
         this.pumping = undefined;
@@ -89,19 +103,29 @@ export class Dispatcher {
       });
   }
 
-  /** Sleeps until the earliest pending delivery is due (or its lease lapses), at most pollMs; idle, no query until woken. */
+  /**
+   * Sleeps until the earliest claimable delivery is due (or its lease lapses), at most pollMs; idle,
+   * no query until woken. Never a tight loop: at least RETRY_FLOOR_MS when the last look claimed nothing.
+   */
   private async schedule(): Promise<void> {
     if (this.stopped) return;
     let wait = this.s.pollMs;
+    // Holding its most, it claims nothing until a send finishes, and that wakes it.
+    if (this.held >= this.s.maxInFlight) return this.sleep(wait);
     try {
-      const at = await nextDue(this.pool);
-      if (at) wait = Math.min(wait, Math.max(5, at.getTime() - Date.now() + 5));
+      const full = [...this.room()].filter(([, n]) => n <= 0).map(([id]) => id);
+      const at = await nextDue(this.pool, full);
+      if (at) wait = Math.min(wait, Math.max(this.lastClaimed === 0 ? RETRY_FLOOR_MS : 5, at.getTime() - Date.now() + 5));
     } catch {
       // Poll at the usual pace while the database is away.
     }
+    this.sleep(wait);
+  }
+
+  private sleep(ms: number): void {
     if (this.stopped || this.pumping) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), wait);
+    this.timer = setTimeout(() => this.wake(), ms);
   }
 
   private room(): Map<string, number> {
@@ -110,13 +134,18 @@ export class Dispatcher {
     return room;
   }
 
-  private async pump(): Promise<void> {
+  /** Claims due deliveries until none is left or this process holds its most; returns how many. */
+  private async pump(): Promise<number> {
+    let total = 0;
     while (!this.stopped && this.held < this.s.maxInFlight) {
       const limit = Math.min(200, this.s.maxInFlight - this.held);
+      this.hooks.metrics?.looked?.();
       const claimed = await claimDue(this.pool, { limit, room: this.room(), defaultRoom: this.s.endpointMaxInFlight, leaseMs: this.leaseMs });
       for (const d of claimed) this.enqueue(d);
-      if (claimed.length < limit) return;
+      total += claimed.length;
+      if (claimed.length < limit) break;
     }
+    return total;
   }
 
   private enqueue(d: Claimed): void {

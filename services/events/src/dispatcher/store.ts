@@ -2,7 +2,9 @@
 // the same one; a claim is a lease that lapses, so a dispatcher that dies mid-send only delays its
 // deliveries until the lease ends) and recording each attempt's outcome, only while the lease is
 // still the claimer's. Disabling an endpoint records its webhook_endpoint.disabled event in the
-// same transaction (the events schema's own event_outbox).
+// same transaction (the events schema's own event_outbox). Only deliveries of enabled endpoints are
+// ever selected. Settling keeps the lock order of webhooks/repo.ts: the endpoint's row before the
+// delivery's; the claim locks deliveries alone but skips what is locked, so it never waits.
 import { randomUUID } from 'node:crypto';
 import { recordEvent, sqlIso, type RecordedEvent } from '@partner/shared/events';
 import type { natsNames } from '@partner/shared/nats';
@@ -49,9 +51,10 @@ export async function claimDue(pool: Pool, a: { limit: number; room: Map<string,
     previous_secret: string | null;
   }>(
     `WITH candidates AS (
-       SELECT delivery_id, endpoint_id, next_attempt_at FROM webhook_deliveries
-        WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY($1::text[]))
-        ORDER BY next_attempt_at
+       SELECT d.delivery_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
+         JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id AND w.status = 'enabled'
+        WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND NOT (d.endpoint_id = ANY($1::text[]))
+        ORDER BY d.next_attempt_at
         LIMIT $2 * 4),
      ranked AS (
        SELECT delivery_id, endpoint_id, row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at) AS rn FROM candidates),
@@ -125,9 +128,25 @@ async function recordAttempt(c: PoolClient, d: Claimed, o: AttemptOutcome): Prom
   );
 }
 
+/**
+ * Locks the delivery's endpoint (the lock order: endpoint, then delivery) and reads its health; none
+ * when it was deleted meanwhile (its deliveries went with it).
+ */
+async function lockEndpointOf(c: PoolClient, d: Claimed): Promise<{ failing_since: Date | null; status: string } | undefined> {
+  const r = await c.query<{ failing_since: Date | null; status: string }>(
+    'SELECT failing_since, status FROM webhook_endpoints WHERE endpoint_id = $1 FOR NO KEY UPDATE',
+    [d.endpointId],
+  );
+  return r.rows[0];
+}
+
 /** A 2xx: the delivery succeeded, and its endpoint is healthy again. */
 export async function settleSuccess(pool: Pool, d: Claimed, o: AttemptOutcome): Promise<Settled> {
   return withTx(pool, async (c) => {
+    // A healthy endpoint (the usual case) is not written, so not locked: concurrent successes of one
+    // endpoint do not queue on its row. A failing one is locked first, then cleared below.
+    const failing = (await c.query('SELECT 1 FROM webhook_endpoints WHERE endpoint_id = $1 AND failing_since IS NOT NULL', [d.endpointId])).rows.length > 0;
+    if (failing && !(await lockEndpointOf(c, d))) return { kind: 'lost' } as const;
     const r = await c.query(
       `UPDATE webhook_deliveries
           SET status = 'succeeded', lease = NULL, next_attempt_at = NULL, last_attempt_at = $3, last_response_status = $4, last_error = NULL
@@ -136,7 +155,7 @@ export async function settleSuccess(pool: Pool, d: Claimed, o: AttemptOutcome): 
     );
     if (r.rowCount === 0) return { kind: 'lost' } as const;
     await recordAttempt(c, d, o);
-    await c.query('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = $1 AND failing_since IS NOT NULL', [d.endpointId]);
+    if (failing) await c.query('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = $1 AND failing_since IS NOT NULL', [d.endpointId]);
     return { kind: 'succeeded' } as const;
   });
 }
@@ -155,6 +174,8 @@ export async function settleFailure(
 ): Promise<Settled> {
   return withTx(pool, async (c) => {
     const final = a.retryAt === undefined || a.gone;
+    // The endpoint first: its health is written below.
+    if (!(await lockEndpointOf(c, d))) return { kind: 'lost' } as const;
     const r = await c.query(
       `UPDATE webhook_deliveries
           SET status = $3, lease = NULL, failures = failures + 1, next_attempt_at = $4,
@@ -207,8 +228,17 @@ export async function backlog(pool: Pool): Promise<{ pending: number; oldestDueA
   return { pending: r.rows[0]!.pending, oldestDueAgeS: Math.max(0, r.rows[0]!.age ?? 0), byPartner: p.rows };
 }
 
-/** When the earliest pending delivery is due (or its lease lapses), if there is one. */
-export async function nextDue(pool: Pool): Promise<Date | undefined> {
-  const r = await pool.query<{ at: Date | null }>(`SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`);
+/**
+ * When the earliest delivery this dispatcher could claim is due (or its lease lapses), if there is
+ * one: pending, of an enabled endpoint, not of an endpoint whose lane here is full (`full`; a send
+ * finishing wakes the loop for those).
+ */
+export async function nextDue(pool: Pool, full: string[] = []): Promise<Date | undefined> {
+  const r = await pool.query<{ at: Date | null }>(
+    `SELECT min(d.next_attempt_at) AS at FROM webhook_deliveries d
+       JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id AND w.status = 'enabled'
+      WHERE d.status = 'pending' AND NOT (d.endpoint_id = ANY($1::text[]))`,
+    [full],
+  );
   return r.rows[0]?.at ?? undefined;
 }

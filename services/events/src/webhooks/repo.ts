@@ -3,6 +3,13 @@
 // webhook_job_results in its own transaction, under a lock on the job id, and a second run of the
 // same job answers that result. The feed writer queues deliveries (queueDeliveries) in the
 // transaction that stores the events; the dispatcher (dispatcher/store.ts) claims and settles them.
+//
+// Lock order (migrations/0004_webhook_lock_order.sql): a transaction that changes existing delivery
+// rows locks their endpoint's row first (FOR NO KEY UPDATE; FOR UPDATE to delete it), then the
+// deliveries. Only the dispatcher's claim locks deliveries without their endpoint, and it waits for
+// nothing (SKIP LOCKED). Rows inserted by the feed writer are new and invisible to everyone else, and
+// their foreign-key check (FOR KEY SHARE) does not conflict with FOR NO KEY UPDATE.
+
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
 import type { EventMessage } from '@partner/shared/events';
 import { newEventId, sqlIso } from '@partner/shared/events';
@@ -98,9 +105,21 @@ async function once<T>(pool: Pool, jobId: string, fn: (c: PoolClient) => Promise
   });
 }
 
-async function lockEndpoint(c: PoolClient, owner: Owner, endpointId: string): Promise<EndpointRow & { secret: string }> {
+/** What a job run earlier with this id answered, if it finished. */
+async function jobResult<T>(pool: Pool, jobId: string): Promise<T | undefined> {
+  if (!jobId) throw new DomainError('validation_error', 'job_id is required');
+  const r = await pool.query<{ result: T }>('SELECT result FROM webhook_job_results WHERE job_id = $1', [jobId]);
+  return r.rows[0]?.result;
+}
+
+/**
+ * Locks an endpoint of the owner (the first lock of any transaction that changes it or its
+ * deliveries). NO KEY UPDATE does not block the feed writer's foreign-key checks of new deliveries;
+ * only deleting the row takes UPDATE.
+ */
+async function lockEndpoint(c: PoolClient, owner: Owner, endpointId: string, mode: 'NO KEY UPDATE' | 'UPDATE' = 'NO KEY UPDATE'): Promise<EndpointRow & { secret: string }> {
   const r = await c.query<EndpointRow & { secret: string }>(
-    `SELECT ${ENDPOINT_COLUMNS}, secret FROM webhook_endpoints WHERE endpoint_id = $1 AND tenant_id = $2 AND partner_id = $3 FOR UPDATE`,
+    `SELECT ${ENDPOINT_COLUMNS}, secret FROM webhook_endpoints WHERE endpoint_id = $1 AND tenant_id = $2 AND partner_id = $3 FOR ${mode}`,
     [endpointId, owner.tenantId, owner.partnerId],
   );
   if (!r.rows[0]) throw notFound('webhook endpoint');
@@ -153,12 +172,15 @@ export async function updateEndpoint(pool: Pool, a: { jobId: string; owner: Owne
         RETURNING ${ENDPOINT_COLUMNS}`,
       [a.endpointId, ch.url ?? before.url, ch.eventTypes ?? before.event_types, ch.description ?? before.description, status, reason],
     );
-    if (status === 'disabled' && before.status === 'enabled') await failPending(c, a.endpointId, 'the endpoint was disabled');
+    if (status === 'disabled' && before.status === 'enabled') await failPending(c, a.endpointId, 'the endpoint was disabled by the partner');
     return endpointView(r.rows[0]!);
   });
 }
 
-/** Pending deliveries of an endpoint that was disabled end as failed (recover sends them again). */
+/**
+ * Pending deliveries of an endpoint that was disabled end as failed, with the reason (recover sends
+ * them again). The caller holds the endpoint's lock.
+ */
 export async function failPending(c: PoolClient, endpointId: string, why: string): Promise<void> {
   await c.query(
     `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, lease = NULL, last_error = coalesce(last_error || '; ', '') || $2
@@ -169,7 +191,8 @@ export async function failPending(c: PoolClient, endpointId: string, why: string
 
 export async function deleteEndpoint(pool: Pool, a: { jobId: string; owner: Owner; endpointId: string }): Promise<{ endpointId: string }> {
   return once(pool, a.jobId, async (c) => {
-    await lockEndpoint(c, a.owner, a.endpointId);
+    // Endpoint first, then (the cascade) its deliveries and their attempts.
+    await lockEndpoint(c, a.owner, a.endpointId, 'UPDATE');
     await c.query('DELETE FROM webhook_endpoints WHERE endpoint_id = $1', [a.endpointId]);
     return { endpointId: a.endpointId };
   });
@@ -194,11 +217,25 @@ export async function rotateSecret(
   });
 }
 
+/** Events recover queues per transaction: each batch holds the endpoint's lock for milliseconds. */
+export const RECOVER_BATCH = 500;
+
+/**
+ * Enables the endpoint if it was disabled (one short transaction), then queues every stored event of
+ * the partner since `since` that it subscribes to — a new delivery, or its earlier one queued again
+ * (the same webhook-id, a fresh retry schedule) — in batches of RECOVER_BATCH events in feed order,
+ * each its own transaction, up to the feed's top when it started (later events get their deliveries
+ * from the feed writer: the endpoint is enabled by then). The dispatcher settles deliveries between
+ * batches, so it never waits on a long rewrite. Idempotent by job id like the other changes (a
+ * redelivered job that had not finished runs again; queueing again is harmless: at least once).
+ */
 export async function recoverEndpoint(
   pool: Pool,
-  a: { jobId: string; owner: Owner; endpointId: string; since: string },
+  a: { jobId: string; owner: Owner; endpointId: string; since: string; batch?: number },
 ): Promise<{ endpointId: string; since: string; queued: number }> {
-  return once(pool, a.jobId, async (c) => {
+  const earlier = await jobResult<{ endpointId: string; since: string; queued: number }>(pool, a.jobId);
+  if (earlier) return earlier;
+  const types = await withTx(pool, async (c) => {
     const ep = await lockEndpoint(c, a.owner, a.endpointId);
     if (ep.status === 'disabled') {
       await c.query(
@@ -207,27 +244,56 @@ export async function recoverEndpoint(
         [a.endpointId],
       );
     }
-    // Every stored event of the partner since then that the endpoint subscribes to: a new delivery,
-    // or its earlier one queued again (the same webhook-id, a fresh retry schedule).
-    const r = await c.query(
-      `INSERT INTO webhook_deliveries (delivery_id, endpoint_id, tenant_id, partner_id, event_id, event_type, body, next_attempt_at)
-       SELECT 'whd_' || replace(gen_random_uuid()::text, '-', ''), $1, e.tenant_id, e.partner_id, e.event_id, e.type,
-              jsonb_build_object('id', e.event_id, 'type', e.type, 'timestamp', ${sqlIso('e."timestamp"')}, 'data', e.data)::text, now()
-         FROM events e
-        WHERE e.tenant_id = $2 AND e.partner_id = $3 AND e."timestamp" >= $4::timestamptz
-          AND (e.type = ANY($5::text[]) OR '*' = ANY($5::text[]))
-       ON CONFLICT (endpoint_id, event_id) DO UPDATE
-          SET status = 'pending', failures = 0, next_attempt_at = now(), lease = NULL
-        WHERE webhook_deliveries.status <> 'pending'`,
-      [a.endpointId, a.owner.tenantId, a.owner.partnerId, a.since, ep.event_types],
-    );
-    return { endpointId: a.endpointId, since: a.since, queued: r.rowCount ?? 0 };
+    return ep.event_types;
   });
+  const top = (await pool.query<{ p: string }>('SELECT coalesce(max(position), 0)::text AS p FROM events')).rows[0]!.p;
+  const size = a.batch ?? RECOVER_BATCH;
+  let after = '0';
+  let queued = 0;
+  for (;;) {
+    const b = await withTx(pool, async (c) => {
+      // The lock order: the endpoint before its deliveries (for this batch only).
+      const ep = await c.query('SELECT 1 FROM webhook_endpoints WHERE endpoint_id = $1 FOR NO KEY UPDATE', [a.endpointId]);
+      if (!ep.rows[0]) throw notFound('webhook endpoint');
+      const r = await c.query<{ last: string | null; n: number; queued: number }>(
+        `WITH batch AS (
+           SELECT e.position, e.event_id, e.tenant_id, e.partner_id, e.type,
+                  jsonb_build_object('id', e.event_id, 'type', e.type, 'timestamp', ${sqlIso('e."timestamp"')}, 'data', e.data)::text AS body
+             FROM events e
+            WHERE e.tenant_id = $2 AND e.partner_id = $3 AND e.position > $6::bigint AND e.position <= $7::bigint
+              AND e."timestamp" >= $4::timestamptz AND (e.type = ANY($5::text[]) OR '*' = ANY($5::text[]))
+            ORDER BY e.position
+            LIMIT $8),
+         queued AS (
+           INSERT INTO webhook_deliveries (delivery_id, endpoint_id, tenant_id, partner_id, event_id, event_type, body, next_attempt_at)
+           SELECT 'whd_' || replace(gen_random_uuid()::text, '-', ''), $1, b.tenant_id, b.partner_id, b.event_id, b.type, b.body, now()
+             FROM batch b ORDER BY b.position
+           ON CONFLICT (endpoint_id, event_id) DO UPDATE
+              SET status = 'pending', failures = 0, next_attempt_at = now(), lease = NULL
+            WHERE webhook_deliveries.status <> 'pending'
+           RETURNING 1)
+         SELECT (SELECT max(position) FROM batch)::text AS last, (SELECT count(*) FROM batch)::int AS n, (SELECT count(*) FROM queued)::int AS queued`,
+        [a.endpointId, a.owner.tenantId, a.owner.partnerId, a.since, types, after, top, size],
+      );
+      return r.rows[0]!;
+    });
+    queued += b.queued;
+    if (b.n < size || b.last === null) break;
+    after = b.last;
+  }
+  return once(pool, a.jobId, async () => ({ endpointId: a.endpointId, since: a.since, queued }));
 }
 
+/** Queues a webhook_endpoint.ping to an enabled endpoint; a disabled one fails the job (409 conflict). */
 export async function pingEndpoint(pool: Pool, a: { jobId: string; owner: Owner; endpointId: string }): Promise<{ endpointId: string; eventId: string }> {
   return once(pool, a.jobId, async (c) => {
-    await lockEndpoint(c, a.owner, a.endpointId);
+    const ep = await lockEndpoint(c, a.owner, a.endpointId);
+    if (ep.status !== 'enabled') {
+      throw new DomainError(
+        'conflict',
+        `the webhook endpoint is ${ep.status}${ep.disabled_reason ? ` (reason: ${ep.disabled_reason})` : ''}: only an enabled endpoint can be pinged; enable it (PATCH status "enabled") or recover it first`,
+      );
+    }
     const eventId = newEventId();
     const body = JSON.stringify({ id: eventId, type: PING_EVENT_TYPE, timestamp: new Date().toISOString(), data: { endpointId: a.endpointId } });
     await c.query(
