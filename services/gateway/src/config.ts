@@ -28,6 +28,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   principalCacheMs: number;
   /** Largest JSON body accepted. */
   jsonLimitBytes: number;
+  /** Most values (numbers, strings, literals, arrays, objects) a JSON body may hold; beyond it 400 invalid_json. */
+  jsonMaxValues: number;
   /** Webhook URLs may point at loopback, private and link-local addresses (local development and tests only). */
   webhookAllowPrivateTargets: boolean;
   /** Requests this process holds open under Prefer: wait at most; beyond it they are answered at once. */
@@ -82,6 +84,7 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     clientStateCacheMs: env.int('CLIENT_STATE_CACHE_MS', { default: 60_000, min: 1_000, max: 3_600_000 }),
     principalCacheMs: env.int('PRINCIPAL_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000 }),
     jsonLimitBytes: env.int('JSON_LIMIT_BYTES', { default: 1024 * 1024, min: 1024, max: 16 * 1024 * 1024 }),
+    jsonMaxValues: env.int('JSON_MAX_VALUES', { default: 10_000, min: 100, max: 1_000_000 }),
     maxWaiters: env.int('MAX_WAITERS', { default: 20_000, min: 0, max: 1_000_000 }),
     rateLimit: {
       rps: env.int('RATE_LIMIT_RPS', { default: 50, min: 1, max: 1_000_000 }),
