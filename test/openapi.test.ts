@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Router from '@koa/router';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ERROR_CODES } from '@partner/shared/errors';
 import { healthRoutes } from '../services/gateway/src/routes/health.js';
 import { policyRoutes } from '../services/gateway/src/routes/policies.js';
@@ -128,6 +129,19 @@ describe('the document and the gateway stay in step', () => {
       }
     }
     expect([...documented].sort()).toEqual([...routed].sort());
+  });
+
+  it("says in eventTypes' schema what the route enforces: [\"*\"] alone or a list of event types (Ajv on the served document)", async () => {
+    const doc = (await stack.api('GET', '/v1/openapi.json')).body as { components: { schemas: Record<string, object> } };
+    const ajv = new Ajv2020({ strict: true, allErrors: true, validateFormats: false });
+    const accepts = (name: string, body: unknown) => ajv.validate(doc.components.schemas[name]!, body);
+    for (const name of ['WebhookEndpointCreate', 'WebhookEndpointUpdate']) {
+      const body = (eventTypes: unknown) => ({ url: 'https://hooks.example.com/x', eventTypes });
+      for (const good of [['*'], ['job.failed'], ['job.failed', 'submission.created']]) expect(accepts(name, body(good)), `${name} ${JSON.stringify(good)}`).toBe(true);
+      for (const bad of [['*', 'job.failed'], ['job.failed', '*'], ['*', '*'], [], ['job.failed', 'job.failed'], ['nope']]) {
+        expect(accepts(name, body(bad)), `${name} ${JSON.stringify(bad)}`).toBe(false);
+      }
+    }
   });
 
   it('documents every error code the gateway knows', () => {
