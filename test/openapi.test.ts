@@ -72,10 +72,13 @@ describe('GET /v1/openapi.json', () => {
     expect(r.headers.get('allow')).toBe('GET, HEAD');
   });
 
-  it('is the same document with a trailing slash, as every path', async () => {
-    const r = await stack.api('GET', '/v1/openapi.json/');
-    expect(r.status).toBe(200);
-    expect(r.body.openapi).toBe('3.1.0');
+  it('is served at its exact path only: with a trailing slash it is an unknown path, as every path', async () => {
+    const anonymous = await stack.api('GET', '/v1/openapi.json/');
+    expect(anonymous.status).toBe(401);
+    const token = await stack.token(await stack.createClient());
+    const r = await stack.api('GET', '/v1/openapi.json/', { token });
+    expect(r.status).toBe(404);
+    expect(r.body.error.code).toBe('not_found');
   });
 
   it('describes HEAD and OPTIONS on listed paths as the gateway answers them', async () => {

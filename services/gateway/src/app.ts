@@ -73,7 +73,9 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
     ...(deps.draining ? { draining: deps.draining } : {}),
   };
 
-  const router = new Router<GatewayState>({ prefix: '/v1' });
+  // Strict: a path with a trailing slash is another path, which no route has (404 not_found), rather
+  // than an alias of one (GET /v1/submissions/ answered the list; a method the alias lacked, 405).
+  const router = new Router<GatewayState>({ prefix: '/v1', strict: true });
   healthRoutes(router, routeDeps);
   policyRoutes(router, routeDeps);
   submissionRoutes(router, routeDeps);

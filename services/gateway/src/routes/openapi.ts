@@ -23,8 +23,8 @@ export function openapiRoute(config: Pick<GatewayConfig, 'baseUrl' | 'issuer' | 
   const body = Buffer.from(JSON.stringify(document));
 
   return (ctx) => {
-    // With or without one trailing slash, as every other path.
-    if (ctx.path !== OPENAPI_PATH && ctx.path !== `${OPENAPI_PATH}/`) return false;
+    // Exactly this path, as every other (a trailing slash makes an unknown path).
+    if (ctx.path !== OPENAPI_PATH) return false;
     ctx.state.route = OPENAPI_PATH;
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.set('Allow', ALLOW);
