@@ -30,10 +30,10 @@ import type { RouteDeps } from './deps.js';
 
 /** "*" subscribes to everything and stands alone: the schema says so, and validation enforces it. */
 const eventTypesSchema = {
-  description: `either ["*"] alone (every event type, also those added later) or a list of distinct event types without "*" (${WEBHOOK_EVENT_TYPES.join(', ')})`,
+  description: `either a list of distinct event types (${WEBHOOK_EVENT_TYPES.join(', ')}) or ["*"] alone (every event type, also those added later)`,
   oneOf: [
-    { type: 'array', minItems: 1, maxItems: 1, items: { type: 'string', const: ALL_EVENTS } },
     { type: 'array', minItems: 1, maxItems: WEBHOOK_EVENT_TYPES.length, uniqueItems: true, items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] } },
+    { type: 'array', minItems: 1, maxItems: 1, items: { type: 'string', const: ALL_EVENTS } },
   ],
 } as const;
 const urlSchema = { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH } as const;
