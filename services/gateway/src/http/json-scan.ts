@@ -30,6 +30,9 @@ interface Frame {
   keys: Set<string> | undefined;
 }
 
+// Characters of a string that need no second look: not a quote, backslash, control character or surrogate.
+// eslint-disable-next-line no-control-regex
+const PLAIN = /[^"\\\u0000-\u001f\u007f\ud800-\udfff]*/y;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
@@ -82,12 +85,10 @@ export function scanJson(text: string, limits: JsonScanLimits): ErrorDetail[] {
     let high = false; // the previous code unit was a high surrogate awaiting its low half
     for (;;) {
       if (!high) {
-        // The common case: plain characters, none of which needs a second look.
-        while (i < n) {
-          const c = text.charCodeAt(i);
-          if (c < 0x20 || c === QUOTE || c === BACKSLASH || c === 0x7f || (c >= 0xd800 && c <= 0xdfff)) break;
-          i++;
-        }
+        // The common case: a run of plain characters, none of which needs a second look.
+        PLAIN.lastIndex = i;
+        PLAIN.test(text);
+        i = PLAIN.lastIndex;
       }
       if (i >= n) throw notJson('unterminated string');
       let unit = text.charCodeAt(i);
