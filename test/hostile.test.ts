@@ -104,6 +104,32 @@ describe('fuzzing', () => {
     );
   });
 
+  it('answers nested, wide and key-repeating JSON texts with 400 invalid_json when past a limit, never a 5xx', async () => {
+    // A JSON text built from a shape: containers nested to a depth around the limit (32), or an array
+    // around the values limit (10,000), with a key repeated (perhaps escaped) somewhere inside.
+    const text = fc.record({
+      depth: fc.integer({ min: 1, max: 80 }),
+      width: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 9_990, max: 10_010 })),
+      kinds: fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
+      repeat: fc.constantFrom('none', 'plain', 'escaped'),
+    });
+    await fc.assert(
+      fc.asyncProperty(text, async ({ depth, width, kinds, repeat }) => {
+        const dup = repeat === 'none' ? '' : repeat === 'plain' ? ',"k":2' : ',"\\u006b":2';
+        let body = `[${new Array(width).fill('0').join(',')}]`;
+        for (let d = 1; d < depth; d++) body = kinds[d % kinds.length] ? `{"k":1,"v":${body}${dup}}` : `[${body}]`;
+        const objects = Array.from({ length: depth - 1 }, (_, d) => kinds[(d + 1) % kinds.length]).filter(Boolean).length;
+        const values = width + 1 + (depth - 1) + objects;
+        const r = await stack.api('POST', '/v1/submissions', { token, body, headers: { 'content-type': 'application/json' } });
+        expectDocumented(r);
+        expect(r.status).toBe(400);
+        const pastLimit = depth > 32 || values > 10_000 || (repeat !== 'none' && objects > 0);
+        expect(r.body.error.code, `depth ${depth}, ${values} values, repeat ${repeat} in ${objects} objects`).toBe(pastLimit ? 'invalid_json' : 'validation_error');
+      }),
+      RUNS,
+    );
+  });
+
   it('answers raw bytes with any content type in the envelope', async () => {
     const contentType = fc.oneof(
       fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x'),

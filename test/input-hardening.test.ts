@@ -2,18 +2,33 @@
 // stack: text with NUL, control characters or lone surrogates, and dates or timestamps outside years
 // 0001–9999, are refused at the edge with 400 validation_error naming the field, on every route,
 // and nothing is queued; a job whose own input fails in a service fails at once, not retryable,
-// without burning deliveries.
+// without burning deliveries. And those of issue 36: JSON bodies nested too deep, holding too many
+// values or repeating a key are 400 invalid_json naming the limit (not a 500 from a stack overflow);
+// a path with a trailing slash is an unknown path (404), and eventTypes' schema refuses what the
+// route refuses.
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
+import Router from '@koa/router';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
 import { newJobId } from '@partner/shared/ids';
 import { type ClientCreds } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 import { PRODUCT } from './support/fixtures.js';
 import { until } from './support/poll.js';
+import { healthRoutes } from '../services/gateway/src/routes/health.js';
+import { policyRoutes } from '../services/gateway/src/routes/policies.js';
+import { submissionRoutes } from '../services/gateway/src/routes/submissions.js';
+import { jobRoutes } from '../services/gateway/src/routes/jobs.js';
+import { attachmentRoutes } from '../services/gateway/src/routes/attachments.js';
+import { listRoutes } from '../services/gateway/src/routes/lists.js';
+import { eventRoutes } from '../services/gateway/src/routes/events.js';
+import { webhookRoutes } from '../services/gateway/src/routes/webhooks.js';
+import type { RouteDeps } from '../services/gateway/src/routes/deps.js';
+import type { GatewayState } from '../services/gateway/src/context.js';
 
 let client: ClientCreds;
 let token: string;
+const MAX_VALUES = 5_000;
 
 const submission = (over: Record<string, unknown> = {}, applicant: Record<string, unknown> = {}) => ({
   externalRef: `ref-${randomUUID()}`,
@@ -28,7 +43,8 @@ const jobCount = async (): Promise<number> =>
   Number((await stack.sql<{ n: string }>('SELECT count(*) AS n FROM job.jobs WHERE tenant_id = $1', [client.tenant]))[0]!.n);
 
 const stack = useStack(async (stack) => {
-  await stack.startAll({ WORKER_BACKOFF_MS: '200', WORKER_MAX_DELIVERIES: '5' });
+  // A values limit other than the default: the setting is the one applied (and documented).
+  await stack.startAll({ WORKER_BACKOFF_MS: '200', WORKER_MAX_DELIVERIES: '5', JSON_MAX_VALUES: String(MAX_VALUES) });
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Hardening product');
   client = await stack.createClient();
   token = await stack.token(client);
@@ -148,5 +164,129 @@ describe('a job that fails on its own input', () => {
     // What the partner sees on the job.
     const r = await stack.api('GET', `/v1/jobs/${outOfRange}`, { token });
     expect(r.body).toMatchObject({ status: 'failed', error: { code: 'validation_error', retryable: false } });
+  });
+});
+
+describe('JSON bodies: depth, size in values, repeated keys', () => {
+  const post = (path: string, text: string) => stack.api('POST', path, { token, body: text, headers: { 'content-type': 'application/json' } });
+  const nest = (depth: number, inner = '1') => '{"a":'.repeat(depth) + inner + '}'.repeat(depth);
+  const valid = () => JSON.stringify(submission()).slice(0, -1);
+  const expectInvalidJson = (r: Awaited<ReturnType<typeof post>>, message: RegExp) => {
+    expect(r.status, r.text.slice(0, 300)).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 'invalid_json', retryable: false, message: expect.stringMatching(message) });
+  };
+
+  it('refuses a body nested 33 levels deep naming the limit, and lets one of 32 reach validation', async () => {
+    const before = await jobCount();
+    // A field holding 32 levels sits 33 deep in the body.
+    expectInvalidJson(await post('/v1/submissions', `${valid()},"extra":${nest(32)}}`), /deeper than 32 levels/);
+    expectInvalidJson(await post('/v1/submissions', nest(33)), /deeper than 32 levels/);
+    expectInvalidJson(await post('/v1/webhook-endpoints', `{"url":"https://hooks.example.com/x","eventTypes":${'['.repeat(32)}"*"${']'.repeat(32)}}`), /deeper than 32 levels/);
+    // 32 levels in all: past the scan, refused by the schema for what it is (an unknown field).
+    const ok = await post('/v1/submissions', `${valid()},"extra":${nest(31)}}`);
+    expect(ok.status).toBe(400);
+    expect(ok.body.error.code).toBe('validation_error');
+    expect(ok.body.error.details).toContainEqual({ field: 'extra', issue: 'is not a known field' });
+    expect(await jobCount()).toBe(before);
+  });
+
+  it('answers {"a": x 8,000 (48 KB) with 400 invalid_json, not a 500, on every JSON route', async () => {
+    const body = nest(8000);
+    expect(body.length).toBe(48_001);
+    for (const path of ['/v1/submissions', '/v1/webhook-endpoints', `/v1/webhook-endpoints/we_${'0'.repeat(32)}/recover`]) {
+      expectInvalidJson(await post(path, body), /deeper than 32 levels/);
+    }
+    const patch = await stack.api('PATCH', `/v1/webhook-endpoints/we_${'0'.repeat(32)}`, { token, body, headers: { 'content-type': 'application/json' } });
+    expectInvalidJson(patch, /deeper than 32 levels/);
+    // Unterminated, too.
+    expectInvalidJson(await post('/v1/submissions', '{"a":'.repeat(8000)), /deeper than 32 levels/);
+  });
+
+  it(`refuses a body of more than JSON_MAX_VALUES (${MAX_VALUES}) values naming the limit: a 200,000-element array`, async () => {
+    const before = await jobCount();
+    const array = `[${new Array(200_000).fill('0').join(',')}]`;
+    expect(array.length).toBeGreaterThan(400_000);
+    expectInvalidJson(await post('/v1/submissions', array), new RegExp(`more than ${MAX_VALUES} values`));
+    expectInvalidJson(await post('/v1/submissions', `${valid()},"externalRef":${array}}`.replace('"externalRef":"', '"x":"')), /more than 5000 values/);
+    // Just within the limit: the scan lets it through to the schema.
+    const within = await post('/v1/submissions', `${valid()},"extra":[${new Array(MAX_VALUES - 20).fill('0').join(',')}]}`);
+    expect(within.status).toBe(400);
+    expect(within.body.error.code).toBe('validation_error');
+    expect(await jobCount()).toBe(before);
+    // The served reference states this deployment's limit.
+    const doc = await stack.api('GET', '/v1/openapi.json');
+    expect(doc.body.info.description).toContain('more than 5,000 values');
+  });
+
+  it.each([
+    ['the same key twice at the top', () => `{"url":"https://hooks.example.com/a","url":"https://hooks.example.com/b","eventTypes":["*"]}`, '/v1/webhook-endpoints', 'url'],
+    ['a key and its escaped spelling', () => `{"url":"https://hooks.example.com/a","\\u0075rl":"http://127.0.0.1/","eventTypes":["*"]}`, '/v1/webhook-endpoints', 'url'],
+    ['a nested key twice', () => `${valid().replace('"legalName":"Acme Holdings LLC"', '"legalName":"A","legalName":"B"')}}`, '/v1/submissions', 'applicant.legalName'],
+    ['a top-level key twice, one escaped', () => `${valid()},"extern\\u0061lRef":"other"}`, '/v1/submissions', 'externalRef'],
+  ])('refuses %s with 400 invalid_json naming its path, and queues nothing', async (_name, body, path, field) => {
+    const before = await jobCount();
+    const r = await post(path, body());
+    expectInvalidJson(r, /repeats a key/);
+    expect(r.body.error.details).toEqual([{ field, issue: expect.stringMatching(/repeats a key/) }]);
+    expect(await jobCount()).toBe(before);
+  });
+
+  it('still reports text problems as validation_error naming the fields, in raw and escaped forms', async () => {
+    const r = await post('/v1/submissions', `${valid().replace('"Acme Holdings LLC"', '"Acme \\ud800"')},"\\u0000k":1,"x":"del\u007f"}`);
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('validation_error');
+    expect(r.body.error.details).toEqual([
+      { field: 'applicant.legalName', issue: expect.stringMatching(/surrogate/) },
+      { field: '"\\u0000k"', issue: expect.stringMatching(/member name.*control/) },
+      { field: 'x', issue: expect.stringMatching(/control/) },
+    ]);
+  });
+});
+
+describe('paths are matched exactly', () => {
+  /** Every route the gateway registers, as METHOD and a concrete path (ids filled in). */
+  const routes = (): [string, string][] => {
+    const router = new Router<GatewayState>({ prefix: '/v1' });
+    const deps = { config: { grpcTimeoutMs: 1000, jsonLimitBytes: 1024 }, clients: {}, waiters: {}, guard: () => async (_ctx: unknown, next: () => Promise<void>) => next() } as unknown as RouteDeps;
+    for (const register of [healthRoutes, policyRoutes, submissionRoutes, jobRoutes, attachmentRoutes, listRoutes, eventRoutes, webhookRoutes]) register(router, deps);
+    const out: [string, string][] = [];
+    for (const layer of router.stack) {
+      for (const method of layer.methods) out.push([method, layer.path.replace(/:[A-Za-z]+/g, 'x')]);
+    }
+    return out;
+  };
+
+  it('answers every route with a trailing slash with 404 not_found in the envelope', async () => {
+    const all = routes();
+    expect(all.length).toBeGreaterThan(20);
+    for (const [method, path] of all) {
+      const r = await stack.api(method, `${path}/`, { token, ...(method === 'POST' || method === 'PATCH' ? { json: {} } : {}) });
+      expect(r.status, `${method} ${path}/`).toBe(404);
+      if (method !== 'HEAD') expect(r.body.error, `${method} ${path}/`).toMatchObject({ code: 'not_found', retryable: false });
+    }
+  });
+
+  it('does not answer the list for GET /v1/submissions/, nor 405 for DELETE /v1/submissions/{id}/attachments/', async () => {
+    const list = await stack.api('GET', '/v1/submissions/', { token });
+    expect(list.status).toBe(404);
+    expect(list.body.error.code).toBe('not_found');
+    expect((await stack.api('GET', '/v1/submissions', { token })).status).toBe(200);
+    const del = await stack.api('DELETE', `/v1/submissions/${randomUUID()}/attachments/`, { token });
+    expect(del.status).toBe(404);
+    expect(del.body.error.code).toBe('not_found');
+    expect(del.headers.get('allow')).toBeNull();
+  });
+});
+
+describe('eventTypes of a webhook endpoint', () => {
+  it.each([[['*', 'job.failed']], [['job.failed', '*']], [['*', '*']], [[]], [['job.unknown']]])('refuses %j with 400 validation_error naming eventTypes, on create and PATCH', async (eventTypes) => {
+    const before = await jobCount();
+    for (const [method, path] of [['POST', '/v1/webhook-endpoints'], ['PATCH', `/v1/webhook-endpoints/we_${'0'.repeat(32)}`]] as const) {
+      const r = await stack.api(method, path, { token, json: { url: 'https://hooks.example.com/x', eventTypes } });
+      expect(r.status, `${method} ${JSON.stringify(eventTypes)}`).toBe(400);
+      expect(r.body.error.code).toBe('validation_error');
+      expect(r.body.error.details).toEqual([{ field: 'eventTypes', issue: expect.stringContaining('["*"] alone') }]);
+    }
+    expect(await jobCount()).toBe(before);
   });
 });

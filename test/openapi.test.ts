@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Router from '@koa/router';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ERROR_CODES } from '@partner/shared/errors';
 import { healthRoutes } from '../services/gateway/src/routes/health.js';
 import { policyRoutes } from '../services/gateway/src/routes/policies.js';
@@ -71,10 +72,13 @@ describe('GET /v1/openapi.json', () => {
     expect(r.headers.get('allow')).toBe('GET, HEAD');
   });
 
-  it('is the same document with a trailing slash, as every path', async () => {
-    const r = await stack.api('GET', '/v1/openapi.json/');
-    expect(r.status).toBe(200);
-    expect(r.body.openapi).toBe('3.1.0');
+  it('is served at its exact path only: with a trailing slash it is an unknown path, as every path', async () => {
+    const anonymous = await stack.api('GET', '/v1/openapi.json/');
+    expect(anonymous.status).toBe(401);
+    const token = await stack.token(await stack.createClient());
+    const r = await stack.api('GET', '/v1/openapi.json/', { token });
+    expect(r.status).toBe(404);
+    expect(r.body.error.code).toBe('not_found');
   });
 
   it('describes HEAD and OPTIONS on listed paths as the gateway answers them', async () => {
@@ -128,6 +132,19 @@ describe('the document and the gateway stay in step', () => {
       }
     }
     expect([...documented].sort()).toEqual([...routed].sort());
+  });
+
+  it("says in eventTypes' schema what the route enforces: [\"*\"] alone or a list of event types (Ajv on the served document)", async () => {
+    const doc = (await stack.api('GET', '/v1/openapi.json')).body as { components: { schemas: Record<string, object> } };
+    const ajv = new Ajv2020({ strict: true, allErrors: true, validateFormats: false });
+    const accepts = (name: string, body: unknown) => ajv.validate(doc.components.schemas[name]!, body);
+    for (const name of ['WebhookEndpointCreate', 'WebhookEndpointUpdate']) {
+      const body = (eventTypes: unknown) => ({ url: 'https://hooks.example.com/x', eventTypes });
+      for (const good of [['*'], ['job.failed'], ['job.failed', 'submission.created']]) expect(accepts(name, body(good)), `${name} ${JSON.stringify(good)}`).toBe(true);
+      for (const bad of [['*', 'job.failed'], ['job.failed', '*'], ['*', '*'], [], ['job.failed', 'job.failed'], ['nope']]) {
+        expect(accepts(name, body(bad)), `${name} ${JSON.stringify(bad)}`).toBe(false);
+      }
+    }
   });
 
   it('documents every error code the gateway knows', () => {

@@ -117,8 +117,8 @@ class Conformance {
   /** The problems with a response, empty when the document describes it. */
   check(method: string, rawPath: string, res: ApiResponse): string[] {
     // The path as fetch sends it (dot segments resolved, as the server sees it), without the query.
-    // One trailing slash is ignored, as the gateway's router does (and the document says).
-    const path = new URL(rawPath, 'http://conformance.invalid').pathname.replace(/(.)\/$/, '$1');
+    // Matched exactly, as the gateway's router does (and the document says): with a trailing slash it is an unlisted path.
+    const path = new URL(rawPath, 'http://conformance.invalid').pathname;
     const m = method.toLowerCase();
     const route = this.routes.find((r) => r.pattern.test(path));
     // The document's description: every GET also answers HEAD (no body); OPTIONS answers 200 with Allow.

@@ -17,6 +17,7 @@ import { pipeline } from './middleware/pipeline.js';
 import { authenticator } from './middleware/authenticate.js';
 import { cachedResolver, guard, type PrincipalResolver } from './middleware/guard.js';
 import { deprecationHeaders } from './http/deprecation.js';
+import { setJsonValueLimit } from './http/body.js';
 import { KeyStore } from './jwks.js';
 import { rateLimiter } from './middleware/rate-limit.js';
 import { gatewayMetrics, type GatewayMetrics } from './metrics.js';
@@ -53,6 +54,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   const { config, logger, clients } = deps;
   const metrics = deps.metrics;
   const app = new Koa<GatewayState>({ proxy: true });
+  setJsonValueLimit(app, config.jsonMaxValues);
   // What reaches Koa's own error event is past our error handler: a client that went away mid-body
   // or mid-download. Log it quietly instead of Koa's default print to stderr.
   app.on('error', (err: Error & { code?: string }) => logger.debug({ err: err.message, code: err.code }, 'connection error'));
@@ -71,7 +73,9 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
     ...(deps.draining ? { draining: deps.draining } : {}),
   };
 
-  const router = new Router<GatewayState>({ prefix: '/v1' });
+  // Strict: a path with a trailing slash is another path, which no route has (404 not_found), rather
+  // than an alias of one (GET /v1/submissions/ answered the list; a method the alias lacked, 405).
+  const router = new Router<GatewayState>({ prefix: '/v1', strict: true });
   healthRoutes(router, routeDeps);
   policyRoutes(router, routeDeps);
   submissionRoutes(router, routeDeps);

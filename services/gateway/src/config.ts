@@ -29,6 +29,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   principalCacheMs: number;
   /** Largest JSON body accepted. */
   jsonLimitBytes: number;
+  /** Most values (numbers, strings, literals, arrays, objects) a JSON body may hold; beyond it 400 invalid_json. */
+  jsonMaxValues: number;
   /** Webhook URLs may point at loopback addresses (local development and tests only); never at other non-public ones. */
   webhookAllowLoopbackTargets: boolean;
   /** Requests this process holds open under Prefer: wait at most; beyond it they are answered at once. */
@@ -84,6 +86,7 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     clientStateCacheMs: env.int('CLIENT_STATE_CACHE_MS', { default: 60_000, min: 1_000, max: 3_600_000 }),
     principalCacheMs: env.int('PRINCIPAL_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000 }),
     jsonLimitBytes: env.int('JSON_LIMIT_BYTES', { default: 1024 * 1024, min: 1024, max: 16 * 1024 * 1024 }),
+    jsonMaxValues: env.int('JSON_MAX_VALUES', { default: 10_000, min: 100, max: 1_000_000 }),
     maxWaiters: env.int('MAX_WAITERS', { default: 20_000, min: 0, max: 1_000_000 }),
     maxWaitersPerPartner: env.int('MAX_WAITERS_PER_PARTNER', { default: 100, min: 1, max: 1_000_000 }),
     rateLimit: {

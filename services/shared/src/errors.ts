@@ -27,7 +27,7 @@ export const ERROR_CODES = {
   principal_not_registered: { http: 403, grpc: GrpcStatus.PERMISSION_DENIED, retryable: false, meaning: '`x-principal-id` does not name a principal registered for the partner' },
   not_found: { http: 404, grpc: GrpcStatus.NOT_FOUND, retryable: false, meaning: 'unknown or malformed id, a resource of another partner, or an unknown path' },
   method_not_allowed: { http: 405, grpc: GrpcStatus.UNIMPLEMENTED, retryable: false, meaning: 'the method is not allowed on this path (see `Allow`)' },
-  invalid_json: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false, meaning: 'the body is not valid JSON' },
+  invalid_json: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false, meaning: 'the body is not valid JSON, nests deeper than 32 levels, holds more than 10,000 values (by default) or repeats a key in an object' },
   validation_error: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false, meaning: 'the body, a query parameter or `Idempotency-Key` is invalid; `details` lists every problem' },
   idempotency_key_reused: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'the `Idempotency-Key` was used before with a different request' },
   unknown_product: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the product does not exist or is inactive' },

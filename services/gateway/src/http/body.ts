@@ -1,10 +1,24 @@
-// Reading a JSON request body, after authorization: Content-Type must be application/json (415),
-// at most `limit` bytes (413, checked against Content-Length before reading and while reading),
-// and valid JSON (invalid_json), whose every string is usable text (http/text.ts: validation_error).
+// Reading a JSON request body, after authorization, in this order and before any other work:
+// Content-Type must be application/json (415); at most `limit` bytes (413, checked against
+// Content-Length before reading and while reading); then one scan of the text (http/json-scan.ts):
+// valid JSON, at most 32 levels deep, at most JSON_MAX_VALUES values, no key repeated in an object
+// (each 400 invalid_json), every string usable text (400 validation_error naming the fields); only
+// then JSON.parse. Schema validation (http/validate.ts) comes after, in the route.
 import getRawBody from 'raw-body';
-import { DomainError, type ErrorDetail } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/errors';
 import type { GatewayContext } from '../context.js';
-import { checkJsonText } from './text.js';
+import { DEFAULT_MAX_JSON_VALUES, MAX_JSON_DEPTH, scanJson, type JsonScanLimits } from './json-scan.js';
+
+// The values limit is a setting of the app (JSON_MAX_VALUES), kept on Koa's app.context, the
+// prototype of every ctx, so that each route's call stays readJson(ctx, byteLimit).
+const SCAN_LIMITS = Symbol('json scan limits');
+type WithLimits = { [SCAN_LIMITS]?: JsonScanLimits };
+const DEFAULT_LIMITS: JsonScanLimits = { maxDepth: MAX_JSON_DEPTH, maxValues: DEFAULT_MAX_JSON_VALUES };
+
+/** Sets how many values a JSON body of this app may hold (createGatewayApp, from JSON_MAX_VALUES). */
+export function setJsonValueLimit(app: { context: object }, maxValues: number): void {
+  (app.context as WithLimits)[SCAN_LIMITS] = { maxDepth: MAX_JSON_DEPTH, maxValues };
+}
 
 export async function readJson(ctx: GatewayContext, limit: number): Promise<unknown> {
   if (!ctx.is('application/json')) {
@@ -21,14 +35,12 @@ export async function readJson(ctx: GatewayContext, limit: number): Promise<unkn
     if (type === 'encoding.unsupported') throw new DomainError('unsupported_media_type', 'the body must be UTF-8');
     throw new DomainError('invalid_json', 'the request body could not be read completely');
   }
-  let value: unknown;
+  const details = scanJson(text, (ctx as unknown as WithLimits)[SCAN_LIMITS] ?? DEFAULT_LIMITS);
+  if (details.length > 0) throw new DomainError('validation_error', 'the request body is invalid; see details', { details });
   try {
-    value = JSON.parse(text) as unknown;
+    return JSON.parse(text) as unknown;
   } catch {
+    // The scan accepts only what JSON.parse does; kept so that a disagreement is a 400, not a 500.
     throw new DomainError('invalid_json', 'the request body is not valid JSON');
   }
-  const details: ErrorDetail[] = [];
-  checkJsonText(value, details);
-  if (details.length > 0) throw new DomainError('validation_error', 'the request body is invalid; see details', { details });
-  return value;
 }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ErrorDetail } from '@partner/shared/errors';
-import { checkJsonText, checkQueryText, textIssue } from './text.js';
+import { checkQueryText, textIssue } from './text.js';
 
 describe('request text', () => {
   it.each(['a\u0000b', 'Acme\u0000Corp', 'tab\there', 'line\nbreak', '\u001b[31m', 'del\u007f', 'Acme \ud800', '\udc00ref', 'x\udbff'])(
@@ -12,14 +11,7 @@ describe('request text', () => {
     expect(textIssue(s)).toBeUndefined();
   });
 
-  it('names every bad string of a body at any depth, member names included', () => {
-    const details: ErrorDetail[] = [];
-    checkJsonText({ externalRef: 'a\u0000b', applicant: { legalName: 'Acme \ud800' }, list: ['ok', '\u0001'], ['k\u0000']: 1, n: 5 }, details);
-    expect(details.map((d) => d.field)).toEqual(['externalRef', 'applicant.legalName', 'list.1', '"k\\u0000"']);
-    const top: ErrorDetail[] = [];
-    checkJsonText('\u0000', top);
-    expect(top).toEqual([{ field: '(body)', issue: expect.stringMatching(/control/) }]);
-  });
+  // The strings of a JSON body are checked in the scan of its text: json-scan.test.ts.
 
   it('names bad query parameters, decoded', () => {
     expect(() => checkQueryText('limit=5&status=active')).not.toThrow();

@@ -9,7 +9,8 @@ import { isCalendarDate, parseTimestamp } from '@partner/shared/time';
 type AddFormats = (ajv: Ajv, options: FormatsPluginOptions) => Ajv;
 const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as unknown as AddFormats;
 
-const ajv = new Ajv({ allErrors: true, strict: true, useDefaults: false, coerceTypes: false });
+// verbose: a failing oneOf is reported with the description of the schema that holds it (detail()).
+const ajv = new Ajv({ allErrors: true, strict: true, useDefaults: false, coerceTypes: false, verbose: true });
 addFormats(ajv, { mode: 'full', formats: ['uuid'] });
 // Dates and timestamps read as everywhere else (shared/time.ts): real ones, years 0001–9999 only.
 ajv.addFormat('date', { type: 'string', validate: isCalendarDate });
@@ -38,6 +39,11 @@ function detail(e: ErrorObject): ErrorDetail {
       return { field: base || '(body)', issue: PATTERN_ISSUES[(e.params as { pattern: string }).pattern] ?? e.message ?? 'is invalid' };
     case 'enum':
       return { field: base || '(body)', issue: `must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` };
+    case 'oneOf':
+    case 'anyOf': {
+      const description = (e.parentSchema as { description?: string } | undefined)?.description;
+      return { field: base || '(body)', issue: description ? `must be ${description}` : (e.message ?? 'is invalid') };
+    }
     default:
       return { field: base || '(body)', issue: e.message ?? 'is invalid' };
   }
@@ -47,7 +53,10 @@ export function validator<T>(schema: object): (body: unknown) => T {
   const validate: ValidateFunction = ajv.compile(schema);
   return (body) => {
     if (validate(body)) return body as T;
-    const details = (validate.errors ?? []).map(detail);
+    const errors = validate.errors ?? [];
+    // A failing oneOf/anyOf is one problem of its field, not one per alternative it tried.
+    const alternatives = errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf').map((e) => `${e.schemaPath}/`);
+    const details = errors.filter((e) => !alternatives.some((p) => e.schemaPath.startsWith(p))).map(detail);
     throw new DomainError('validation_error', 'the request body is invalid; see details', { details });
   };
 }

@@ -5,6 +5,7 @@
 // not listed here. Test/support/conformance.ts checks every response the system tests receive
 // against this document, so it stays true.
 import { ALLOWED_MEDIA_TYPES } from '../attachments/media-types.js';
+import { DEFAULT_MAX_JSON_VALUES, MAX_JSON_DEPTH } from '../http/json-scan.js';
 import { ERROR_CODE_TABLE, ref, schemas, type Schema } from './schemas.js';
 import { eventPaths, eventSchemas } from './events.js';
 import { webhookDeliveries, webhookPaths, webhookSchemas } from './webhooks.js';
@@ -17,6 +18,8 @@ export interface OpenApiOptions {
   /** The environment's access scope, `<api_host>/access`. */
   scope: string;
   environment: string;
+  /** Most values a JSON body may hold (JSON_MAX_VALUES); the default when absent. */
+  jsonMaxValues?: number;
 }
 
 export const API_VERSION = '1.0.0';
@@ -659,7 +662,7 @@ function components(opts: OpenApiOptions): Obj {
   };
 }
 
-const INTRO = `The partner-facing API for insurance business: read policies, create new-business submissions with attachments,
+const intro = (maxValues: number): string => `The partner-facing API for insurance business: read policies, create new-business submissions with attachments,
 and follow the asynchronous jobs that carry out every mutation.
 
 ## Authentication
@@ -678,8 +681,15 @@ Every error is \`{"error": {"code", "message", "retryable", "details"?}}\`; a mu
 \`jobId\`. Retry only when \`retryable\` is true, with backoff, and after \`Retry-After\` when it is given (429, 503). Any path not
 listed here answers 404 \`not_found\` (after authentication: 401 without a token); a method a listed path does not allow answers
 405 \`method_not_allowed\` with \`Allow\`, except OPTIONS, which answers 200 with \`Allow\` and no body. Every GET operation
-also answers HEAD (the same status and headers, no body). A path may end with one \`/\` (\`/v1/health/\` is \`/v1/health\`).
-Requests whose headers or body arrive too slowly are cut off with 408 and no body.
+also answers HEAD (the same status and headers, no body). Paths are matched exactly: one with a trailing \`/\` is an unknown
+path (\`/v1/health/\` answers 404). Requests whose headers or body arrive too slowly are cut off with 408 and no body.
+
+## JSON bodies
+A JSON request body is at most 1 MiB (413 \`payload_too_large\`). It is refused with 400 \`invalid_json\`, the limit named in
+\`message\`, before anything else is done with it, when it is not JSON (RFC 8259), nests arrays and objects deeper than
+${MAX_JSON_DEPTH} levels, holds more than ${maxValues.toLocaleString('en-US')} values (numbers, strings, \`true\`, \`false\`, \`null\`, arrays and objects, the
+body included), or repeats a key in an object (also when written with other escapes, \`"url"\` and \`"\\u0075rl"\`; \`details\`
+names the key's path). Every string in it must be usable text (400 \`validation_error\` naming the field).
 
 ## Everything else
 Every response carries \`X-Request-Id\`. Responses to authenticated requests carry the \`RateLimit-Policy\` and \`RateLimit\`
@@ -696,7 +706,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Obj {
       title: 'Partner Submission API',
       version: API_VERSION,
       summary: 'Policies, submissions with attachments, and the jobs that carry out every mutation.',
-      description: INTRO,
+      description: intro(opts.jsonMaxValues ?? DEFAULT_MAX_JSON_VALUES),
       license: { name: 'Proprietary: for use by contracted partners only', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: opts.baseUrl, description: `The ${opts.environment} environment.` }],

@@ -13,18 +13,19 @@ const ALLOW = 'GET, HEAD';
  * Answers GET /v1/openapi.json (the pipeline asks before authentication); returns whether the request
  * was for the document.
  */
-export function openapiRoute(config: Pick<GatewayConfig, 'baseUrl' | 'issuer' | 'scope' | 'environment'>): (ctx: GatewayContext) => boolean {
+export function openapiRoute(config: Pick<GatewayConfig, 'baseUrl' | 'issuer' | 'scope' | 'environment' | 'jsonMaxValues'>): (ctx: GatewayContext) => boolean {
   const document = buildOpenApiDocument({
     baseUrl: config.baseUrl,
     tokenUrl: `${config.issuer.replace(/\/+$/, '')}/oauth2/token`,
     scope: config.scope,
     environment: config.environment,
+    jsonMaxValues: config.jsonMaxValues,
   });
   const body = Buffer.from(JSON.stringify(document));
 
   return (ctx) => {
-    // With or without one trailing slash, as every other path.
-    if (ctx.path !== OPENAPI_PATH && ctx.path !== `${OPENAPI_PATH}/`) return false;
+    // Exactly this path, as every other (a trailing slash makes an unknown path).
+    if (ctx.path !== OPENAPI_PATH) return false;
     ctx.state.route = OPENAPI_PATH;
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.set('Allow', ALLOW);
