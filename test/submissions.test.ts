@@ -17,7 +17,8 @@ let token: string;
 
 const stack = useStack(async (stack) => {
   // A job is marked running after a second: far longer than a quick job takes on a loaded machine.
-  await stack.startAll({ WORKER_RUNNING_AFTER_MS: '1000' });
+  // One partner holds a thousand waits below (the per-partner cap has its own test: noisy-neighbour).
+  await stack.startAll({ WORKER_RUNNING_AFTER_MS: '1000', MAX_WAITERS_PER_PARTNER: '2000' });
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test General Liability');
   await stack.admin('product', 'add', '--id', INACTIVE, '--name', 'Withdrawn', '--inactive');
   client = await stack.createClient();
