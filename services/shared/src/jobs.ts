@@ -28,7 +28,7 @@ export interface JobView {
   id: string;
   /** What the job does, e.g. submission.create (JOB_KINDS). */
   kind: string;
-  status: 'accepted' | 'running' | 'succeeded' | 'failed';
+  status: JobStatusName;
   result?: unknown;
   error?: JobErrorView;
   createdAt: string;
@@ -42,11 +42,14 @@ export interface SettlementEvent {
   partnerId: string;
 }
 
-export type JobStatusName = 'accepted' | 'running' | 'succeeded' | 'failed';
 /** A job's status (the API's names; the proto's JOB_STATUS_*; the job table's status column). */
-export const JOB_STATUS = protoEnum<JobStatusName, JobStatus__Output>('JOB_STATUS_', ['accepted', 'running', 'succeeded', 'failed']);
-/** The job list's status filter: `processing` is accepted or running. */
-export const JOB_STATUS_FILTER = protoEnum<'processing' | 'succeeded' | 'failed', JobStatusFilter__Output>('JOB_STATUS_FILTER_', ['processing', 'succeeded', 'failed']);
+export const JOB_STATUSES = ['accepted', 'running', 'succeeded', 'failed'] as const;
+export type JobStatusName = (typeof JOB_STATUSES)[number];
+export const JOB_STATUS = protoEnum<JobStatusName, JobStatus__Output>('JOB_STATUS_', JOB_STATUSES);
+/** The job list's status filter (the proto's JOB_STATUS_FILTER_*): `processing` is accepted or running. */
+export const JOB_STATUS_FILTERS = ['processing', 'succeeded', 'failed'] as const;
+export type JobStatusFilterName = (typeof JOB_STATUS_FILTERS)[number];
+export const JOB_STATUS_FILTER = protoEnum<JobStatusFilterName, JobStatusFilter__Output>('JOB_STATUS_FILTER_', JOB_STATUS_FILTERS);
 
 export const isSettled = (j: Pick<JobView, 'status'>): boolean => j.status === 'succeeded' || j.status === 'failed';
 

@@ -467,7 +467,7 @@ function paths(): Obj {
             name: 'status',
             in: 'query',
             description: '`processing` (not settled yet: accepted or running), `succeeded` or `failed`.',
-            schema: { type: 'string', enum: ['processing', 'succeeded', 'failed'] },
+            schema: ref('JobStatusFilter'),
           },
           { name: 'kind', in: 'query', description: 'Only jobs of this kind.', schema: ref('JobKind') },
           timestampParam('createdSince', 'Only jobs created at or after this'),

@@ -3,7 +3,7 @@
 // gateway validates requests with, so the reference cannot drift from the behaviour; the attachment
 // media types and document types come from the gateway's own allowlists for the same reason.
 import { ERROR_CODES } from '@partner/shared/errors';
-import { JOB_KINDS } from '@partner/shared/jobs';
+import { JOB_KINDS, JOB_STATUS_FILTERS } from '@partner/shared/jobs';
 import { POLICY_STATUSES } from '@partner/shared/policies';
 import { submissionCreateSchema } from '../routes/submissions.js';
 import { ALLOWED_MEDIA_TYPES, DEFAULT_DOCUMENT_TYPE, DOCUMENT_TYPES } from '../attachments/media-types.js';
@@ -245,6 +245,11 @@ export const schemas: Record<string, Schema> = {
     enum: [...Object.values(JOB_KINDS)],
     description: 'What the job does: the mutation that queued it. New kinds may be added within `/v1`.',
     examples: ['submission.create'],
+  },
+  JobStatusFilter: {
+    type: 'string',
+    enum: [...JOB_STATUS_FILTERS],
+    description: 'A job list filter: `processing` (not settled yet: accepted or running), `succeeded` or `failed`.',
   },
   JobListProcessing: {
     type: 'object',
