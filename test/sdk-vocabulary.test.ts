@@ -9,6 +9,7 @@ import { EVENT_TYPES } from '@partner/shared/events';
 import { DOCUMENT_TYPES } from '@partner/shared/attachments';
 import { JOB_STATUS_FILTER } from '@partner/shared/jobs';
 import { POLICY_STATUSES } from '@partner/shared/policies';
+import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_DISABLED_REASONS, WEBHOOK_ENDPOINT_STATUSES } from '@partner/shared/webhooks';
 import { ROOT } from './support/stack.js';
 
 const source = (path: string) => readFileSync(join(ROOT, path), 'utf8');
@@ -24,6 +25,15 @@ function union(path: string, name: string): string[] {
 function list(path: string, name: string): string[] {
   const m = new RegExp(`const ${name}\\b[^=]*= \\[([^\\]]+)\\]`).exec(source(path));
   if (!m) throw new Error(`no const ${name} in ${path}`);
+  return [...m[1]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!);
+}
+
+/** The string literals of a property's type, `prop?: 'a' | 'b';`, in `interface NAME … { … }` of a source file. */
+function field(path: string, iface: string, prop: string): string[] {
+  const body = new RegExp(`interface ${iface}\\b[^{]*\\{([^}]*)\\}`).exec(source(path));
+  if (!body) throw new Error(`no interface ${iface} in ${path}`);
+  const m = new RegExp(`^\\s*${prop}\\??: ([^;]+);`, 'm').exec(body[1]!);
+  if (!m) throw new Error(`no ${prop} in interface ${iface} of ${path}`);
   return [...m[1]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!);
 }
 
@@ -45,7 +55,20 @@ describe("the SDK's and CLI's copies of the API's vocabularies", () => {
     expect(sorted(list('sdk/cli/src/command.ts', 'DOCUMENT_TYPES'))).toEqual(sorted(DOCUMENT_TYPES));
   });
 
-  it("the job list's status filter in the CLI", () => {
+  it("the job list's status filter in the SDK types and the CLI", () => {
+    expect(sorted(field('sdk/client/src/list-types.ts', 'JobListParams', 'status'))).toEqual(sorted(JOB_STATUS_FILTER.names));
     expect(sorted(list('sdk/cli/src/commands/jobs.ts', 'JOB_STATUSES'))).toEqual(sorted(JOB_STATUS_FILTER.names));
+  });
+
+  it('webhook endpoint statuses and disabled reasons in the SDK types', () => {
+    expect(sorted(field('sdk/client/src/webhooks.ts', 'WebhookEndpoint', 'status'))).toEqual(sorted(WEBHOOK_ENDPOINT_STATUSES));
+    expect(sorted(field('sdk/client/src/webhooks.ts', 'WebhookEndpointUpdate', 'status'))).toEqual(sorted(WEBHOOK_ENDPOINT_STATUSES));
+    expect(sorted(field('sdk/client/src/webhooks.ts', 'WebhookEndpoint', 'disabledReason'))).toEqual(sorted(WEBHOOK_DISABLED_REASONS));
+  });
+
+  it('webhook delivery statuses in the SDK types and the CLI check', () => {
+    expect(sorted(field('sdk/client/src/webhooks.ts', 'WebhookDelivery', 'status'))).toEqual(sorted(WEBHOOK_DELIVERY_STATUSES));
+    expect(sorted(field('sdk/client/src/webhooks.ts', 'WebhookDeliveryListParams', 'status'))).toEqual(sorted(WEBHOOK_DELIVERY_STATUSES));
+    expect(sorted(list('sdk/cli/src/commands/webhooks.ts', 'DELIVERY_STATUSES'))).toEqual(sorted(WEBHOOK_DELIVERY_STATUSES));
   });
 });

@@ -1,6 +1,7 @@
 // Proto enums and the API's names for them, converted in one way everywhere: the proto value is the
 // prefix plus the upper-cased name (JOB_STATUS_SUCCEEDED ⇄ succeeded, POLICY_STATUS_ACTIVE ⇄ active).
-// Each vocabulary is declared once, beside what it names (jobs.ts, policies.ts).
+// Each vocabulary is declared once, as an `as const` array beside what it names (jobs.ts,
+// policies.ts, webhooks.ts), and the type, the converter and the OpenAPI enums are made from it.
 
 export interface ProtoEnum<Name extends string, Proto extends string> {
   /** The API names, in their documented order. */

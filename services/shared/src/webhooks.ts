@@ -9,7 +9,11 @@ import ipaddr from 'ipaddr.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { EnvReader } from './config.js';
 import { EVENT_TYPES } from './events.js';
+import type { WebhookDeliveryStatus__Output } from './generated/partner/events/v1/WebhookDeliveryStatus.js';
 import type { WebhookEndpoint__Output } from './generated/partner/events/v1/WebhookEndpoint.js';
+import type { WebhookEndpointDisabledReason__Output } from './generated/partner/events/v1/WebhookEndpointDisabledReason.js';
+import type { WebhookEndpointStatus__Output } from './generated/partner/events/v1/WebhookEndpointStatus.js';
+import { protoEnum } from './proto-enums.js';
 
 /** What an endpoint can subscribe to: every feed event type (or "*" for all). */
 export const WEBHOOK_EVENT_TYPES = EVENT_TYPES;
@@ -29,27 +33,43 @@ export const newDeliveryId = (): string => hexId('whd');
 export const isEndpointId = (s: string): boolean => /^we_[0-9a-f]{32}$/.test(s);
 export const isDeliveryId = (s: string): boolean => /^whd_[0-9a-f]{32}$/.test(s);
 
+// The statuses (the API's names; the proto's WEBHOOK_*; the text of the webhook tables' columns).
+export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
+export type WebhookEndpointStatusName = (typeof WEBHOOK_ENDPOINT_STATUSES)[number];
+export const WEBHOOK_ENDPOINT_STATUS = protoEnum<WebhookEndpointStatusName, WebhookEndpointStatus__Output>('WEBHOOK_ENDPOINT_STATUS_', WEBHOOK_ENDPOINT_STATUSES);
+/** Why an endpoint is disabled: the receiver answered 410, it kept failing, or the partner disabled it. */
+export const WEBHOOK_DISABLED_REASONS = ['gone', 'failing', 'partner'] as const;
+export type WebhookDisabledReasonName = (typeof WEBHOOK_DISABLED_REASONS)[number];
+export const WEBHOOK_DISABLED_REASON = protoEnum<WebhookDisabledReasonName, WebhookEndpointDisabledReason__Output>(
+  'WEBHOOK_ENDPOINT_DISABLED_REASON_',
+  WEBHOOK_DISABLED_REASONS,
+);
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type WebhookDeliveryStatusName = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+export const WEBHOOK_DELIVERY_STATUS = protoEnum<WebhookDeliveryStatusName, WebhookDeliveryStatus__Output>('WEBHOOK_DELIVERY_STATUS_', WEBHOOK_DELIVERY_STATUSES);
+
 /** An endpoint as the API shows it (never with its secret). */
 export interface WebhookEndpointView {
   endpointId: string;
   url: string;
   eventTypes: string[];
   description: string;
-  status: 'enabled' | 'disabled';
-  disabledReason?: string;
+  status: WebhookEndpointStatusName;
+  disabledReason?: WebhookDisabledReasonName;
   createdAt: string;
   updatedAt: string;
 }
 
 /** An endpoint as the API shows it, from the events service's answer (gateway reads and job results alike). */
 export function endpointRecord(e: WebhookEndpoint__Output): WebhookEndpointView {
+  const disabledReason = WEBHOOK_DISABLED_REASON.fromProto(e.disabledReason);
   return {
     endpointId: e.endpointId,
     url: e.url,
     eventTypes: e.eventTypes,
     description: e.description,
-    status: e.status === 'disabled' ? 'disabled' : 'enabled',
-    ...(e.disabledReason ? { disabledReason: e.disabledReason } : {}),
+    status: WEBHOOK_ENDPOINT_STATUS.fromProto(e.status) ?? 'enabled',
+    ...(disabledReason ? { disabledReason } : {}),
     createdAt: e.createdAt,
     updatedAt: e.updatedAt,
   };

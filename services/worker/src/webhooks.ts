@@ -1,7 +1,7 @@
 // Job handlers for webhook endpoint mutations: each calls the events service, which owns endpoints
 // and is idempotent by job id. Results never carry a secret (a rotation's result says when, not what).
 import { JOB_KINDS } from '@partner/shared/jobs';
-import { endpointRecord } from '@partner/shared/webhooks';
+import { endpointRecord, WEBHOOK_ENDPOINT_STATUS, type WebhookEndpointStatusName } from '@partner/shared/webhooks';
 import { failOnRefusal, ownerOf, type Handler } from './handler.js';
 
 /** Payloads as the gateway queues them. */
@@ -15,7 +15,7 @@ export interface EndpointUpdatePayload {
   url?: string;
   eventTypes?: string[];
   description?: string;
-  status?: 'enabled' | 'disabled';
+  status?: WebhookEndpointStatusName;
 }
 export interface EndpointPayload {
   endpointId: string;
@@ -43,7 +43,7 @@ const update: Handler = async (job, payload, ctx) => {
       eventTypes: p.eventTypes ?? [],
       setEventTypes: p.eventTypes !== undefined,
       ...(p.description !== undefined ? { description: p.description } : {}),
-      ...(p.status !== undefined ? { status: p.status } : {}),
+      ...(p.status !== undefined ? { status: WEBHOOK_ENDPOINT_STATUS.toProto(p.status) } : {}),
     })
     .catch(failOnRefusal);
   return endpointRecord(endpoint!);

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { recordEvent, sqlIso, type RecordedEvent } from '@partner/shared/events';
 import type { natsNames } from '@partner/shared/nats';
 import { withTx, type Pool, type PoolClient } from '@partner/shared/pg';
+import type { WebhookDisabledReasonName } from '@partner/shared/webhooks';
 import { endpointView, failPending, ENDPOINT_COLUMNS, type EndpointRow } from '../webhooks/repo.js';
 
 /** A delivery a dispatcher holds: what to send, where, signed with which secrets. */
@@ -110,12 +111,15 @@ export interface AttemptOutcome {
   responseBody?: string;
 }
 
+/** Why the dispatcher disables an endpoint (the partner's own reason is set by webhooks/repo.ts). */
+export type SystemDisabledReason = Exclude<WebhookDisabledReasonName, 'partner'>;
+
 export type Settled =
   | { kind: 'succeeded' }
   | { kind: 'retry'; at: Date }
   | { kind: 'failed' }
   /** The endpoint was disabled by this attempt: its event to publish once committed. */
-  | { kind: 'disabled'; reason: 'gone' | 'failing'; event: RecordedEvent }
+  | { kind: 'disabled'; reason: SystemDisabledReason; event: RecordedEvent }
   /** The lease had lapsed (another dispatcher holds the delivery now): nothing recorded. */
   | { kind: 'lost' };
 
@@ -201,7 +205,7 @@ export async function settleFailure(
 }
 
 /** Disables an enabled endpoint (in the caller's transaction) and records webhook_endpoint.disabled. */
-async function disable(c: PoolClient, names: ReturnType<typeof natsNames>, d: Claimed, reason: 'gone' | 'failing'): Promise<RecordedEvent | undefined> {
+async function disable(c: PoolClient, names: ReturnType<typeof natsNames>, d: Claimed, reason: SystemDisabledReason): Promise<RecordedEvent | undefined> {
   const r = await c.query<EndpointRow & { ts: string }>(
     `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2, updated_at = date_trunc('milliseconds', now())
       WHERE endpoint_id = $1 AND status = 'enabled'

@@ -1,11 +1,23 @@
 // gRPC EventsService's webhook methods: the endpoint mutations the worker runs inside jobs, and the
 // reads the gateway answers with (endpoints, the secret, the delivery log). The gateway has checked
-// the request's shape and the URL's target; these re-check what the database must never hold.
-import { DomainError, type ErrorDetail } from '@partner/shared/errors';
+// the request's shape and the URL's target; these re-check what the database must never hold. The
+// statuses travel as proto enums and are the API's names (the tables' text) from here on.
+import { DomainError } from '@partner/shared/errors';
 import { loadCursorCodec } from '@partner/shared/list-cursor';
 import { dbError, type Pool } from '@partner/shared/pg';
-import { ALL_EVENTS, isEndpointId, WEBHOOK_EVENT_TYPES, type WebhookEndpointView } from '@partner/shared/webhooks';
+import type { ProtoEnum } from '@partner/shared/proto-enums';
+import {
+  ALL_EVENTS,
+  isEndpointId,
+  WEBHOOK_DELIVERY_STATUS,
+  WEBHOOK_DISABLED_REASON,
+  WEBHOOK_ENDPOINT_STATUS,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookEndpointView,
+} from '@partner/shared/webhooks';
+import type { WebhookDeliveryStatus__Output } from '@partner/shared/generated/partner/events/v1/WebhookDeliveryStatus';
 import type { WebhookEndpoint } from '@partner/shared/generated/partner/events/v1/WebhookEndpoint';
+import type { WebhookEndpointStatus__Output } from '@partner/shared/generated/partner/events/v1/WebhookEndpointStatus';
 import type { WebhookDelivery } from '@partner/shared/generated/partner/events/v1/WebhookDelivery';
 import type { Owner } from '@partner/shared/list-page';
 import * as repo from './repo.js';
@@ -36,13 +48,24 @@ function eventTypesOf(types: string[]): string[] {
   return [...new Set(types)];
 }
 
+/**
+ * The name of an enum value a request carries; undefined for UNSPECIFIED. The gateway has checked
+ * the API's value: a value unknown here comes from a newer build, and is refused rather than ignored.
+ */
+function nameOf<Name extends string>(e: ProtoEnum<Name, string>, value: string | number, field: string): Name | undefined {
+  if (value === 0 || (typeof value === 'string' && value.endsWith('_UNSPECIFIED'))) return undefined;
+  const name = e.fromProto(value);
+  if (name === undefined) throw new DomainError('validation_error', `unknown ${field}`, { details: [{ field, issue: `must be one of: ${e.names.join(', ')}` }] });
+  return name;
+}
+
 const toProto = (e: WebhookEndpointView): WebhookEndpoint => ({
   endpointId: e.endpointId,
   url: e.url,
   eventTypes: e.eventTypes,
   description: e.description,
-  status: e.status,
-  disabledReason: e.disabledReason ?? '',
+  status: WEBHOOK_ENDPOINT_STATUS.toProto(e.status),
+  disabledReason: e.disabledReason ? WEBHOOK_DISABLED_REASON.toProto(e.disabledReason) : 'WEBHOOK_ENDPOINT_DISABLED_REASON_UNSPECIFIED',
   createdAt: e.createdAt,
   updatedAt: e.updatedAt,
 });
@@ -51,7 +74,7 @@ const deliveryToProto = (d: repo.DeliveryRow): WebhookDelivery => ({
   deliveryId: d.delivery_id,
   eventId: d.event_id,
   eventType: d.event_type,
-  status: d.status,
+  status: WEBHOOK_DELIVERY_STATUS.toProto(d.status),
   attempts: d.attempts,
   lastAttemptAt: d.last_attempt_at?.toISOString() ?? '',
   nextAttemptAt: d.status === 'pending' && d.next_attempt_at ? d.next_attempt_at.toISOString() : '',
@@ -94,16 +117,14 @@ export async function webhookHandlers(pool: Pool, opts: WebhookRpcOptions) {
       eventTypes: string[];
       setEventTypes: boolean;
       description?: string;
-      status?: string;
+      status: WebhookEndpointStatus__Output;
     }) => {
-      const details: ErrorDetail[] = [];
-      if (req.status !== undefined && req.status !== 'enabled' && req.status !== 'disabled') details.push({ field: 'status', issue: 'must be enabled or disabled' });
-      if (details.length > 0) throw new DomainError('validation_error', 'invalid changes', { details });
+      const status = nameOf(WEBHOOK_ENDPOINT_STATUS, req.status, 'status');
       const changes: repo.EndpointChanges = {
         ...(req.url !== undefined ? { url: req.url } : {}),
         ...(req.setEventTypes ? { eventTypes: eventTypesOf(req.eventTypes) } : {}),
         ...(req.description !== undefined ? { description: req.description } : {}),
-        ...(req.status !== undefined ? { status: req.status as 'enabled' | 'disabled' } : {}),
+        ...(status !== undefined ? { status } : {}),
       };
       const endpoint = await db(repo.updateEndpoint(pool, { jobId: req.jobId, owner: ownerOf(req.owner), endpointId: endpointIdOf(req.endpointId), changes }));
       return { endpoint: toProto(endpoint) };
@@ -140,13 +161,13 @@ export async function webhookHandlers(pool: Pool, opts: WebhookRpcOptions) {
       endpointId: string;
       pageToken: string;
       pageSize: number;
-      status: string;
+      status: WebhookDeliveryStatus__Output;
       eventId: string;
     }) => {
       const page = await db(
         repo.listDeliveries(
           pool,
-          { owner: ownerOf(req.owner), endpointId: endpointIdOf(req.endpointId), pageToken: req.pageToken, pageSize: req.pageSize, status: req.status, eventId: req.eventId },
+          { owner: ownerOf(req.owner), endpointId: endpointIdOf(req.endpointId), pageToken: req.pageToken, pageSize: req.pageSize, status: nameOf(WEBHOOK_DELIVERY_STATUS, req.status, 'status'), eventId: req.eventId },
           deliveryCursors,
         ),
       );

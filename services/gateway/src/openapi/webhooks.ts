@@ -2,7 +2,15 @@
 // schemas, and the top-level `webhooks` object (OpenAPI 3.1) describing each delivery a receiver
 // gets, one per event type, with the Standard Webhooks headers. Merged into document.ts.
 import { EVENT_TYPES } from '@partner/shared/events';
-import { ALL_EVENTS, MAX_DESCRIPTION_LENGTH, MAX_URL_LENGTH, PING_EVENT_TYPE } from '@partner/shared/webhooks';
+import {
+  ALL_EVENTS,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_URL_LENGTH,
+  PING_EVENT_TYPE,
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_DISABLED_REASONS,
+  WEBHOOK_ENDPOINT_STATUSES,
+} from '@partner/shared/webhooks';
 import { endpointCreateSchema, endpointUpdateSchema, recoverSchema } from '../routes/webhooks.js';
 import { ref, type Schema } from './schemas.js';
 
@@ -49,10 +57,10 @@ export const webhookSchemas: Record<string, Schema> = {
       url: { type: 'string', format: 'uri', maxLength: MAX_URL_LENGTH, description: 'Where deliveries are POSTed.' },
       eventTypes: { type: 'array', items: ref('WebhookEventType'), minItems: 1 },
       description: { type: 'string', maxLength: MAX_DESCRIPTION_LENGTH },
-      status: { type: 'string', enum: ['enabled', 'disabled'] },
+      status: { type: 'string', enum: [...WEBHOOK_ENDPOINT_STATUSES] },
       disabledReason: {
         type: 'string',
-        enum: ['gone', 'failing', 'partner'],
+        enum: [...WEBHOOK_DISABLED_REASONS],
         description: 'While disabled: `gone` (the receiver answered 410), `failing` (no success for 5 days while deliveries failed), `partner` (you disabled it).',
       },
       createdAt: timestamp,
@@ -114,7 +122,7 @@ export const webhookSchemas: Record<string, Schema> = {
       deliveryId: { type: 'string', pattern: '^whd_[0-9a-f]{32}$' },
       eventId: ref('EventId'),
       eventType: { type: 'string', enum: [...EVENT_TYPES, PING_EVENT_TYPE] },
-      status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+      status: { type: 'string', enum: [...WEBHOOK_DELIVERY_STATUSES] },
       attempts: { type: 'integer', minimum: 0 },
       lastAttemptAt: { oneOf: [timestamp, { type: 'null' }], description: 'Null before the first attempt.' },
       nextAttemptAt: { ...timestamp, description: 'While pending: when the next attempt is due.' },
@@ -232,7 +240,7 @@ export function webhookPaths(h: WebhookPathHelpers): Obj {
         [
           h.param('Limit'),
           h.param('Cursor'),
-          { name: 'status', in: 'query', description: 'Only deliveries in this state.', schema: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } },
+          { name: 'status', in: 'query', description: 'Only deliveries in this state.', schema: { type: 'string', enum: [...WEBHOOK_DELIVERY_STATUSES] } },
           { name: 'eventId', in: 'query', description: 'Only the delivery of this event.', schema: ref('EventId') },
         ],
       ),

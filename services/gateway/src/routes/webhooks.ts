@@ -17,8 +17,11 @@ import {
   MAX_DESCRIPTION_LENGTH,
   MAX_URL_LENGTH,
   urlProblems,
+  WEBHOOK_DELIVERY_STATUS,
+  WEBHOOK_ENDPOINT_STATUSES,
   WEBHOOK_EVENT_TYPES,
   type TargetRules,
+  type WebhookEndpointStatusName,
 } from '@partner/shared/webhooks';
 import type { WebhookDelivery__Output } from '@partner/shared/generated/partner/events/v1/WebhookDelivery';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
@@ -50,7 +53,7 @@ export const endpointUpdateSchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: { url: urlSchema, eventTypes: eventTypesSchema, description: descriptionSchema, status: { type: 'string', enum: ['enabled', 'disabled'] } },
+  properties: { url: urlSchema, eventTypes: eventTypesSchema, description: descriptionSchema, status: { type: 'string', enum: [...WEBHOOK_ENDPOINT_STATUSES] } },
 } as const;
 
 export const recoverSchema = {
@@ -71,7 +74,7 @@ interface EndpointUpdate {
   url?: string;
   eventTypes?: string[];
   description?: string;
-  status?: 'enabled' | 'disabled';
+  status?: WebhookEndpointStatusName;
 }
 
 export function deliveryRecord(d: WebhookDelivery__Output): Record<string, unknown> {
@@ -79,7 +82,7 @@ export function deliveryRecord(d: WebhookDelivery__Output): Record<string, unkno
     deliveryId: d.deliveryId,
     eventId: d.eventId,
     eventType: d.eventType,
-    status: d.status,
+    status: WEBHOOK_DELIVERY_STATUS.fromProto(d.status),
     attempts: d.attempts,
     lastAttemptAt: d.lastAttemptAt || null,
     ...(d.nextAttemptAt ? { nextAttemptAt: d.nextAttemptAt } : {}),
@@ -189,14 +192,14 @@ export function webhookRoutes(router: Router<GatewayState>, deps: RouteDeps): vo
     const params = singleParams(ctx.querystring, new Set(['limit', 'cursor', 'status', 'eventId']), details);
     const page = pageParams(params, details);
     const status = params.get('status');
-    if (status !== undefined && !['pending', 'succeeded', 'failed'].includes(status)) details.push({ field: 'status', issue: 'must be one of: pending, succeeded, failed' });
+    if (status !== undefined && !WEBHOOK_DELIVERY_STATUS.is(status)) details.push({ field: 'status', issue: `must be one of: ${WEBHOOK_DELIVERY_STATUS.names.join(', ')}` });
     const eventId = params.get('eventId');
     if (eventId !== undefined && !isEventId(eventId)) details.push({ field: 'eventId', issue: 'must be an event id (evt_ and 32 hex characters)' });
     if (details.length > 0) throw invalidQuery(details);
     const id = ctx.params.id ?? '';
     if (!isEndpointId(id)) throw new DomainError('not_found', 'webhook endpoint not found');
     const res = await deps.clients.events.ListWebhookDeliveries(
-      { owner: ownerOf(ctx), endpointId: id, ...page, status: status ?? '', eventId: eventId ?? '' },
+      { owner: ownerOf(ctx), endpointId: id, ...page, ...(status !== undefined && WEBHOOK_DELIVERY_STATUS.is(status) ? { status: WEBHOOK_DELIVERY_STATUS.toProto(status) } : {}), eventId: eventId ?? '' },
       options(ctx),
     );
     ctx.body = { items: res.deliveries.map(deliveryRecord), nextCursor: res.nextPageToken || null };
