@@ -173,8 +173,9 @@ describe('events: recorded with their change, read from the feed', () => {
     await until('the feed reader is waiting', async () => /^partner_gateway_waiting_requests\S* 1$/m.test(await (await fetch(`${stack.gatewayOpsUrl}/metrics`)).text()));
     const created = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(), headers: { prefer: 'wait=20' } });
     expect(created.status).toBe(200);
-    const [row] = await stack.sql<{ stored_at: Date }>(`SELECT stored_at FROM events.events WHERE type = 'submission.created' AND data->>'submissionId' = $1`, [created.body.submissionId]);
     const { r, at } = await waiting;
+    // Read once the reader has it (stored by then; right after the POST it may not be yet).
+    const [row] = await stack.sql<{ stored_at: Date }>(`SELECT stored_at FROM events.events WHERE type = 'submission.created' AND data->>'submissionId' = $1`, [created.body.submissionId]);
     expect(r.status).toBe(200);
     expect(r.body.items).toHaveLength(1);
     expect(r.body.items[0].data.submissionId).toBe(created.body.submissionId);
