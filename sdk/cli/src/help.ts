@@ -1,6 +1,6 @@
 // The CLI's help (per command, per group such as `partner policies`, and the overview) and its shell
 // completion scripts, all derived from the command table so they cannot drift from what runs.
-import type { Command } from './cli.js';
+import type { Command } from './command.js';
 
 /** What each option means, for `partner <command> --help`. */
 export const OPTION_HELP: Record<string, string> = {

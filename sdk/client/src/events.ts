@@ -1,5 +1,7 @@
-// The event feed (GET /v1/events): its types, and following it forever with long-poll.
-import type { CallOptions } from './client.js';
+// The event feed (GET /v1/events): its types, reading it page by page, and following it forever
+// with long-poll.
+import type { CallOptions } from './options.js';
+import { passOn, seg, type Transport } from './transport.js';
 
 export type EventType = 'job.succeeded' | 'job.failed' | 'submission.created' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled';
 
@@ -72,5 +74,31 @@ export async function* followFeed(
     }
     cursor = page.nextCursor;
     opts.onCursor?.(cursor);
+  }
+}
+
+export class EventFeed {
+  constructor(private readonly transport: Transport) {}
+
+  /** One page; `wait` holds an empty page up to that many seconds. */
+  async list(params: EventListParams, opts: CallOptions & { wait?: number }): Promise<EventPage> {
+    const wait = opts.wait ?? 0;
+    return (
+      await this.transport.request<EventPage>({
+        method: 'GET',
+        path: '/v1/events',
+        query: eventQuery(params),
+        ...(wait > 0 ? { headers: { prefer: `wait=${wait}` }, holdSeconds: wait } : {}),
+        ...passOn(opts),
+      })
+    ).body;
+  }
+
+  follow(params: EventListParams, opts: FollowOptions): AsyncGenerator<PartnerEvent> {
+    return followFeed((p, o) => this.list(p, o), params, opts);
+  }
+
+  async get(eventId: string, opts: CallOptions): Promise<PartnerEvent> {
+    return (await this.transport.request<PartnerEvent>({ method: 'GET', path: `/v1/events/${seg(eventId)}`, ...opts })).body;
   }
 }

@@ -1,19 +1,12 @@
 // @partner/sdk: the TypeScript client of the Partner Submission Service. Node 20+, no dependencies.
-export { deprecationMessage, lastResponseOf, PartnerClient, SDK_VERSION } from './client.js';
-export type {
-  AttachmentDownload,
-  CallOptions,
-  DeprecationNotice,
-  LastResponse,
-  MutationOptions,
-  MutationOutcome,
-  PartnerClientOptions,
-  RequestEvent,
-  ResponseEvent,
-  UploadOptions,
-  WaitOptions,
-  WithResponse,
-} from './client.js';
+export { PartnerClient } from './client.js';
+export { lastResponseOf, SDK_VERSION } from './transport.js';
+export type { LastResponse, WithResponse } from './transport.js';
+export { deprecationMessage } from './deprecation.js';
+export type { DeprecationNotice } from './deprecation.js';
+export type { CallOptions, MutationOptions, PartnerClientOptions, RequestEvent, ResponseEvent, UploadOptions, WaitOptions } from './options.js';
+export type { MutationOutcome } from './mutations.js';
+export type { AttachmentDownload } from './attachments.js';
 export {
   PartnerAbortError,
   PartnerApiError,

@@ -31,7 +31,7 @@ import { listRoutes } from './routes/lists.js';
 import { eventRoutes } from './routes/events.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { openapiRoute } from './routes/openapi.js';
-import { SettlementWaiters } from './waiters.js';
+import { SettlementWaiters } from './settlement-waiters.js';
 import { ClientStates } from './client-state.js';
 import { connectNats, natsNames } from '@partner/shared/nats';
 import { tracerProviderRegistered } from '@partner/shared/tracing';

@@ -5,7 +5,7 @@
 // anything retryable propagates, so the job is delivered again.
 import { JOB_KINDS } from '@partner/shared/jobs';
 import { attachmentRecord } from '@partner/shared/attachments';
-import { failOnRefusal, ownerOf, type Handler } from './handler.js';
+import { failOnRefusal, ownerOf, type Handler } from './handler-contract.js';
 
 /** Payload of attachment.create, as the gateway queues it. */
 export interface AttachmentCreatePayload {

@@ -11,7 +11,7 @@ import { contextFromHeaders, DEFAULT_DUPLICATE_WINDOW_MS, ensureJobsStream, nats
 import { inSpan, SpanKind, SpanStatusCode, traceFields } from '@partner/shared/tracing';
 import type { Logger } from '@partner/shared/logger';
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
-import { deterministicFailure, HANDLERS, JobFailed, type HandlerContext, type JobToRun } from './handlers.js';
+import { deterministicFailure, HANDLERS, JobFailed, type HandlerContext, type JobToRun } from './job-handlers.js';
 import { cachedProducts, type ProductLookup } from './products.js';
 import type { WorkerConfig } from './config.js';
 import { Semaphore } from './semaphore.js';
@@ -345,7 +345,7 @@ export class JobConsumer {
       return { resultJson: JSON.stringify(result) };
     } catch (err) {
       if (err instanceof JobFailed) return { error: err.error };
-      // A failure that would recur on every delivery settles the job now (handler.ts).
+      // A failure that would recur on every delivery settles the job now (handler-contract.ts).
       const failure = this.abort.signal.aborted ? undefined : deterministicFailure(err);
       if (!failure) throw err;
       log().error({ err, kind: job.kind }, 'job failed on its own input; settled as failed at once');

@@ -2,7 +2,7 @@
 // and is idempotent by job id. Results never carry a secret (a rotation's result says when, not what).
 import { JOB_KINDS } from '@partner/shared/jobs';
 import { endpointRecord, WEBHOOK_ENDPOINT_STATUS, type WebhookEndpointStatusName } from '@partner/shared/webhooks';
-import { failOnRefusal, ownerOf, type Handler } from './handler.js';
+import { failOnRefusal, ownerOf, type Handler } from './handler-contract.js';
 
 /** Payloads as the gateway queues them. */
 export interface EndpointCreatePayload {

@@ -6,8 +6,8 @@ import { callerOf, grpcOptions, ownerOf, type GatewayContext } from '../context.
 import { fingerprint, parseIdempotencyKey } from '../http/idempotency.js';
 import type { RouteDeps } from '../routes/deps.js';
 import { preferredWait, readJob, respondAccepted, respondSettledMutation } from './responses.js';
-import { answerOnSettlement, holdWait } from './waiting.js';
-import type { Waiter } from '../waiters.js';
+import { answerOnSettlement, holdWait } from './prefer-wait.js';
+import type { Waiter } from '../settlement-waiters.js';
 
 export interface Mutation {
   kind: JobKind;

@@ -8,7 +8,7 @@
 //
 // One level rather than a chain of seven keeps the cost of a request down, and it is the only frame a
 // request waiting under Prefer: wait stays suspended in: such a route returns at once and leaves
-// ctx.state.answer, awaited here (see answerOnSettlement in jobs/waiting.ts). The choice of
+// ctx.state.answer, awaited here (see answerOnSettlement in jobs/prefer-wait.ts). The choice of
 // making server spans is taken when the app is built: register a tracer provider before that.
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '@partner/shared/errors';

@@ -3,142 +3,36 @@
 // addresses: servers is {base_url}, and the OAuth2 client-credentials scheme carries the token URL
 // and the environment's access scope. Per-operation permissions are enforced but, as the seed asks,
 // not listed here. Test/support/conformance.ts checks every response the system tests receive
-// against this document, so it stays true.
+// against this document, so it stays true. This file holds the paths and the document's frame; the
+// pieces operations share are in common.ts, the components in components.ts, and the event feed's
+// and webhooks' paths and schemas in events.ts and webhooks.ts.
 import { ALLOWED_MEDIA_TYPES } from '../attachments/media-types.js';
 import { DEFAULT_MAX_JSON_VALUES, MAX_JSON_DEPTH } from '../http/json-scan.js';
-import { ERROR_CODE_TABLE, ref, schemas, type Schema } from './schemas.js';
-import { eventPaths, eventSchemas } from './events.js';
-import { webhookDeliveries, webhookPaths, webhookSchemas } from './webhooks.js';
+import { ERROR_CODE_TABLE, ref } from './schemas.js';
+import { eventPaths } from './events.js';
+import { webhookDeliveries, webhookPaths } from './webhooks.js';
+import {
+  apiHeaders,
+  authErrors,
+  baseHeaders,
+  header,
+  json,
+  LIST_400,
+  MUTATION_DESCRIPTION,
+  mutationResponses,
+  param,
+  preferHeaders,
+  response,
+  timestampParam,
+  type Obj,
+} from './common.js';
+import { components, SECURITY_SCHEME } from './components.js';
+import type { OpenApiOptions } from './options.js';
 
-export interface OpenApiOptions {
-  /** {base_url}: the public API address. */
-  baseUrl: string;
-  /** {auth_url}/oauth2/token. */
-  tokenUrl: string;
-  /** The environment's access scope, `<api_host>/access`. */
-  scope: string;
-  environment: string;
-  /** Most values a JSON body may hold (JSON_MAX_VALUES); the default when absent. */
-  jsonMaxValues?: number;
-}
+export type { OpenApiOptions } from './options.js';
+export { SECURITY_SCHEME } from './components.js';
 
 export const API_VERSION = '1.0.0';
-export const SECURITY_SCHEME = 'partnerOAuth';
-
-type Obj = Record<string, unknown>;
-
-const header = (name: string): Obj => ({ $ref: `#/components/headers/${name}` });
-const param = (name: string): Obj => ({ $ref: `#/components/parameters/${name}` });
-const response = (name: string): Obj => ({ $ref: `#/components/responses/${name}` });
-const json = (schema: Schema): Obj => ({ 'application/json': { schema } });
-
-/** Headers every API response carries. */
-const baseHeaders = (): Obj => ({
-  'X-Request-Id': header('X-Request-Id'),
-  'Cache-Control': header('Cache-Control'),
-  'X-Content-Type-Options': header('X-Content-Type-Options'),
-});
-
-/** Headers of responses to authenticated requests (the rate limit is applied after authentication). */
-const apiHeaders = (): Obj => ({
-  ...baseHeaders(),
-  'RateLimit-Policy': header('RateLimit-Policy'),
-  RateLimit: header('RateLimit'),
-});
-
-/** Response headers of a request that sent or could send Prefer. */
-const preferHeaders = (): Obj => ({
-  'Preference-Applied': header('Preference-Applied'),
-  Vary: header('Vary'),
-});
-
-const ERROR_HEADERS = {
-  400: {},
-  404: {},
-  409: {},
-  413: {},
-  415: {},
-  422: {},
-  500: {},
-  403: { 'WWW-Authenticate': header('WWW-Authenticate-Optional') },
-  503: { 'Retry-After': header('Retry-After') },
-} as const;
-
-const MUTATION_ERRORS: Record<number, string> = {
-  400: '`invalid_json` or `validation_error` (body, form field or `Idempotency-Key`; `details` lists every problem); nothing was queued. Or the job failed with a code of status 400.',
-  403: '`forbidden`, `principal_not_registered` or `insufficient_scope` (see the `Forbidden` response); or the job failed with `forbidden`.',
-  404: '`not_found`: the submission (or attachment) does not exist or belongs to another partner. Or the job failed with `not_found`.',
-  409: '`conflict`: the job failed because the change conflicts with the current state.',
-  413: '`payload_too_large`: the body is over the size limit.',
-  415: '`unsupported_media_type`: wrong `Content-Type`.',
-  422: '`idempotency_key_reused` (the key was used with a different request), or the job failed with a business-rule error such as `unknown_product` (non-retryable, with `jobId`).',
-  500: '`internal` (retryable), or the job failed with it.',
-  503: '`unavailable` (retryable, with `Retry-After`): a dependency was unavailable; or the job failed with a retryable error (with `jobId`). Resend with the same `Idempotency-Key` when there is no `jobId`; with a `jobId`, the job failed: use a new key.',
-};
-
-/** An error response of a mutation: the plain envelope, or a failed job's error with jobId. */
-function mutationError(status: keyof typeof ERROR_HEADERS, description = MUTATION_ERRORS[status] ?? ''): Obj {
-  return { description, headers: { ...apiHeaders(), ...ERROR_HEADERS[status] }, content: json(ref('MutationError')) };
-}
-
-/** Errors every authenticated operation can answer (400: a query parameter that is not usable text). */
-const authErrors = (): Obj => ({
-  400: response('BadRequest'),
-  401: response('Unauthenticated'),
-  403: response('Forbidden'),
-  429: response('RateLimited'),
-  500: response('Internal'),
-  503: response('Unavailable'),
-});
-
-/** 200/202 of a mutation: the settled result, or the job handle. */
-function mutationResponses(resultSchema: Schema, resultDescription: string, extra: number[]): Obj {
-  const errors: Obj = {};
-  for (const status of [400, 403, 404, 409, 422, 500, 503, ...extra].sort((a, b) => a - b)) {
-    errors[status] = mutationError(status as keyof typeof ERROR_HEADERS);
-  }
-  return {
-    200: {
-      description: `${resultDescription} The job settled successfully within \`Prefer: wait\`.`,
-      headers: { ...apiHeaders(), ...preferHeaders(), 'Idempotent-Replayed': header('Idempotent-Replayed'), 'Job-Id': header('Job-Id') },
-      content: json(resultSchema),
-    },
-    202: {
-      description:
-        'Accepted as a job that has not settled (yet): without `Prefer: wait`, or when the wait ran out. Poll `statusUrl` ' +
-        '(also in `Location`) after `Retry-After` seconds.',
-      headers: {
-        ...apiHeaders(),
-        ...preferHeaders(),
-        'Idempotent-Replayed': header('Idempotent-Replayed'),
-        'Job-Id': header('Job-Id'),
-        Location: header('Location'),
-        'Retry-After': header('Retry-After'),
-      },
-      content: json(ref('JobHandle')),
-    },
-    ...authErrors(),
-    ...errors,
-  };
-}
-
-const MUTATION_DESCRIPTION =
-  'Runs as a job. Send a fresh `Idempotency-Key` and `Prefer: wait=15`: on 200 use the result; on 202 poll `statusUrl` ' +
-  'honouring `Retry-After` until the job has succeeded or failed; after a dropped connection resend the same request with ' +
-  'the same key (it returns the same job and never creates a duplicate). If the job fails within the wait, the response is ' +
-  "the job's error with `jobId`. Request validation happens before any job exists (400, nothing queued).";
-
-const LIST_400 =
-  'Another partner\'s items never appear. An unknown or repeated parameter, an out-of-range `limit`, a bad filter value, or a cursor ' +
-  'that is garbled or was issued to another partner or for other filters is 400 `validation_error` naming every bad parameter in `details`.';
-
-/** A timestamp filter of a list. */
-const timestampParam = (name: string, what: string): Obj => ({
-  name,
-  in: 'query',
-  description: `${what} RFC 3339 timestamp (with a time zone, years 0001-9999; write \`+\` as \`%2B\`).`,
-  schema: { type: 'string', format: 'date-time', examples: ['2025-01-31T00:00:00Z'] },
-});
 
 const EXAMPLE_JOB_ID = 'job_0199a3e47c1d7b529a0e3f2d4c5b6a72';
 const EXAMPLE_SUBMISSION = {
@@ -512,155 +406,6 @@ function paths(): Obj {
   };
 }
 
-const errorResponse = (description: string, headers: Obj = {}): Obj => ({
-  description,
-  headers: { ...apiHeaders(), ...headers },
-  content: json(ref('Error')),
-});
-
-function components(opts: OpenApiOptions): Obj {
-  const stringHeader = (description: string, schema: Schema = { type: 'string' }, required = false): Obj => ({ description, required, schema });
-  return {
-    securitySchemes: {
-      [SECURITY_SCHEME]: {
-        type: 'oauth2',
-        description:
-          'OAuth 2.0 client credentials (RFC 6749 §4.4). POST the token URL with HTTP Basic client authentication (client id and ' +
-          'secret, each form-urlencoded) and the form body `grant_type=client_credentials&scope=<the access scope>`. The answer is ' +
-          '`{access_token, token_type: "Bearer", expires_in}`: cache the token and reuse it until shortly before `expires_in` runs out. ' +
-          'Token errors follow RFC 6749 §5.2 (`{error, error_description}`): 401 `invalid_client`, 400 `invalid_request`, ' +
-          '`unsupported_grant_type` or `invalid_scope`, 429 `temporarily_unavailable` after too many failed attempts. ' +
-          "A token with another environment's scope is refused here with 403 `insufficient_scope`. Besides the scope, every " +
-          'operation needs a permission provisioned to the client; without it the answer is 403 `forbidden`.',
-        flows: {
-          clientCredentials: {
-            tokenUrl: opts.tokenUrl,
-            scopes: { [opts.scope]: `Access to the ${opts.environment} environment's API.` },
-          },
-        },
-      },
-    },
-    parameters: {
-      PrincipalId: {
-        name: 'x-principal-id',
-        in: 'header',
-        description:
-          'Attributes the request to a principal registered for the partner (1–128 letters, digits and `._:@-`). Unregistered or ' +
-          'malformed values, even empty ones, are 403 `principal_not_registered`.',
-        schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$', examples: ['demo-broker'] },
-      },
-      IdempotencyKey: {
-        name: 'Idempotency-Key',
-        in: 'header',
-        description:
-          'A unique key per intended mutation (a UUID is ideal), bare or as a quoted string; 1–255 printable ASCII characters ' +
-          '(otherwise 400 `validation_error`). Scoped to the client, method and path; kept 24 hours. The same key with the same request ' +
-          'returns the same job (`Idempotent-Replayed: true`), with a different request 422 `idempotency_key_reused`. Without a key every ' +
-          'request creates a new job.',
-        schema: { type: 'string', minLength: 1, maxLength: 257, examples: ['6f9619ff-8b86-4d01-b42d-00cf4fc964ff'] },
-      },
-      Prefer: {
-        name: 'Prefer',
-        in: 'header',
-        description:
-          'RFC 7240. `wait=N` (whole seconds, clamped to 0..30) holds the request until the job settles or N seconds pass. Honoured ' +
-          'preferences are echoed in `Preference-Applied`; malformed ones are ignored. A partner holds at most 100 waiting requests ' +
-          'per gateway: beyond that a request with `wait` is refused with 429 `rate_limited` and `Retry-After`, before anything is done for it.',
-        schema: { type: 'string', examples: ['wait=15'] },
-      },
-      IfNoneMatch: {
-        name: 'If-None-Match',
-        in: 'header',
-        description: 'An ETag from an earlier download: 304 when it still matches.',
-        schema: { type: 'string' },
-      },
-      Limit: {
-        name: 'limit',
-        in: 'query',
-        description: 'Page size, 1..200 (outside that range 400).',
-        schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
-      },
-      Cursor: {
-        name: 'cursor',
-        in: 'query',
-        description: '`nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the first page.',
-        schema: { type: 'string', maxLength: 512 },
-      },
-      PolicyId: { name: 'policyId', in: 'path', required: true, description: 'Policy id (a malformed one is 404).', schema: ref('Uuid') },
-      SubmissionId: { name: 'submissionId', in: 'path', required: true, description: 'Submission id (a malformed one is 404).', schema: ref('Uuid') },
-      AttachmentId: { name: 'attachmentId', in: 'path', required: true, description: 'Attachment id (a malformed one is 404).', schema: ref('Uuid') },
-      JobId: { name: 'jobId', in: 'path', required: true, description: 'Job handle (a malformed one is 404).', schema: ref('JobId') },
-    },
-    headers: {
-      'X-Request-Id': stringHeader(
-        'On every response: the `X-Request-Id` the client sent when it is 1–128 of letters, digits and `._:-`, otherwise a generated UUID. Quote it when reporting a problem.',
-        { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
-        true,
-      ),
-      'Cache-Control': stringHeader('API responses are not cached.', { type: 'string', const: 'no-store' }, true),
-      'X-Content-Type-Options': stringHeader('Always `nosniff`.', { type: 'string', const: 'nosniff' }, true),
-      'RateLimit-Policy': stringHeader('The client\'s rate-limit policy (draft-ietf-httpapi-ratelimit-headers), e.g. `"client";q=100;w=2`.', {
-        type: 'string',
-        examples: ['"client";q=100;w=2'],
-      }),
-      RateLimit: stringHeader('What is left of the rate limit, e.g. `"client";r=99;t=1`.', { type: 'string', examples: ['"client";r=99;t=1'] }),
-      'RateLimit-Policy-Required': stringHeader('The rate-limit policy that was exceeded.', { type: 'string' }, true),
-      'RateLimit-Required': stringHeader('What is left of the rate limit (none).', { type: 'string' }, true),
-      'Retry-After': stringHeader('Seconds to wait before the next request (polling the job, or retrying).', { type: 'integer', minimum: 0 }, true),
-      'Retry-After-Processing': stringHeader('Present with the `processing` body: seconds before polling again (5).', { type: 'integer', minimum: 0 }),
-      Location: stringHeader('The job\'s `statusUrl`.', { type: 'string', format: 'uri' }, true),
-      'Preference-Applied': stringHeader('The `Prefer: wait` that was honoured, with the effective N (absent when the gateway could not hold the request).', {
-        type: 'string',
-        pattern: '^wait=\\d+$',
-      }),
-      Vary: stringHeader('`Prefer`: the response depends on the `Prefer` header.', { type: 'string', pattern: 'Prefer' }, true),
-      'Idempotent-Replayed': stringHeader('`true` when the response is for the earlier job of the same `Idempotency-Key`.', { type: 'string', const: 'true' }),
-      'Job-Id': stringHeader(
-        'The job that carried out the mutation (its id, as in `statusUrl`): on a 200 the only place it appears, so the result can be traced to its job (`GET /v1/jobs/{jobId}`, the job list, the events).',
-        ref('JobId'),
-        true,
-      ),
-      'WWW-Authenticate': stringHeader(
-        'RFC 6750: `Bearer realm="partner-api"` without a usable token, with `error="invalid_token"` for a bad one.',
-        { type: 'string', pattern: '^Bearer ' },
-        true,
-      ),
-      'WWW-Authenticate-Optional': stringHeader(
-        'With `insufficient_scope`: `Bearer realm="partner-api", error="insufficient_scope", scope="<this environment\'s scope>"`.',
-        { type: 'string', pattern: '^Bearer ' },
-      ),
-      Allow: stringHeader('The methods the path allows.', { type: 'string' }, true),
-      'Content-Disposition': stringHeader('`attachment; filename="<ASCII fallback>"; filename*=UTF-8\'\'<name>` (RFC 6266).', { type: 'string' }, true),
-      'Content-Length': stringHeader('Size of the file in bytes.', { type: 'integer', minimum: 0 }, true),
-      ETag: stringHeader('The quoted lowercase hex sha256 of the bytes.', { type: 'string', pattern: '^"[0-9a-f]{64}"$' }, true),
-    },
-    responses: {
-      BadRequest: errorResponse(
-        '`validation_error`: a bad or unknown query parameter, or on any operation a query parameter with a control character ' +
-          '(U+0000–U+001F, U+007F); `details` names every one.',
-      ),
-      Unauthenticated: errorResponse(
-        '`unauthenticated` (no or malformed `Authorization` header) or `invalid_token` (bad signature, expired, not yet valid, wrong issuer or audience, unknown key, ' +
-          'a lifetime longer than the issuer grants, a revoked token or a disabled client). Fetch a new token and retry once.',
-        { 'WWW-Authenticate': header('WWW-Authenticate') },
-      ),
-      Forbidden: errorResponse(
-        "`insufficient_scope` (the token carries another environment's scope; with `WWW-Authenticate`), `forbidden` (the client is not provisioned with the permission this operation needs) or `principal_not_registered` (`x-principal-id` is not a principal registered for the partner).",
-        { 'WWW-Authenticate': header('WWW-Authenticate-Optional') },
-      ),
-      NotFound: errorResponse("`not_found`: unknown or malformed id, or a resource of another partner (indistinguishable), or an unknown path."),
-      MethodNotAllowed: errorResponse('`method_not_allowed`: the path does not allow this method; `Allow` lists the ones it does.', { Allow: header('Allow') }),
-      RateLimited: errorResponse('`rate_limited` (retryable): the client exceeded its rate limit. Wait `Retry-After` seconds.', {
-        'Retry-After': header('Retry-After'),
-        'RateLimit-Policy': header('RateLimit-Policy-Required'),
-        RateLimit: header('RateLimit-Required'),
-      }),
-      Internal: errorResponse('`internal` (retryable): something unexpected went wrong. Retry with backoff; report the `X-Request-Id` if it persists.'),
-      Unavailable: errorResponse('`unavailable` (retryable): a dependency is unavailable. Retry after `Retry-After` seconds.', { 'Retry-After': header('Retry-After') }),
-    },
-    schemas: { ...schemas, ...eventSchemas, ...webhookSchemas },
-  };
-}
 
 const intro = (maxValues: number): string => `The partner-facing API for insurance business: read policies, create new-business submissions with attachments,
 and follow the asynchronous jobs that carry out every mutation.

@@ -5,7 +5,7 @@ import type { PromiseClient } from '@partner/shared/grpc';
 import type { serviceDefs } from '@partner/shared/grpc';
 import type { GatewayConfig } from '../config.js';
 import type { GatewayMiddleware } from '../context.js';
-import type { SettlementWaiters } from '../waiters.js';
+import type { SettlementWaiters } from '../settlement-waiters.js';
 
 type Defs = ReturnType<typeof serviceDefs>;
 

@@ -13,10 +13,10 @@ import type { ListEventsRequest } from '@partner/shared/generated/partner/events
 import type { ListEventsResponse__Output } from '@partner/shared/generated/partner/events/v1/ListEventsResponse';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import { invalidQuery, pageParams, singleParams, timestampParam } from '../http/list-query.js';
-import { feedKey } from '../waiters.js';
+import { feedKey } from '../settlement-waiters.js';
 import type { RouteDeps } from './deps.js';
 import { preferredWait } from '../jobs/responses.js';
-import { holdWait } from '../jobs/waiting.js';
+import { holdWait } from '../jobs/prefer-wait.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'since', 'types']);
 

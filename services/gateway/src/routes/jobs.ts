@@ -7,7 +7,7 @@ import type { GatewayContext, GatewayState } from '../context.js';
 import { notFound } from '@partner/shared/errors';
 import type { RouteDeps } from './deps.js';
 import { preferredWait, readJob, respondProcessing } from '../jobs/responses.js';
-import { answerOnSettlement, holdWait } from '../jobs/waiting.js';
+import { answerOnSettlement, holdWait } from '../jobs/prefer-wait.js';
 
 /** A settled job as GET /v1/jobs/{id} (and the job list) shows it. */
 export function settledJobBody(job: JobView): Record<string, unknown> {

@@ -24,12 +24,12 @@ describe('the submission handler', () => {
   const product = async () => ({ active: true });
 
   it('honours sandbox directives in UAT', async () => {
-    const { HANDLERS, JobFailed } = await import('./handlers.js');
+    const { HANDLERS, JobFailed } = await import('./job-handlers.js');
     await expect(HANDLERS['submission.create']!(job, payload('sandbox:fail=conflict'), { clients, product, sandbox: true, sleep })).rejects.toBeInstanceOf(JobFailed);
   });
 
   it('waits, then fails with the error table\'s retryable, for a combined directive', async () => {
-    const { HANDLERS } = await import('./handlers.js');
+    const { HANDLERS } = await import('./job-handlers.js');
     const slept: number[] = [];
     const err = await HANDLERS['submission.create']!(job, payload('sandbox:delay=2;fail=internal'), {
       clients,
@@ -42,7 +42,7 @@ describe('the submission handler', () => {
   });
 
   it('treats them as ordinary references in production', async () => {
-    const { HANDLERS } = await import('./handlers.js');
+    const { HANDLERS } = await import('./job-handlers.js');
     const result = await HANDLERS['submission.create']!(job, payload('sandbox:fail=conflict'), { clients, product, sandbox: false, sleep });
     expect(result).toEqual({ submissionId: 's1', submissionName: 'Acme', status: 'submitted' });
   });
@@ -50,7 +50,7 @@ describe('the submission handler', () => {
 
 describe('a failure the handler did not expect', () => {
   it('fails the job at once, not retryable, unless a dependency said retrying may help', async () => {
-    const { deterministicFailure } = await import('./handlers.js');
+    const { deterministicFailure } = await import('./job-handlers.js');
     const { DomainError, unavailable } = await import('@partner/shared/errors');
     expect(deterministicFailure(unavailable())).toBeUndefined();
     expect(deterministicFailure(new DomainError('rate_limited', 'slow down'))).toBeUndefined();

@@ -3,10 +3,10 @@ import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '@partner/shared/logger';
 import type { JobView } from '@partner/shared/jobs';
 import type { GatewayContext } from '../context.js';
-import { SettlementWaiters, type Waiter } from '../waiters.js';
+import { SettlementWaiters, type Waiter } from '../settlement-waiters.js';
 import type { RouteDeps } from '../routes/deps.js';
-import { answerOnSettlement } from './waiting.js';
-import { fakeNats } from '../waiters.test-helper.js';
+import { answerOnSettlement } from './prefer-wait.js';
+import { fakeNats } from '../settlement-waiters.test-helper.js';
 
 const logger = createLogger('test', 'silent');
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '@partner/shared/logger';
-import { SettlementWaiters, type Waiter } from './waiters.js';
-import { fakeNats } from './waiters.test-helper.js';
+import { SettlementWaiters, type Waiter } from './settlement-waiters.js';
+import { fakeNats } from './settlement-waiters.test-helper.js';
 
 const logger = createLogger('test', 'silent');
 /** Registers for one partner and expects a wait (not a refusal). */

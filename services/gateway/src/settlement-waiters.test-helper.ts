@@ -1,5 +1,5 @@
 // For unit tests: a SettlementWaiters attached to a stand-in for the NATS subscription.
-import type { SettlementWaiters } from './waiters.js';
+import type { SettlementWaiters } from './settlement-waiters.js';
 
 /** Attaches waiters to a fake subscription; returns a function that delivers an event as NATS would. */
 export function fakeNats(waiters: SettlementWaiters): (data: string) => void {

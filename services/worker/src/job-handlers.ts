@@ -5,9 +5,9 @@ import { JOB_KINDS } from '@partner/shared/jobs';
 import { parseSandbox } from '@partner/shared/sandbox';
 import { attachmentHandlers } from './attachments.js';
 import { webhookHandlers } from './webhooks.js';
-import { failOnRefusal, JobFailed, ownerOf, type Handler } from './handler.js';
+import { failOnRefusal, JobFailed, ownerOf, type Handler } from './handler-contract.js';
 
-export { deterministicFailure, JobFailed, type Handler, type HandlerContext, type JobToRun } from './handler.js';
+export { deterministicFailure, JobFailed, type Handler, type HandlerContext, type JobToRun } from './handler-contract.js';
 
 interface SubmissionPayload {
   externalRef: string;

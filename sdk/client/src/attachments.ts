@@ -1,0 +1,105 @@
+// Attachments (/v1/submissions/{id}/attachments): uploads and deletions are jobs (mutations.ts);
+// listing, reading, and downloading the bytes as a stream.
+import { multipartBody } from './multipart.js';
+import type { MutationOutcome, Mutations } from './mutations.js';
+import type { CallOptions, MutationOptions, UploadOptions } from './options.js';
+import { paginate, seg, type RequestSpec, type Transport, type WithResponse } from './transport.js';
+import type { Attachment, AttachmentDeleted, Page, PageParams } from './types.js';
+
+export interface AttachmentDownload {
+  body: ReadableStream<Uint8Array>;
+  contentType: string;
+  contentLength: number | undefined;
+  fileName: string | undefined;
+  /** Hex sha256 of the bytes, from the ETag. */
+  sha256: string | undefined;
+}
+
+export class Attachments {
+  constructor(
+    private readonly transport: Transport,
+    private readonly mutations: Mutations,
+  ) {}
+
+  async upload(submissionId: string, file: Blob | Uint8Array, opts: UploadOptions): Promise<WithResponse<Attachment>> {
+    return this.mutations.mutate<Attachment>(() => uploadSpec(submissionId, file, opts), opts);
+  }
+
+  /** Throws at once (not as a rejection) when the file cannot be typed, as it always has. */
+  startUpload(submissionId: string, file: Blob | Uint8Array, opts: Omit<UploadOptions, 'timeoutMs' | 'onPoll'>): Promise<MutationOutcome<Attachment>> {
+    return this.mutations.start<Attachment>(uploadSpec(submissionId, file, opts), opts);
+  }
+
+  async list(submissionId: string, params: PageParams, opts: CallOptions): Promise<WithResponse<Page<Attachment>>> {
+    return (await this.transport.request<Page<Attachment>>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/attachments`, query: { ...params }, ...opts })).body;
+  }
+
+  iterate(submissionId: string, params: Omit<PageParams, 'cursor'>, opts: CallOptions): AsyncGenerator<Attachment> {
+    return paginate(params, (p) => this.list(submissionId, p, opts));
+  }
+
+  async get(submissionId: string, attachmentId: string, opts: CallOptions): Promise<WithResponse<Attachment>> {
+    return (await this.transport.request<Attachment>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/attachments/${seg(attachmentId)}`, ...opts })).body;
+  }
+
+  async download(submissionId: string, attachmentId: string, opts: CallOptions): Promise<AttachmentDownload> {
+    const res = await this.transport.request<ReadableStream<Uint8Array>>({
+      method: 'GET',
+      path: `/v1/submissions/${seg(submissionId)}/attachments/${seg(attachmentId)}/content`,
+      stream: true,
+      ...opts,
+    });
+    const length = res.headers.get('content-length');
+    const etag = res.headers.get('etag');
+    return {
+      body: res.body,
+      contentType: res.headers.get('content-type') ?? 'application/octet-stream',
+      contentLength: length !== null && /^\d+$/.test(length) ? Number(length) : undefined,
+      fileName: fileNameOf(res.headers.get('content-disposition')),
+      sha256: etag ? etag.replace(/^W\//, '').replace(/"/g, '') : undefined,
+    };
+  }
+
+  async delete(submissionId: string, attachmentId: string, opts: MutationOptions): Promise<WithResponse<AttachmentDeleted>> {
+    return this.mutations.mutate<AttachmentDeleted>(
+      () => ({ method: 'DELETE', path: `/v1/submissions/${seg(submissionId)}/attachments/${seg(attachmentId)}` }),
+      opts,
+    );
+  }
+}
+
+/** The upload request: a multipart body made afresh for every attempt (a resend re-reads the Blob). */
+function uploadSpec(submissionId: string, file: Blob | Uint8Array, opts: UploadOptions): RequestSpec {
+  const blob = file instanceof Blob ? file : new Blob([file as Uint8Array<ArrayBuffer>]);
+  const named = opts.fileName ?? (typeof File !== 'undefined' && blob instanceof File && blob.name ? blob.name : undefined);
+  // Without a media type or a file name to type it by, the API could only refuse the upload (415).
+  if (!opts.contentType && !blob.type && !(named && /\.[A-Za-z0-9]+$/.test(named))) {
+    throw new TypeError(
+      'uploadAttachment: the file has no media type and no file name with an extension; pass contentType (e.g. "application/pdf") ' +
+        'or fileName (e.g. "loss-runs.pdf"), or a File/Blob that has a type',
+    );
+  }
+  const fileName = named ?? 'attachment';
+  const contentType = opts.contentType ?? (blob.type || 'application/octet-stream');
+  const form = multipartBody(blob, fileName, contentType, opts.documentType ? { documentType: opts.documentType } : {});
+  return {
+    method: 'POST',
+    path: `/v1/submissions/${seg(submissionId)}/attachments`,
+    body: (stop) => ({ body: form.stream(opts.onProgress, stop), contentType: form.contentType, length: form.length }),
+  };
+}
+
+/** The file name of a Content-Disposition header, preferring filename* (RFC 6266, RFC 5987). */
+function fileNameOf(header: string | null): string | undefined {
+  if (!header) return undefined;
+  const star = /filename\*\s*=\s*([^']*)'[^']*'([^;]+)/i.exec(header);
+  if (star?.[2]) {
+    try {
+      return decodeURIComponent(star[2].trim());
+    } catch {
+      // fall back to filename
+    }
+  }
+  const plain = /filename\s*=\s*"((?:[^"\\]|\\.)*)"/i.exec(header) ?? /filename\s*=\s*([^;\s]+)/i.exec(header);
+  return plain?.[1]?.replace(/\\(.)/g, '$1');
+}
