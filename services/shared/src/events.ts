@@ -1,4 +1,4 @@
-// Events (API.md "Events"): the types, the event as the API shows it, and how a service records one
+// Events (docs/events.md): the types, the event as the API shows it, and how a service records one
 // in the transaction of the change it describes — a row of its own schema's event_outbox, which an
 // OutboxRelay (outbox-relay.ts) publishes to the events stream with Nats-Msg-Id = the event id.
 // The events service consumes that stream and is the feed's single writer (services/events).
