@@ -25,9 +25,7 @@ export const USER_AGENT = 'PartnerSubmissionService-Webhooks/1.0';
 
 const hexId = (prefix: string) => `${prefix}_${uuidv7().replace(/-/g, '')}`;
 export const newEndpointId = (): string => hexId('we');
-export const newDeliveryId = (): string => hexId('whd');
 export const isEndpointId = (s: string): boolean => /^we_[0-9a-f]{32}$/.test(s);
-export const isDeliveryId = (s: string): boolean => /^whd_[0-9a-f]{32}$/.test(s);
 
 /** An endpoint as the API shows it (never with its secret). */
 export interface WebhookEndpointView {
