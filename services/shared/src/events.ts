@@ -109,8 +109,8 @@ export interface EventStreamConfig {
 export function readEventStream(env: EnvReader): EventStreamConfig {
   return {
     eventsStream: {
-      replicas: env.int('EVENTS_STREAM_REPLICAS', { default: 1, min: 1, max: 5 }),
-      duplicateWindowMs: env.int('EVENTS_DUPLICATE_WINDOW_MS', { default: DEFAULT_DUPLICATE_WINDOW_MS, min: 1_000, max: 24 * 3_600_000 }),
+      replicas: env.int('EVENTS_STREAM_REPLICAS', { default: 1, min: 1, max: 5, doc: 'replicas of the JetStream events stream' }),
+      duplicateWindowMs: env.int('EVENTS_DUPLICATE_WINDOW_MS', { default: DEFAULT_DUPLICATE_WINDOW_MS, min: 1_000, max: 24 * 3_600_000, doc: 'the events stream\'s duplicate window: an event published twice within it is stored once' }),
     },
   };
 }

@@ -240,7 +240,7 @@ export function refusedAddress(address: string, rules: Pick<TargetRules, 'allowL
 /** WEBHOOK_ALLOW_LOOPBACK_TARGETS (gateway and dispatcher); the old WEBHOOK_ALLOW_PRIVATE_TARGETS fails the start. */
 export function readAllowLoopbackTargets(env: EnvReader): boolean {
   env.renamed('WEBHOOK_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_ALLOW_LOOPBACK_TARGETS', 'it allows loopback targets only');
-  return env.bool('WEBHOOK_ALLOW_LOOPBACK_TARGETS', { default: false, doc: 'webhook URLs may point at loopback addresses (local development and tests only)' });
+  return env.bool('WEBHOOK_ALLOW_LOOPBACK_TARGETS', { default: false, doc: 'webhook URLs may point at loopback addresses (local development and tests only); never at other non-public ones' });
 }
 
 /** Problems with a URL as written (no DNS): scheme, length, credentials, an IP literal's class. */
