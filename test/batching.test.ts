@@ -3,7 +3,8 @@
 // alone: idempotency holds inside and across batches, a job settles once, every committed change has
 // its own outbox row and event, and a row the database refuses fails only its own call.
 // The services run with DB_BATCH_IN_FLIGHT=1, so that calls arriving together queue into batches,
-// and without NATS, so that every outbox row stays where the test can read it.
+// and without NATS, so that every outbox row stays where the test can read it. Batching stays on in
+// CI's run with the off-switches (DB_BATCH_MAX_SIZE=1): this file is about batching.
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
@@ -14,9 +15,10 @@ import { PRODUCT } from './support/fixtures.js';
 const caller = { tenantId: 't-batch', partnerId: 'p-batch', clientId: 'c-batch', principalId: '' };
 
 const NO_NATS = { NATS_URL: 'nats://127.0.0.1:1' };
+const BATCHING = { DB_BATCH_MAX_SIZE: '64', DB_BATCH_IN_FLIGHT: '1' };
 const stack = useStack(async (stack) => {
-  await stack.startJob({ DB_BATCH_IN_FLIGHT: '1', ...NO_NATS });
-  await stack.startSubmission({ DB_BATCH_IN_FLIGHT: '1', ...NO_NATS });
+  await stack.startJob({ ...BATCHING, ...NO_NATS });
+  await stack.startSubmission({ ...BATCHING, ...NO_NATS });
 });
 
 /** The batch sizes a service has reported for a step: how many batches, how many calls, the largest bucket used. */

@@ -1,4 +1,4 @@
-// Versioning and deprecation (API.md): operations listed in DEPRECATIONS answer every response with
+// Versioning and deprecation (README.md): operations listed in DEPRECATIONS answer every response with
 // Deprecation (RFC 9745), Sunset (RFC 8594) and Link rel="deprecation"; others do not. The SDK and
 // the CLI warn once per deprecated operation.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The event log and feed (API.md "Events"): every change's event exactly once with the data its GET
+// The event log and feed (docs/events.md): every change's event exactly once with the data its GET
 // shows, partner isolation, long-poll, cursor expiry, bad input; cursor positions that are the
 // partner's own (issue 36, item 5); and exactly-once delivery into the feed while 16 clients write
 // concurrently and the events service is SIGKILLed and NATS restarted.

@@ -1,4 +1,4 @@
-// Webhooks (API.md "Webhooks"): endpoints managed as jobs, signed deliveries verified with the
+// Webhooks (docs/webhooks.md, docs/api.md "Webhooks"): endpoints managed as jobs, signed deliveries verified with the
 // reference library (standardwebhooks), the retry schedule, 410 disabling with its event, a hanging
 // receiver that delays no one else, rotation, recover and ping, the delivery log, partner isolation,
 // disabling an endpoint that kept failing (and not one a success came between),

@@ -30,6 +30,8 @@ import { checkResponse } from './conformance.js';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+/** Settings that switch a hot path to its second version (README "Tests"), passed through to every service. */
+const HOT_PATH_SWITCHES = ['GRPC_CALL_STREAMS', 'DB_BATCH_MAX_SIZE'];
 
 export const ALL_PERMISSIONS = ['health/read', 'policies/read', 'submissions/read', 'submissions/write', 'jobs/read', 'events/read', 'webhooks/read', 'webhooks/write'];
 
@@ -107,6 +109,9 @@ export class Stack {
       RATE_LIMIT_BURST: '100000',
       // Webhook receivers in tests listen on loopback (test/webhooks.test.ts turns this off to test the refusals).
       WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true',
+      // The hot paths' off-switches pass from the test process to every service, in-process or
+      // spawned: .ci/run runs the system suite once more with GRPC_CALL_STREAMS=false DB_BATCH_MAX_SIZE=1.
+      ...Object.fromEntries(HOT_PATH_SWITCHES.flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : []))),
     };
     this.logger = createLogger('test', 'debug', { write: (line: string) => void this.logs.push(line) });
   }

@@ -24,7 +24,7 @@ export interface AuthConfig extends BaseConfig, DbConfig {
 
 export function readAuthConfig(env = new EnvReader()): Readonly<AuthConfig> {
   const base = readBase(env, 'auth', 9481);
-  const kekB64 = env.str('AUTH_KEY_ENCRYPTION_KEY', { doc: '32 random bytes, base64, seals signing keys at rest; a comma list (newest first) while rotating' });
+  const kekB64 = env.str('AUTH_KEY_ENCRYPTION_KEY', { doc: '32 random bytes, base64: seals the signing keys at rest. While rotating it, a comma list newest first (NEW,OLD): the newest seals, older ones only unseal (npm start generates one in .local/dev.env)', range: 'base64 keys of 32 bytes' });
   const keks = kekB64
     .split(',')
     .map((k) => k.trim())
@@ -34,27 +34,27 @@ export function readAuthConfig(env = new EnvReader()): Readonly<AuthConfig> {
     if (k.length !== 32) env.problem('AUTH_KEY_ENCRYPTION_KEY', `key ${i + 1} of ${keks.length} must decode to 32 bytes, got ${k.length}`);
   });
   const kek = keks[0] ?? Buffer.alloc(0);
-  const scopes = env.list('AUTH_SCOPES', { default: ['127.0.0.1:8080/access', 'api.example.com/access'] });
+  const scopes = env.list('AUTH_SCOPES', { default: ['127.0.0.1:8080/access', 'api.example.com/access'], doc: 'scopes the token server issues tokens for, each <api_host>/access', range: 'entries <api_host>/access' });
   for (const s of scopes) {
     if (!/^[A-Za-z0-9.-]+(:\d+)?\/access$/.test(s)) env.problem('AUTH_SCOPES', `entry "${s}" is not of the form <api_host>/access`);
   }
   return env.done({
     ...base,
     ...readDb(env),
-    httpPort: env.int('AUTH_HTTP_PORT', { default: 8081, min: 0, max: 65535 }),
-    grpcPort: env.int('AUTH_GRPC_PORT', { default: 50051, min: 0, max: 65535 }),
-    issuer: env.url('AUTH_ISSUER', { default: 'http://127.0.0.1:8081', protocols: ['http:', 'https:'] }),
-    audience: env.str('AUTH_AUDIENCE', { default: 'partner-submission-api' }),
+    httpPort: env.int('AUTH_HTTP_PORT', { default: 8081, min: 0, max: 65535, doc: 'the token server\'s public HTTP port ({auth_url})' }),
+    grpcPort: env.int('AUTH_GRPC_PORT', { default: 50051, min: 0, max: 65535, doc: 'the auth service\'s gRPC port' }),
+    issuer: env.url('AUTH_ISSUER', { default: 'http://127.0.0.1:8081', protocols: ['http:', 'https:'], doc: '{auth_url}: the token server\'s public base URL, the tokens\' iss' }),
+    audience: env.str('AUTH_AUDIENCE', { default: 'partner-submission-api', doc: 'the tokens\' aud' }),
     scopes,
-    tokenTtlSeconds: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400 }),
+    tokenTtlSeconds: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400, doc: 'access token lifetime; the gateway refuses tokens claiming a longer one' }),
     keyEncryptionKey: kek,
     keyEncryptionKeys: keks,
-    trustProxy: env.bool('TRUST_PROXY', { default: false }),
+    trustProxy: env.bool('TRUST_PROXY', { default: false, doc: 'take the client address from the last X-Forwarded-For hop (behind an ingress)' }),
     attempts: {
-      windowMs: env.int('AUTH_FAILURE_WINDOW_MS', { default: 60_000, min: 1_000, max: 3_600_000 }),
-      maxFailuresPerSource: env.int('AUTH_MAX_FAILURES_PER_SOURCE', { default: 30, min: 1, max: 100_000 }),
-      slowAfter: env.int('AUTH_SLOW_AFTER_FAILURES', { default: 5, min: 0, max: 100_000 }),
-      maxDelayMs: env.int('AUTH_MAX_FAILURE_DELAY_MS', { default: 2_000, min: 0, max: 10_000 }),
+      windowMs: env.int('AUTH_FAILURE_WINDOW_MS', { default: 60_000, min: 1_000, max: 3_600_000, doc: 'window of AUTH_MAX_FAILURES_PER_SOURCE' }),
+      maxFailuresPerSource: env.int('AUTH_MAX_FAILURES_PER_SOURCE', { default: 30, min: 1, max: 100_000, doc: 'a source with this many failed client authentications in the window is refused (429)' }),
+      slowAfter: env.int('AUTH_SLOW_AFTER_FAILURES', { default: 5, min: 0, max: 100_000, doc: 'failed attempts for one client id beyond this are held back, the delay doubling up to AUTH_MAX_FAILURE_DELAY_MS' }),
+      maxDelayMs: env.int('AUTH_MAX_FAILURE_DELAY_MS', { default: 2_000, min: 0, max: 10_000, doc: 'ceiling of the delay of AUTH_SLOW_AFTER_FAILURES' }),
     },
   });
 }

@@ -128,7 +128,7 @@ export function startEvents(config: EventsConfig, opts: { logger?: Logger; migra
             let next = page.rows.length === limit && last ? BigInt(last.partner_seq) : page.head;
             // Never behind where the reader was, nor behind what the sweep removed (an emptied feed).
             if (next < after) next = after;
-            // An empty page keeps the reader's place, with `types` too (API.md: an empty page returns
+            // An empty page keeps the reader's place, with `types` too (docs/events.md: an empty page returns
             // the cursor it was given), even when the filter skipped some of the partner's own events.
             if (page.rows.length === 0 && cursor !== undefined) next = cursor;
             if (next < page.sweptThrough) next = page.sweptThrough;

@@ -24,12 +24,12 @@ const DAY_MS = 24 * 3_600_000;
 export const CURSOR_SECRET_MIN_LENGTH = 32;
 
 export function readEventsConfig(env = new EnvReader()): Readonly<EventsConfig> {
-  const cursorSecrets = env.list('EVENTS_CURSOR_SECRET', { default: [] });
+  const cursorSecrets = env.list('EVENTS_CURSOR_SECRET', { default: [], doc: 'comma list of keys (at least 32 characters each) signing feed cursors; the first signs, all verify. Unset: a key generated on first start, kept in events.cursor_keys', range: 'secrets of at least 32 characters' });
   if (cursorSecrets.some((s) => s.length < CURSOR_SECRET_MIN_LENGTH)) {
     env.problem('EVENTS_CURSOR_SECRET', `must be a comma-separated list of secrets of at least ${CURSOR_SECRET_MIN_LENGTH} characters each`);
   }
   // Days, possibly fractional (tests and UAT may keep events for seconds).
-  const days = env.str('EVENT_RETENTION_DAYS', { default: '30' });
+  const days = env.str('EVENT_RETENTION_DAYS', { default: '30', doc: 'how long the feed keeps events (fractions allowed); a cursor from before them is expired (410)', range: 'days, above 0, at most 3650' });
   const retentionDays = /^\d+(\.\d+)?$/.test(days) ? Number(days) : NaN;
   if (!(retentionDays > 0 && retentionDays <= 3650)) env.problem('EVENT_RETENTION_DAYS', `must be a number of days above 0 and at most 3650, got "${days}"`);
   return env.done({
@@ -37,12 +37,12 @@ export function readEventsConfig(env = new EnvReader()): Readonly<EventsConfig> 
     ...readDb(env),
     ...readNats(env),
     ...readEventStream(env),
-    grpcPort: env.int('EVENTS_GRPC_PORT', { default: 50055, min: 0, max: 65535 }),
+    grpcPort: env.int('EVENTS_GRPC_PORT', { default: 50055, min: 0, max: 65535, doc: 'the events service\'s gRPC port' }),
     retentionMs: Math.round(retentionDays * DAY_MS),
-    sweepIntervalMs: env.int('EVENT_SWEEP_INTERVAL_MS', { default: 60_000, min: 100, max: 3_600_000 }),
-    sweepBatch: env.int('EVENT_SWEEP_BATCH', { default: 1_000, min: 1, max: 100_000 }),
+    sweepIntervalMs: env.int('EVENT_SWEEP_INTERVAL_MS', { default: 60_000, min: 100, max: 3_600_000, doc: 'how often events older than the retention are removed' }),
+    sweepBatch: env.int('EVENT_SWEEP_BATCH', { default: 1_000, min: 1, max: 100_000, doc: 'events removed per statement by the retention sweep' }),
     cursorSecrets,
-    webhookEndpointLimit: env.int('WEBHOOK_ENDPOINT_LIMIT', { default: 16, min: 1, max: 1_000 }),
-    webhookSecretOverlapMs: env.int('WEBHOOK_SECRET_OVERLAP_HOURS', { default: 24, min: 0, max: 24 * 30 }) * 3_600_000,
+    webhookEndpointLimit: env.int('WEBHOOK_ENDPOINT_LIMIT', { default: 16, min: 1, max: 1_000, doc: 'webhook endpoints per partner (creating one more fails limit_exceeded)' }),
+    webhookSecretOverlapMs: env.int('WEBHOOK_SECRET_OVERLAP_HOURS', { default: 24, min: 0, max: 24 * 30, doc: 'how long a rotated-out webhook secret keeps signing beside the new one' }) * 3_600_000,
   });
 }

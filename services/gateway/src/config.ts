@@ -53,8 +53,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
 
 export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig> {
   const base = readBase(env, 'gateway', 9480);
-  const baseUrl = env.url('BASE_URL', { default: 'http://127.0.0.1:8080', protocols: ['http:', 'https:'] });
-  const issuer = env.url('AUTH_ISSUER', { default: 'http://127.0.0.1:8081', protocols: ['http:', 'https:'] });
+  const baseUrl = env.url('BASE_URL', { default: 'http://127.0.0.1:8080', protocols: ['http:', 'https:'], doc: 'public {base_url}; builds statusUrl and Location; the access scope is <its host>/access' });
+  const issuer = env.url('AUTH_ISSUER', { default: 'http://127.0.0.1:8081', protocols: ['http:', 'https:'], doc: '{auth_url}: the tokens\' iss the gateway accepts' });
   let scope = '';
   try {
     scope = `${new URL(baseUrl).host}/access`;
@@ -64,46 +64,46 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
   return env.done({
     ...base,
     ...readNats(env),
-    port: env.int('PORT', { default: 8080, min: 0, max: 65535 }),
-    environment: env.oneOf('ENVIRONMENT', ['uat', 'production'] as const, { default: 'uat' }),
+    port: env.int('PORT', { default: 8080, min: 0, max: 65535, doc: 'the gateway\'s public HTTP port' }),
+    environment: env.oneOf('ENVIRONMENT', ['uat', 'production'] as const, { default: 'uat', doc: 'uat or production (sandbox directives only in uat)' }),
     baseUrl,
     scope,
     issuer,
-    audience: env.str('AUTH_AUDIENCE', { default: 'partner-submission-api' }),
-    jwksUrl: env.url('AUTH_JWKS_URL', { default: `${issuer}/.well-known/jwks.json`, protocols: ['http:', 'https:'] }),
+    audience: env.str('AUTH_AUDIENCE', { default: 'partner-submission-api', doc: 'the tokens\' aud the gateway accepts' }),
+    jwksUrl: env.url('AUTH_JWKS_URL', { default: `${issuer}/.well-known/jwks.json`, protocols: ['http:', 'https:'], doc: 'where the gateway fetches the public keys (default: <AUTH_ISSUER>/.well-known/jwks.json)' }),
     grpc: {
-      auth: env.str('AUTH_GRPC_ADDR', { default: '127.0.0.1:50051' }),
-      policy: env.str('POLICY_GRPC_ADDR', { default: '127.0.0.1:50052' }),
-      submission: env.str('SUBMISSION_GRPC_ADDR', { default: '127.0.0.1:50053' }),
-      job: env.str('JOB_GRPC_ADDR', { default: '127.0.0.1:50054' }),
-      events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055' }),
+      auth: env.str('AUTH_GRPC_ADDR', { default: '127.0.0.1:50051', doc: 'where to reach the auth service (host:port, dialled as dns:/// with round_robin)' }),
+      policy: env.str('POLICY_GRPC_ADDR', { default: '127.0.0.1:50052', doc: 'where to reach the policy service (host:port)' }),
+      submission: env.str('SUBMISSION_GRPC_ADDR', { default: '127.0.0.1:50053', doc: 'where to reach the submission service (host:port)' }),
+      job: env.str('JOB_GRPC_ADDR', { default: '127.0.0.1:50054', doc: 'where to reach the job service (host:port)' }),
+      events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055', doc: 'where to reach the events service (host:port)' }),
     },
-    grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000 }),
-    grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'hot calls as messages on open gRPC streams; false: plain unary calls' }),
+    grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000, doc: 'default gRPC deadline (capped by the request\'s remaining budget)' }),
+    grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'carry SubmitJob, SettleJob and CreateSubmission as messages on long-lived gRPC streams per peer instead of one unary call each (same deadlines, errors and traces); false: plain unary calls' }),
     webhookAllowLoopbackTargets: readAllowLoopbackTargets(env),
-    requestTimeoutMs: env.int('REQUEST_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000 }),
-    tokenMaxLifetimeS: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400 }),
-    clientStateCacheMs: env.int('CLIENT_STATE_CACHE_MS', { default: 60_000, min: 1_000, max: 3_600_000 }),
-    principalCacheMs: env.int('PRINCIPAL_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000 }),
-    jsonLimitBytes: env.int('JSON_LIMIT_BYTES', { default: 1024 * 1024, min: 1024, max: 16 * 1024 * 1024 }),
-    jsonMaxValues: env.int('JSON_MAX_VALUES', { default: 10_000, min: 100, max: 1_000_000 }),
-    maxWaiters: env.int('MAX_WAITERS', { default: 20_000, min: 0, max: 1_000_000 }),
-    maxWaitersPerPartner: env.int('MAX_WAITERS_PER_PARTNER', { default: 100, min: 1, max: 1_000_000 }),
+    requestTimeoutMs: env.int('REQUEST_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000, doc: 'a request\'s budget, apart from any Prefer: wait' }),
+    tokenMaxLifetimeS: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400, doc: 'the issuer\'s token lifetime: a token whose exp - iat is longer is refused' }),
+    clientStateCacheMs: env.int('CLIENT_STATE_CACHE_MS', { default: 60_000, min: 1_000, max: 3_600_000, doc: 'how long a client\'s provisioning/revocation state is cached while changes are pushed over NATS (at most 2 s while the subscription is down)' }),
+    principalCacheMs: env.int('PRINCIPAL_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000, doc: 'how long a principal lookup is cached (negative answers: a fifth of it)' }),
+    jsonLimitBytes: env.int('JSON_LIMIT_BYTES', { default: 1024 * 1024, min: 1024, max: 16 * 1024 * 1024, doc: 'largest JSON body (413 beyond)' }),
+    jsonMaxValues: env.int('JSON_MAX_VALUES', { default: 10_000, min: 100, max: 1_000_000, doc: 'most values (numbers, strings, literals, arrays, objects) a JSON body may hold (400 invalid_json beyond)' }),
+    maxWaiters: env.int('MAX_WAITERS', { default: 20_000, min: 0, max: 1_000_000, doc: 'requests one gateway holds under Prefer: wait; beyond it they get 202 at once' }),
+    maxWaitersPerPartner: env.int('MAX_WAITERS_PER_PARTNER', { default: 100, min: 1, max: 1_000_000, doc: 'of those, requests one partner holds; beyond it its requests with Prefer: wait get 429 rate_limited' }),
     rateLimit: {
-      rps: env.int('RATE_LIMIT_RPS', { default: 50, min: 1, max: 1_000_000 }),
-      burst: env.int('RATE_LIMIT_BURST', { default: 100, min: 1, max: 1_000_000 }),
+      rps: env.int('RATE_LIMIT_RPS', { default: 50, min: 1, max: 1_000_000, doc: 'default per-client token bucket: requests per second (a client\'s own limit travels in its token)' }),
+      burst: env.int('RATE_LIMIT_BURST', { default: 100, min: 1, max: 1_000_000, doc: 'default per-client token bucket: burst' }),
     },
-    rateLimitReplicas: env.int('RATE_LIMIT_REPLICAS', { default: 1, min: 1, max: 1_000 }),
-    headersTimeoutMs: env.int('HEADERS_TIMEOUT_MS', { default: 15_000, min: 500, max: 120_000 }),
-    receiveTimeoutMs: env.int('REQUEST_RECEIVE_TIMEOUT_MS', { default: 300_000, min: 1_000, max: 3_600_000 }),
-    trustTraceparent: env.bool('TRUST_TRACEPARENT', { default: false }),
+    rateLimitReplicas: env.int('RATE_LIMIT_REPLICAS', { default: 1, min: 1, max: 1_000, doc: 'gateway replicas: each enforces 1/N of a client\'s limit' }),
+    headersTimeoutMs: env.int('HEADERS_TIMEOUT_MS', { default: 15_000, min: 500, max: 120_000, doc: 'time to receive a request\'s headers (slow clients get 408)' }),
+    receiveTimeoutMs: env.int('REQUEST_RECEIVE_TIMEOUT_MS', { default: 300_000, min: 1_000, max: 3_600_000, doc: 'time to receive a whole request, uploads included (slow clients get 408)' }),
+    trustTraceparent: env.bool('TRUST_TRACEPARENT', { default: false, doc: 'continue a caller\'s W3C traceparent (only behind a trusted edge); otherwise every request starts a trace' }),
     attachments: readAttachments(env),
     deprecations: readDeprecations(env),
   });
 }
 
 function readDeprecations(env: EnvReader): DeprecationRule[] {
-  const { rules, problems } = parseDeprecations(env.str('DEPRECATIONS', { default: '[]' }));
+  const { rules, problems } = parseDeprecations(env.str('DEPRECATIONS', { default: '[]', doc: 'operations scheduled for removal, a JSON array of {"operation", "deprecation", "sunset"?, "link"} (README "Versioning and deprecation")', range: 'a JSON array' }));
   for (const p of problems) env.problem('DEPRECATIONS', p);
   return rules;
 }

@@ -20,8 +20,8 @@ export interface JobConfig extends BaseConfig, DbConfig, NatsConfig {
 }
 
 export function readJobConfig(env = new EnvReader()): Readonly<JobConfig> {
-  const duplicateWindowMs = env.int('JOBS_DUPLICATE_WINDOW_MS', { default: DEFAULT_DUPLICATE_WINDOW_MS, min: 1_000, max: 24 * 3_600_000 });
-  const staleJobAfterMs = env.int('STALE_JOB_AFTER_MS', { default: 30 * 60_000, min: 1_000, max: 24 * 3_600_000 });
+  const duplicateWindowMs = env.int('JOBS_DUPLICATE_WINDOW_MS', { default: DEFAULT_DUPLICATE_WINDOW_MS, min: 1_000, max: 24 * 3_600_000, doc: 'the jobs stream\'s duplicate window: a job published twice within it is stored once' });
+  const staleJobAfterMs = env.int('STALE_JOB_AFTER_MS', { default: 30 * 60_000, min: 1_000, max: 24 * 3_600_000, doc: 'unsettled jobs untouched this long, while the work queue is empty (their message was lost), are queued again; must exceed JOBS_DUPLICATE_WINDOW_MS', range: 'above JOBS_DUPLICATE_WINDOW_MS' });
   if (staleJobAfterMs <= duplicateWindowMs) {
     env.problem('STALE_JOB_AFTER_MS', `must be longer than JOBS_DUPLICATE_WINDOW_MS (${duplicateWindowMs}), or a job queued again would be dropped as a duplicate`);
   }
@@ -29,12 +29,12 @@ export function readJobConfig(env = new EnvReader()): Readonly<JobConfig> {
     ...readBase(env, 'job', 9484),
     ...readDb(env),
     ...readNats(env),
-    grpcPort: env.int('JOB_GRPC_PORT', { default: 50054, min: 0, max: 65535 }),
-    idempotencyRetentionHours: env.int('IDEMPOTENCY_RETENTION_HOURS', { default: 24, min: 1, max: 24 * 30 }),
-    streamReplicas: env.int('JOBS_STREAM_REPLICAS', { default: 1, min: 1, max: 5 }),
-    relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000 }),
+    grpcPort: env.int('JOB_GRPC_PORT', { default: 50054, min: 0, max: 65535, doc: 'the job service\'s gRPC port' }),
+    idempotencyRetentionHours: env.int('IDEMPOTENCY_RETENTION_HOURS', { default: 24, min: 1, max: 24 * 30, doc: 'how long an Idempotency-Key is remembered' }),
+    streamReplicas: env.int('JOBS_STREAM_REPLICAS', { default: 1, min: 1, max: 5, doc: 'replicas of the JetStream jobs stream (1 in development, 3 in production clusters)' }),
+    relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000, doc: 'how often the outbox relay publishes what the fast path could not' }),
     duplicateWindowMs,
     staleJobAfterMs,
-    sweepIntervalMs: env.int('SWEEP_INTERVAL_MS', { default: 60_000, min: 100, max: 3_600_000 }),
+    sweepIntervalMs: env.int('SWEEP_INTERVAL_MS', { default: 60_000, min: 100, max: 3_600_000, doc: 'how often the stale-job sweep runs' }),
   });
 }

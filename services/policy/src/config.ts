@@ -14,14 +14,14 @@ export interface PolicyConfig extends BaseConfig, DbConfig {
 export const CURSOR_SECRET_MIN_LENGTH = 32;
 
 export function readPolicyConfig(env = new EnvReader()): Readonly<PolicyConfig> {
-  const cursorSecrets = env.list('POLICY_CURSOR_SECRET', { default: [] });
+  const cursorSecrets = env.list('POLICY_CURSOR_SECRET', { default: [], doc: 'comma list of keys (at least 32 characters each) signing list cursors; the first signs, all verify. Unset: a key generated on first start, kept in policy.cursor_keys', range: 'secrets of at least 32 characters' });
   if (cursorSecrets.some((s) => s.length < CURSOR_SECRET_MIN_LENGTH)) {
     env.problem('POLICY_CURSOR_SECRET', `must be a comma-separated list of secrets of at least ${CURSOR_SECRET_MIN_LENGTH} characters each`);
   }
   return env.done({
     ...readBase(env, 'policy', 9482),
     ...readDb(env),
-    grpcPort: env.int('POLICY_GRPC_PORT', { default: 50052, min: 0, max: 65535 }),
+    grpcPort: env.int('POLICY_GRPC_PORT', { default: 50052, min: 0, max: 65535, doc: 'the policy service\'s gRPC port' }),
     cursorSecrets,
   });
 }

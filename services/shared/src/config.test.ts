@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, EnvReader, readBase, readDb, readNats } from './config.js';
+import { ConfigError, EnvReader, readBase, readDb, readNats, type SettingRead } from './config.js';
 
 describe('EnvReader', () => {
   it('reads typed values with defaults and freezes the result', () => {
@@ -46,5 +46,24 @@ describe('EnvReader', () => {
   it('treats blank values as unset', () => {
     const env = new EnvReader({ X: '   ' });
     expect(env.str('X', { default: 'fallback' })).toBe('fallback');
+  });
+});
+
+describe('EnvReader reads, as recorded for docs/configuration.md', () => {
+  it('reports each variable with its type, default, range and doc, whatever the environment holds', () => {
+    const reads: SettingRead[] = [];
+    const env = new EnvReader({ N: '5' }, (r) => reads.push(r));
+    env.int('N', { default: 3, min: 1, max: 9, doc: 'a number' });
+    env.oneOf('MODE', ['a', 'b'] as const, { default: 'a' });
+    env.str('KEY', { doc: 'needed', range: 'base64' });
+    env.optionalStr('MAYBE');
+    env.renamed('OLD', 'NEW', 'why');
+    expect(reads).toEqual([
+      { name: 'N', type: 'integer', required: false, default: 3, min: 1, max: 9, doc: 'a number' },
+      { name: 'MODE', type: 'one of', required: false, default: 'a', values: ['a', 'b'] },
+      { name: 'KEY', type: 'string', required: true, doc: 'needed', range: 'base64' },
+      { name: 'MAYBE', type: 'string', required: false },
+      { name: 'OLD', type: 'string', required: false, renamedTo: 'NEW', doc: 'why' },
+    ]);
   });
 });

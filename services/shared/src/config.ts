@@ -1,5 +1,7 @@
 // Typed environment configuration: read once, validated, frozen. Every problem is collected and
-// reported together, naming the variable, so a bad deployment fails at start and says why.
+// reported together, naming the variable, so a bad deployment fails at start and says why. Every
+// environment variable a service reads goes through an EnvReader: scripts/gen-settings.mjs builds each
+// process's configuration with one that records the reads, and so writes docs/configuration.md.
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -12,17 +14,51 @@ type Env = Record<string, string | undefined>;
 
 interface Opt<T> {
   default?: T;
-  /** Shown in the error message so an operator knows what the variable is for. */
+  /** What the variable is for: in the error message and in docs/configuration.md. */
   doc?: string;
+  /** The values allowed, in words, where a check of the caller's own enforces them (the table shows it). */
+  range?: string;
+}
+
+/** One variable as a config reader asked for it: the rows of docs/configuration.md are built from these. */
+export interface SettingRead {
+  name: string;
+  type: 'string' | 'integer' | 'boolean' | 'one of' | 'URL' | 'list';
+  required: boolean;
+  default?: string | number | boolean | readonly string[];
+  min?: number;
+  max?: number;
+  values?: readonly string[];
+  protocols?: readonly string[];
+  range?: string;
+  doc?: string;
+  /** Set for a variable that is no longer read: the one that replaced it. */
+  renamedTo?: string;
 }
 
 export class EnvReader {
   private readonly problems: string[] = [];
-  constructor(private readonly env: Env = process.env) {}
+  /** @param onRead told of every variable read, with its declared type, default, range and doc. */
+  constructor(
+    private readonly env: Env = process.env,
+    private readonly onRead?: (read: SettingRead) => void,
+  ) {}
 
   private raw(name: string): string | undefined {
     const v = this.env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
+  }
+
+  private note<T>(name: string, type: SettingRead['type'], opt: Opt<T>, more: Partial<SettingRead> = {}): void {
+    this.onRead?.({
+      name,
+      type,
+      required: opt.default === undefined,
+      ...(opt.default !== undefined ? { default: opt.default as SettingRead['default'] } : {}),
+      ...(opt.doc ? { doc: opt.doc } : {}),
+      ...(opt.range ? { range: opt.range } : {}),
+      ...more,
+    });
   }
 
   private missing<T>(name: string, opt: Opt<T>): T {
@@ -31,16 +67,20 @@ export class EnvReader {
   }
 
   str(name: string, opt: Opt<string> = {}): string {
+    this.note(name, 'string', opt);
     const v = this.raw(name);
     if (v !== undefined) return v;
     return opt.default !== undefined ? opt.default : this.missing(name, opt);
   }
 
-  optionalStr(name: string): string | undefined {
+  /** A variable that may be unset (undefined then), with no default. */
+  optionalStr(name: string, opt: Omit<Opt<string>, 'default'> = {}): string | undefined {
+    this.note(name, 'string', opt, { required: false });
     return this.raw(name);
   }
 
   int(name: string, opt: Opt<number> & { min?: number; max?: number } = {}): number {
+    this.note(name, 'integer', opt, { min: opt.min, max: opt.max });
     const v = this.raw(name);
     if (v === undefined) return opt.default !== undefined ? opt.default : this.missing(name, opt);
     const n = Number(v);
@@ -55,6 +95,7 @@ export class EnvReader {
   }
 
   bool(name: string, opt: Opt<boolean> = {}): boolean {
+    this.note(name, 'boolean', opt);
     const v = this.raw(name);
     if (v === undefined) return opt.default !== undefined ? opt.default : this.missing(name, opt);
     if (['1', 'true', 'yes', 'on'].includes(v.toLowerCase())) return true;
@@ -64,6 +105,7 @@ export class EnvReader {
   }
 
   oneOf<const T extends string>(name: string, values: readonly T[], opt: Opt<T> = {}): T {
+    this.note(name, 'one of', opt, { values });
     const v = this.raw(name);
     if (v === undefined) return opt.default !== undefined ? opt.default : this.missing(name, opt);
     if (!(values as readonly string[]).includes(v)) {
@@ -73,7 +115,9 @@ export class EnvReader {
   }
 
   url(name: string, opt: Opt<string> & { protocols?: string[] } = {}): string {
-    const v = this.str(name, opt);
+    this.note(name, 'URL', opt, opt.protocols ? { protocols: opt.protocols } : {});
+    const raw = this.raw(name);
+    const v = raw ?? (opt.default !== undefined ? opt.default : this.missing(name, opt));
     if (v === undefined) return v;
     try {
       const u = new URL(v);
@@ -87,6 +131,7 @@ export class EnvReader {
   }
 
   list(name: string, opt: Opt<string[]> = {}): string[] {
+    this.note(name, 'list', opt);
     const v = this.raw(name);
     if (v === undefined) return opt.default !== undefined ? opt.default : this.missing(name, opt);
     return v.split(',').map((s) => s.trim()).filter(Boolean);
@@ -94,6 +139,7 @@ export class EnvReader {
 
   /** A variable that was renamed: setting the old name fails the start, naming the new one. */
   renamed(oldName: string, newName: string, why?: string): void {
+    this.onRead?.({ name: oldName, type: 'string', required: false, renamedTo: newName, ...(why ? { doc: why } : {}) });
     if (this.raw(oldName) !== undefined) {
       this.problems.push(`${oldName} is no longer read: set ${newName} instead${why ? ` (${why})` : ''}`);
     }
@@ -138,10 +184,11 @@ export function readBase(env: EnvReader, serviceName: string, defaultOpsPort: nu
     serviceName,
     logLevel: env.oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], {
       default: 'info',
+      doc: 'log level of the JSON logs on stdout',
     }),
-    host: env.str('HOST', { default: '127.0.0.1', doc: 'address every listener binds to' }),
+    host: env.str('HOST', { default: '127.0.0.1', doc: 'address every listener binds to (0.0.0.0 in containers)' }),
     opsPort: env.int('OPS_PORT', { default: defaultOpsPort, min: 0, max: 65535, doc: '/livez, /readyz, /metrics' }),
-    drainMs: env.int('SHUTDOWN_DRAIN_MS', { default: 20_000, min: 0, max: 3_600_000, doc: 'shutdown budget for in-flight work' }),
+    drainMs: env.int('SHUTDOWN_DRAIN_MS', { default: 20_000, min: 0, max: 3_600_000, doc: 'after SIGTERM, in-flight transfers, gRPC calls and jobs get this long before they are cut; the process exits at most 10 s later (the chart sets it from drainSeconds)' }),
   };
 }
 
@@ -171,12 +218,13 @@ export function readDb(env: EnvReader): DbConfig {
     databaseUrl: env.url('DATABASE_URL', {
       default: 'postgres://postgres@127.0.0.1:5432/partner',
       protocols: ['postgres:', 'postgresql:'],
+      doc: 'PostgreSQL; each service uses its own schema',
     }),
-    poolMax: env.int('DB_POOL_MAX', { default: 10, min: 1, max: 200 }),
-    batchMaxSize: env.int('DB_BATCH_MAX_SIZE', { default: 64, min: 1, max: 1_000, doc: 'most calls committed together by one batched step; 1 turns batching off' }),
-    batchInFlight: env.int('DB_BATCH_IN_FLIGHT', { default: 2, min: 1, max: 64, doc: 'statements of one batched step running at once; calls beyond queue into the next batch' }),
+    poolMax: env.int('DB_POOL_MAX', { default: 10, min: 1, max: 200, doc: 'pool size per process. The hot statements are named prepared statements: behind PgBouncer, use session pooling, or transaction pooling with PgBouncer >= 1.21 and max_prepared_statements set' }),
+    batchMaxSize: env.int('DB_BATCH_MAX_SIZE', { default: 64, min: 1, max: 1_000, doc: 'adaptive batching of the hot writes (SubmitJob and SettleJob in job, CreateSubmission in submission): most calls committed together in one statement; 1 turns batching off (docs/performance.md)' }),
+    batchInFlight: env.int('DB_BATCH_IN_FLIGHT', { default: 2, min: 1, max: 64, doc: 'statements of one batched step (job, submission) running at once; a call that finds fewer runs at once and alone, calls beyond share the next statement' }),
     timeouts: {
-      statementMs: env.int('DB_STATEMENT_TIMEOUT_MS', { default: DEFAULT_DB_TIMEOUTS.statementMs, min: 100, max: 600_000, doc: 'PostgreSQL cancels a statement running longer (statement_timeout)' }),
+      statementMs: env.int('DB_STATEMENT_TIMEOUT_MS', { default: DEFAULT_DB_TIMEOUTS.statementMs, min: 100, max: 600_000, doc: 'PostgreSQL cancels a statement running longer (statement_timeout, per connection and per transaction); the call answers unavailable. Migrations run without it' }),
       lockMs: env.int('DB_LOCK_TIMEOUT_MS', { default: DEFAULT_DB_TIMEOUTS.lockMs, min: 10, max: 600_000, doc: 'PostgreSQL cancels a statement waiting longer for a lock (lock_timeout)' }),
     },
   };
@@ -189,9 +237,9 @@ export interface NatsConfig {
 }
 
 export function readNats(env: EnvReader): NatsConfig {
-  const natsPrefix = env.str('NATS_PREFIX', { default: 'partner' });
+  const natsPrefix = env.str('NATS_PREFIX', { default: 'partner', doc: 'prefix of every subject and stream, so several deployments (or test runs) share a server', range: 'letters, digits, _ and -' });
   if (!/^[A-Za-z0-9_-]+$/.test(natsPrefix)) {
     env.problem('NATS_PREFIX', `may hold only letters, digits, "_" and "-", got "${natsPrefix}"`);
   }
-  return { natsUrl: env.str('NATS_URL', { default: 'nats://127.0.0.1:4222' }), natsPrefix };
+  return { natsUrl: env.str('NATS_URL', { default: 'nats://127.0.0.1:4222', doc: 'NATS with JetStream (comma list for a cluster)' }), natsPrefix };
 }

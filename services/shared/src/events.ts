@@ -1,4 +1,4 @@
-// Events (API.md "Events"): the types, the event as the API shows it, and how a service records one
+// Events (docs/events.md): the types, the event as the API shows it, and how a service records one
 // in the transaction of the change it describes — a row of its own schema's event_outbox, which an
 // OutboxRelay (outbox-relay.ts) publishes to the events stream with Nats-Msg-Id = the event id.
 // The events service consumes that stream and is the feed's single writer (services/events).
@@ -109,8 +109,8 @@ export interface EventStreamConfig {
 export function readEventStream(env: EnvReader): EventStreamConfig {
   return {
     eventsStream: {
-      replicas: env.int('EVENTS_STREAM_REPLICAS', { default: 1, min: 1, max: 5 }),
-      duplicateWindowMs: env.int('EVENTS_DUPLICATE_WINDOW_MS', { default: DEFAULT_DUPLICATE_WINDOW_MS, min: 1_000, max: 24 * 3_600_000 }),
+      replicas: env.int('EVENTS_STREAM_REPLICAS', { default: 1, min: 1, max: 5, doc: 'replicas of the JetStream events stream' }),
+      duplicateWindowMs: env.int('EVENTS_DUPLICATE_WINDOW_MS', { default: DEFAULT_DUPLICATE_WINDOW_MS, min: 1_000, max: 24 * 3_600_000, doc: 'the events stream\'s duplicate window: an event published twice within it is stored once' }),
     },
   };
 }

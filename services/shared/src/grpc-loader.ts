@@ -19,7 +19,8 @@ export const PROTO_LOADER_OPTIONS = {
   oneofs: true,
 } as const;
 
-const PROTO_ROOT = process.env.PROTO_DIR ?? fileURLToPath(new URL('../../../proto/', import.meta.url));
+/** The repository's proto/ (the image copies it to the same place beside the packages). */
+const PROTO_ROOT = fileURLToPath(new URL('../../../proto/', import.meta.url));
 
 function load<T>(file: string): T {
   const def = protoLoader.loadSync(file, { ...PROTO_LOADER_OPTIONS, includeDirs: [PROTO_ROOT] });

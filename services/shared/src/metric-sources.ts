@@ -2,7 +2,7 @@
 // that read fails the gauge must not keep showing its last value as if it were current: it reads NaN
 // (no alert comparison holds, graphs show a gap) and partner_metric_source_failures_total{metric}
 // counts the failure (the PartnerMetricSourceFailing alert).
-import { Counter, type Gauge, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 
 const NAME = 'partner_metric_source_failures_total';
 
@@ -13,9 +13,4 @@ export function metricSourceFailures(registry: Registry, metrics: string[]): (me
     new Counter({ name: NAME, help: 'Scrape-time reads of a gauge\'s source (database, JetStream) that failed, by metric.', labelNames: ['metric'], registers: [registry] });
   for (const metric of metrics) counter.inc({ metric }, 0);
   return (metric) => counter.inc({ metric });
-}
-
-/** Marks a gauge (every series it has) unknown after a failed read: NaN instead of the last value. */
-export function markStale(gauge: Gauge, labels: Record<string, string>[] = [{}]): void {
-  for (const l of labels) gauge.set(l, Number.NaN);
 }

@@ -1,4 +1,4 @@
-// UAT sandbox directives in a submission's externalRef (API.md, "Sandbox directives (UAT only)"):
+// UAT sandbox directives in a submission's externalRef (README.md, "Sandbox directives (UAT only)"):
 // `sandbox:delay=<1..60>`, `sandbox:fail=<code>` and `sandbox:delay=<n>;fail=<code>`. The gateway
 // refuses any other value that looks like a directive; the worker obeys the parsed directive.
 import { ERROR_CODES, type ErrorCode } from './errors.js';

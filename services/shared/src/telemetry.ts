@@ -9,6 +9,7 @@
 // pg instrumentation to apply. Metrics stay with prom-client on the ops port and logs with pino on
 // stdout, so the SDK's own metric and log pipelines are switched off.
 import { register } from 'node:module';
+import { EnvReader } from './config.js';
 import { querySpanName } from './db-span-name.js';
 
 type Env = Record<string, string | undefined>;
@@ -18,22 +19,34 @@ const INSTRUMENTED_MODULES = ['pg', 'pg-pool', 'http', 'https'];
 
 let running: { shutdown(): Promise<void> } | undefined;
 
+/** The standard OTEL_* variables this code reads itself; the SDK reads the rest (docs/operations.md "Traces"). */
+export function readTelemetry(env: EnvReader) {
+  return {
+    sdkDisabled: env.optionalStr('OTEL_SDK_DISABLED', { doc: 'true: tracing off, whatever else is set', range: 'true, false' }),
+    tracesExporter: env.optionalStr('OTEL_TRACES_EXPORTER', { doc: 'turns tracing on (any value but none) or off; unset: on when an OTLP endpoint is set', range: 'otlp, console, none' }),
+    otlpEndpoint: env.optionalStr('OTEL_EXPORTER_OTLP_ENDPOINT', { doc: 'turns tracing on: OTLP (over HTTP by default) to this collector' }),
+    otlpTracesEndpoint: env.optionalStr('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', { doc: 'turns tracing on: OTLP to this URL, for traces alone' }),
+    serviceName: env.optionalStr('OTEL_SERVICE_NAME', { doc: "service.name of the traces; unset: the process's own name" }),
+  };
+}
+
 /** Whether traces are exported: an OTLP endpoint or a trace exporter is configured, and the SDK is not disabled. */
-export function tracesEnabled(env: Env = process.env): boolean {
-  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '')
+export function tracesEnabled(env?: Env): boolean {
+  const otel = readTelemetry(new EnvReader(env));
+  if ((otel.sdkDisabled ?? '').toLowerCase() === 'true') return false;
+  const exporters = (otel.tracesExporter ?? '')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
   if (exporters.length > 0) return exporters[0] !== 'none';
-  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
+  return Boolean(otel.otlpEndpoint || otel.otlpTracesEndpoint);
 }
 
 /**
  * Starts tracing for this process if configured; returns whether it did. Call once, first thing in
  * main.ts, before importing the application.
  */
-export async function startTelemetry(service: string, env: Env = process.env): Promise<boolean> {
+export async function startTelemetry(service: string, env?: Env): Promise<boolean> {
   if (running) return true;
   if (!tracesEnabled(env)) return false;
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, { data: { include: INSTRUMENTED_MODULES } });
@@ -43,7 +56,7 @@ export async function startTelemetry(service: string, env: Env = process.env): P
     import('@opentelemetry/instrumentation-pg'),
   ]);
   const sdk = new NodeSDK({
-    serviceName: env.OTEL_SERVICE_NAME?.trim() || service,
+    serviceName: readTelemetry(new EnvReader(env)).serviceName ?? service,
     instrumentations: [
       // Incoming requests get our own server spans (gateway, token server), which honour
       // TRUST_TRACEPARENT; the ops listener (/livez, /readyz, /metrics) is never traced.

@@ -29,9 +29,7 @@ export const USER_AGENT = 'PartnerSubmissionService-Webhooks/1.0';
 
 const hexId = (prefix: string) => `${prefix}_${uuidv7().replace(/-/g, '')}`;
 export const newEndpointId = (): string => hexId('we');
-export const newDeliveryId = (): string => hexId('whd');
 export const isEndpointId = (s: string): boolean => /^we_[0-9a-f]{32}$/.test(s);
-export const isDeliveryId = (s: string): boolean => /^whd_[0-9a-f]{32}$/.test(s);
 
 // The statuses (the API's names; the proto's WEBHOOK_*; the text of the webhook tables' columns).
 export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
@@ -262,7 +260,7 @@ export function refusedAddress(address: string, rules: Pick<TargetRules, 'allowL
 /** WEBHOOK_ALLOW_LOOPBACK_TARGETS (gateway and dispatcher); the old WEBHOOK_ALLOW_PRIVATE_TARGETS fails the start. */
 export function readAllowLoopbackTargets(env: EnvReader): boolean {
   env.renamed('WEBHOOK_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_ALLOW_LOOPBACK_TARGETS', 'it allows loopback targets only');
-  return env.bool('WEBHOOK_ALLOW_LOOPBACK_TARGETS', { default: false, doc: 'webhook URLs may point at loopback addresses (local development and tests only)' });
+  return env.bool('WEBHOOK_ALLOW_LOOPBACK_TARGETS', { default: false, doc: 'webhook URLs may point at loopback addresses (local development and tests only); never at other non-public ones' });
 }
 
 /** Problems with a URL as written (no DNS): scheme, length, credentials, an IP literal's class. */

@@ -30,14 +30,14 @@ export function readSubmissionConfig(env = new EnvReader()): Readonly<Submission
     ...readDb(env),
     ...readNats(env),
     ...readEventStream(env),
-    relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000 }),
-    grpcPort: env.int('SUBMISSION_GRPC_PORT', { default: 50053, min: 0, max: 65535 }),
+    relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000, doc: 'how often the event relay publishes what the fast path could not' }),
+    grpcPort: env.int('SUBMISSION_GRPC_PORT', { default: 50053, min: 0, max: 65535, doc: 'the submission service\'s gRPC port' }),
     attachments: {
-      maxBytes: env.int('ATTACHMENT_MAX_BYTES', { default: 100 * 1024 * 1024, min: 1, max: 2 ** 40, doc: 'ceiling on one upload' }),
-      stagedTtlMs: env.int('ATTACHMENT_STAGED_TTL_MS', { default: 24 * HOUR, min: 0, max: 30 * 24 * HOUR }),
-      receivingTtlMs: env.int('ATTACHMENT_RECEIVING_TTL_MS', { default: HOUR, min: 0, max: 30 * 24 * HOUR }),
-      deletedRetentionMs: env.int('ATTACHMENT_DELETED_RETENTION_MS', { default: 7 * 24 * HOUR, min: 0, max: 365 * 24 * HOUR }),
-      sweepIntervalMs: env.int('ATTACHMENT_SWEEP_INTERVAL_MS', { default: 10 * 60_000, min: 0, max: 24 * HOUR }),
+      maxBytes: env.int('ATTACHMENT_MAX_BYTES', { default: 100 * 1024 * 1024, min: 1, max: 2 ** 40, doc: "the service's own ceiling on one upload, whatever limit the caller declares (the gateway's ATTACHMENT_LIMIT_BYTES is the effective one)" }),
+      stagedTtlMs: env.int('ATTACHMENT_STAGED_TTL_MS', { default: 24 * HOUR, min: 0, max: 30 * 24 * HOUR, doc: 'staged uploads no job promoted within this are removed by the sweep' }),
+      receivingTtlMs: env.int('ATTACHMENT_RECEIVING_TTL_MS', { default: HOUR, min: 0, max: 30 * 24 * HOUR, doc: 'uploads still receiving after this (their process died mid-upload) are removed by the sweep' }),
+      deletedRetentionMs: env.int('ATTACHMENT_DELETED_RETENTION_MS', { default: 7 * 24 * HOUR, min: 0, max: 365 * 24 * HOUR, doc: 'records of deleted attachments are kept this long (so a redelivered delete job succeeds)' }),
+      sweepIntervalMs: env.int('ATTACHMENT_SWEEP_INTERVAL_MS', { default: 10 * 60_000, min: 0, max: 24 * HOUR, doc: 'how often the attachment sweep runs; 0 turns it off' }),
     },
   });
 }

@@ -30,30 +30,30 @@ export interface WorkerConfig extends BaseConfig, NatsConfig {
 }
 
 export function readWorkerConfig(env = new EnvReader()): Readonly<WorkerConfig> {
-  const backoff = env.list('WORKER_BACKOFF_MS', { default: ['1000', '5000', '15000', '30000'] }).map(Number);
+  const backoff = env.list('WORKER_BACKOFF_MS', { default: ['1000', '5000', '15000', '30000'], doc: 'delay before each retry after a retryable failure (the last value repeats)', range: 'milliseconds, each 0..3600000' }).map(Number);
   if (backoff.some((n) => !Number.isInteger(n) || n < 0 || n > 3_600_000)) env.problem('WORKER_BACKOFF_MS', 'must be a comma list of milliseconds');
-  const fault = env.optionalStr('WORKER_TEST_FAULT');
+  const fault = env.optionalStr('WORKER_TEST_FAULT', { doc: 'fault tests only: exit-after-effect kills the process after a job\'s effect, before its ack', range: 'exit-after-effect' });
   if (fault && fault !== 'exit-after-effect') env.problem('WORKER_TEST_FAULT', 'may only be exit-after-effect');
   return env.done({
     ...readBase(env, 'worker', 9485),
     ...readNats(env),
-    environment: env.oneOf('ENVIRONMENT', ['uat', 'production'] as const, { default: 'uat' }),
+    environment: env.oneOf('ENVIRONMENT', ['uat', 'production'] as const, { default: 'uat', doc: 'uat or production (sandbox directives obeyed only in uat)' }),
     grpc: {
-      job: env.str('JOB_GRPC_ADDR', { default: '127.0.0.1:50054' }),
-      submission: env.str('SUBMISSION_GRPC_ADDR', { default: '127.0.0.1:50053' }),
-      policy: env.str('POLICY_GRPC_ADDR', { default: '127.0.0.1:50052' }),
-      events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055' }),
+      job: env.str('JOB_GRPC_ADDR', { default: '127.0.0.1:50054', doc: 'where to reach the job service (host:port)' }),
+      submission: env.str('SUBMISSION_GRPC_ADDR', { default: '127.0.0.1:50053', doc: 'where to reach the submission service (host:port)' }),
+      policy: env.str('POLICY_GRPC_ADDR', { default: '127.0.0.1:50052', doc: 'where to reach the policy service (host:port)' }),
+      events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055', doc: 'where to reach the events service (host:port)' }),
     },
-    grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000 }),
-    grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'hot calls as messages on open gRPC streams; false: plain unary calls' }),
-    concurrency: env.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1_000 }),
-    ackWaitMs: env.int('WORKER_ACK_WAIT_MS', { default: 30_000, min: 500, max: 600_000 }),
-    maxDeliveries: env.int('WORKER_MAX_DELIVERIES', { default: 5, min: 1, max: 100 }),
+    grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000, doc: 'default gRPC deadline (capped by the request\'s remaining budget)' }),
+    grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'carry SubmitJob, SettleJob and CreateSubmission as messages on long-lived gRPC streams per peer instead of one unary call each (same deadlines, errors and traces); false: plain unary calls' }),
+    concurrency: env.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1_000, doc: 'jobs processed at once per worker process' }),
+    ackWaitMs: env.int('WORKER_ACK_WAIT_MS', { default: 30_000, min: 500, max: 600_000, doc: 'JetStream redelivers a job not acknowledged (nor kept alive) within this: redelivery after a worker vanishes' }),
+    maxDeliveries: env.int('WORKER_MAX_DELIVERIES', { default: 5, min: 1, max: 100, doc: 'attempts before a job failing on infrastructure errors fails with a retryable internal error' }),
     backoffMs: backoff,
-    streamReplicas: env.int('JOBS_STREAM_REPLICAS', { default: 1, min: 1, max: 5 }),
-    runningAfterMs: env.int('WORKER_RUNNING_AFTER_MS', { default: 100, min: 0, max: 60_000 }),
-    productCacheMs: env.int('WORKER_PRODUCT_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000 }),
-    livenessAfterMs: env.int('WORKER_LIVENESS_AFTER_MS', { default: 60_000, min: 1_000, max: 3_600_000 }),
+    streamReplicas: env.int('JOBS_STREAM_REPLICAS', { default: 1, min: 1, max: 5, doc: 'replicas of the JetStream jobs stream (1 in development, 3 in production clusters)' }),
+    runningAfterMs: env.int('WORKER_RUNNING_AFTER_MS', { default: 100, min: 0, max: 60_000, doc: 'a job\'s first delivery is marked running once the worker has spent this long on it, so quicker jobs go from accepted straight to settled (0: mark every job running)' }),
+    productCacheMs: env.int('WORKER_PRODUCT_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000, doc: 'how long a product lookup is cached (unknown products: a fifth of it)' }),
+    livenessAfterMs: env.int('WORKER_LIVENESS_AFTER_MS', { default: 60_000, min: 1_000, max: 3_600_000, doc: '/livez fails once the JetStream consume loop has been down (and could not be restarted) this long' }),
     testFault: fault as 'exit-after-effect' | undefined,
   });
 }

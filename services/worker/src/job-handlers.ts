@@ -19,7 +19,7 @@ interface SubmissionPayload {
 
 const createSubmission: Handler = async (job, payload, ctx) => {
   const p = payload as SubmissionPayload;
-  // UAT sandbox directives (API.md): the gateway has refused malformed ones; the delay comes first,
+  // UAT sandbox directives (README.md "Sandbox directives (UAT only)"): the gateway has refused malformed ones; the delay comes first,
   // then the forced failure, answered with the error table's retryable like a real one.
   const directive = ctx.sandbox ? parseSandbox(p.externalRef) : undefined;
   if (directive?.delayS) await ctx.sleep(directive.delayS * 1000);

@@ -18,9 +18,9 @@ export function readAttachments(env: EnvReader): AttachmentConfig {
       default: DEFAULT_ATTACHMENT_LIMIT_BYTES,
       min: 1,
       max: 1024 * 1024 * 1024,
-      doc: 'largest attachment accepted, in bytes',
+      doc: 'largest attachment accepted, in bytes (413 beyond)',
     }),
-    transferTimeoutMs: env.int('ATTACHMENT_TRANSFER_TIMEOUT_MS', { default: 300_000, min: 1_000, max: 3_600_000 }),
+    transferTimeoutMs: env.int('ATTACHMENT_TRANSFER_TIMEOUT_MS', { default: 300_000, min: 1_000, max: 3_600_000, doc: 'deadline of one upload\'s or download\'s gRPC stream' }),
   };
 }
 

@@ -1,4 +1,4 @@
-// Deprecation of routes (API.md, "Versioning and deprecation"): an operation scheduled for removal
+// Deprecation of routes (README.md, "Versioning and deprecation"): an operation scheduled for removal
 // answers every request with `Deprecation` (RFC 9745, a structured-field date), `Sunset` (RFC 8594,
 // an HTTP-date) and `Link: <docs>; rel="deprecation"`. Which operations, from configuration
 // (DEPRECATIONS, a JSON array), so deprecating needs no code change.

@@ -10,7 +10,7 @@
 import { DomainError, type ErrorDetail } from '@partner/shared/errors';
 import { CONTROL_ISSUE, MAX_TEXT_DETAILS, SURROGATE_ISSUE } from './text.js';
 
-/** Levels of arrays and objects a body may nest (API.md, the error table). */
+/** Levels of arrays and objects a body may nest (docs/api.md "Requests"). */
 export const MAX_JSON_DEPTH = 32;
 /** Values (numbers, strings, true/false/null, arrays, objects, the body itself) a body may hold by default (JSON_MAX_VALUES). */
 export const DEFAULT_MAX_JSON_VALUES = 10_000;

@@ -25,7 +25,7 @@ export function idempotencyKeyOf(ctx: GatewayContext): string | undefined {
 }
 
 /**
- * What a key is scoped to besides the client (API.md: the method and path): the method and the
+ * What a key is scoped to besides the client (docs/api.md "Idempotency": the method and path): the method and the
  * matched route template with its parameters filled in, e.g. "DELETE /v1/submissions/<id>/attachments/<id>".
  */
 export function idempotencyScope(ctx: GatewayContext, ids: Record<string, string> = {}): string {
