@@ -558,8 +558,8 @@ export async function hops(stack, { n }) {
 
   const { createClient, serviceDefs } = await import(`${ROOT}services/shared/dist/grpc.js`);
   const defs = serviceDefs();
-  const job = createClient(defs.job, stack.env.JOB_GRPC_ADDR, 5_000);
-  const policy = createClient(defs.policy, stack.env.POLICY_GRPC_ADDR, 5_000);
+  const job = createClient(defs.job, stack.grpcAddress('job'), 5_000);
+  const policy = createClient(defs.policy, stack.grpcAddress('policy'), 5_000);
   await time('gRPC JobService.GetJob (hop + that query)', () => job.GetJob({ jobId, tenantId: stack.tenant, partnerId: stack.partnerId }));
   await time('gRPC PolicyService.GetProduct (hop + one query)', () => policy.GetProduct({ productId: stack.productId }));
   const newJob = () => `job_${randomBytes(16).toString('hex')}`;
