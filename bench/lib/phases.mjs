@@ -4,6 +4,7 @@ import { connect, DiscardPolicy, RetentionPolicy, StorageType, nanos } from 'nat
 import { ROOT, connectWithRetry, memoryOf, sleep } from './stack.mjs';
 import { cannon, round, summarize, wallNow, calibrateClock } from './load.mjs';
 import { agents, request } from './http.mjs';
+import { schemaOwners } from '../../scripts/lib/processes.mjs';
 
 export const submissionBody = (productId, externalRef = 'bench-ref') =>
   JSON.stringify({
@@ -356,7 +357,7 @@ export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
   const log = [];
   // 1. Quiet services behind counting proxies; no worker; a fresh gateway.
   for (const s of ['gateway', 'worker']) await stack.stopService(s);
-  const proxied = ['auth', 'policy', 'submission', 'job', 'events'];
+  const proxied = schemaOwners();
   for (const s of proxied) await stack.stopService(s);
   // Periodic housekeeping is not the waiters' cost: the relays and sweeps (the events service's
   // once-a-minute retention sweep among them) are pushed past the window.

@@ -122,6 +122,16 @@ export async function cpuDuring(stack, { procs, pgApps }, fn) {
   return { result, cpuMs: cpu };
 }
 
+/**
+ * The processes a submit-with-wait request passes through, whose CPU the submit rows count: every
+ * process but those of the events schema (the events service and the webhook dispatcher work after
+ * the answer; the event feed and webhook phases measure them).
+ */
+export const submitPath = () => processNames().filter((name) => processOf(name).schema !== 'events');
+
+/** Of those, the ones with PostgreSQL backends of their own (application_name = the process). */
+export const submitPathWithDatabase = () => submitPath().filter((name) => processOf(name).schema !== null);
+
 export class BenchStack {
   constructor() {
     this.id = randomBytes(4).toString('hex');
