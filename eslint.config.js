@@ -4,8 +4,10 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+import { servicePackages } from './scripts/lib/processes.mjs';
 
-const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'gateway'];
+/** The service packages (services/<name>) that hold the registry's processes. */
+const SERVICES = servicePackages();
 /** Import patterns that reach into the named services (by package name or by a relative path). */
 const reaching = (names) =>
   names.flatMap((n) => [`@partner/${n}`, `@partner/${n}/*`, `**/${n}/src/**`, `**/services/${n}/**`]);
