@@ -53,23 +53,30 @@ interface InProcessService extends Running {
   pool?: import('pg').Pool;
 }
 
-/**
- * How each process of the registry starts in-process: its config reader and its app's start
- * function (imported above; the registry names which processes exist and in which order they start).
- */
-const IN_PROCESS: Record<string, (env: EnvReader, logger: Logger) => Promise<InProcessService>> = {
-  auth: (env, logger) => startAuth(readAuthConfig(env), { logger }),
-  policy: (env, logger) => startPolicy(readPolicyConfig(env), { logger }),
-  submission: (env, logger) => startSubmission(readSubmissionConfig(env), { logger }),
-  job: (env, logger) => startJob(readJobConfig(env), { logger }),
-  events: (env, logger) => startEvents(readEventsConfig(env), { logger }),
-  worker: (env, logger) => startWorker(readWorkerConfig(env), { logger }),
-  dispatcher: (env, logger) => startDispatcher(readDispatcherConfig(env), { logger }),
-  gateway: (env, logger) => startGateway(readGatewayConfig(env), { logger }),
-};
+/** How a process of the registry runs in-process: its config reader, and its app started on that config. */
+export interface InProcess {
+  readConfig(env: EnvReader): object;
+  start(env: EnvReader, logger: Logger): Promise<InProcessService>;
+}
+const inProcess = <C extends object>(
+  readConfig: (env: EnvReader) => C,
+  start: (config: C, opts: { logger: Logger }) => Promise<InProcessService>,
+): InProcess => ({ readConfig, start: (env, logger) => start(readConfig(env), { logger }) });
 
-/** The processes the stack can start in-process, for test/registry.test.ts. */
-export const IN_PROCESS_NAMES = Object.keys(IN_PROCESS);
+/**
+ * Each process of the registry in-process (its app imported above; the registry names which processes
+ * exist and in which order they start; test/registry.test.ts checks the two agree).
+ */
+export const IN_PROCESS: Readonly<Record<string, InProcess>> = {
+  auth: inProcess(readAuthConfig, startAuth),
+  policy: inProcess(readPolicyConfig, startPolicy),
+  submission: inProcess(readSubmissionConfig, startSubmission),
+  job: inProcess(readJobConfig, startJob),
+  events: inProcess(readEventsConfig, startEvents),
+  worker: inProcess(readWorkerConfig, startWorker),
+  dispatcher: inProcess(readDispatcherConfig, startDispatcher),
+  gateway: inProcess(readGatewayConfig, startGateway),
+};
 
 export interface ApiResponse {
   status: number;
@@ -152,11 +159,11 @@ export class Stack {
    * discard port), never the fixed port of an `npm start` running on the same machine.
    */
   async startProcess(name: string, overrides: Record<string, string> = {}): Promise<InProcessService> {
-    const start = IN_PROCESS[name];
-    if (!start) throw new Error(`${name} has no in-process start in test/support/stack.ts (processes: ${processNames().join(', ')})`);
+    const run = IN_PROCESS[name];
+    if (!run) throw new Error(`${name} has no in-process start in test/support/stack.ts (processes: ${processNames().join(', ')})`);
     const env: Record<string, string> = { ...this.env, ...overrides };
     for (const callee of processOf(name).calls) env[grpcAddrVar(callee)] ??= '127.0.0.1:9';
-    const svc = await start(new EnvReader(env), this.serviceLogger(name));
+    const svc = await run.start(new EnvReader(env), this.serviceLogger(name));
     this.running.push(svc);
     this.services[name] = svc;
     this.opsUrls[name] = `http://127.0.0.1:${svc.ports.ops}`;
