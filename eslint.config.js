@@ -8,8 +8,10 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 import importX from 'eslint-plugin-import-x';
 import { readFileSync } from 'node:fs';
+import { servicePackages } from './scripts/lib/processes.mjs';
 
-const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'gateway'];
+/** The service packages (services/<name>) that hold the registry's processes. */
+const SERVICES = servicePackages();
 /** Import patterns that reach into the named services (by package name or by a relative path). */
 const reaching = (names) =>
   names.flatMap((n) => [`@partner/${n}`, `@partner/${n}/*`, `**/${n}/src/**`, `**/services/${n}/**`]);

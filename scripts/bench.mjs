@@ -14,12 +14,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
-import { BenchStack, ROOT, cpuDuring, freePorts, sleep } from '../bench/lib/stack.mjs';
+import { BenchStack, ROOT, cpuDuring, freePorts, sleep, submitPath, submitPathWithDatabase } from '../bench/lib/stack.mjs';
 import { serviceScript } from './lib/launch.mjs';
+import { processNames, schemaOwners } from './lib/processes.mjs';
 import { startBaselines } from '../bench/lib/baselines.mjs';
 import { cannon, interleave, round } from '../bench/lib/load.mjs';
 import { CountingPgProxy } from '../bench/lib/pgproxy.mjs';
-import { checks, floorSubmit, hops, manyWaiters, productHeaders, productSubmit, sequential, settledJobId, timeline, wakeup } from '../bench/lib/phases.mjs';
+import { checks, floorSubmit, hops, productHeaders, productSubmit, sequential, settledJobId, timeline, wakeup } from '../bench/lib/phases.mjs';
+import { manyWaiters } from '../bench/lib/waiters.mjs';
 import { withBatchSizes } from '../bench/lib/batches.mjs';
 import { grpcTransport } from '../bench/lib/grpc-transport.mjs';
 import { buildTable, renderTable } from '../bench/lib/report.mjs';
@@ -75,7 +77,7 @@ if (!flag('--no-build')) {
     process.exit(1);
   }
 }
-for (const s of ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'dispatcher', 'gateway']) {
+for (const s of processNames()) {
   if (!existsSync(serviceScript(s))) {
     process.stderr.write(`✖ ${serviceScript(s)} is missing: run npm run build (or drop --no-build)\n`);
     process.exit(1);
@@ -172,9 +174,9 @@ async function main() {
   // Submit + wait at 16 and 64 connections, floor and product in alternating slices. CPU time per
   // request (user + system, from /proc) of every process involved, PostgreSQL backends included: on a
   // 2-core machine this, more than latency, bounds throughput.
-  const productProcs = Object.fromEntries(['gateway', 'auth', 'policy', 'submission', 'job', 'worker'].map((s) => [s, stack.procs.get(s)]));
+  const productProcs = Object.fromEntries(submitPath().map((s) => [s, stack.procs.get(s)]));
   const floorProcs = { 'floor-http': baselines.procs.floorHttp, 'floor-worker': baselines.procs.floorWorker };
-  const productCpu = (fn) => cpuDuring(stack, { procs: productProcs, pgApps: ['auth', 'policy', 'submission', 'job'] }, fn);
+  const productCpu = (fn) => cpuDuring(stack, { procs: productProcs, pgApps: submitPathWithDatabase() }, fn);
   const floorCpu = (fn) => cpuDuring(stack, { procs: floorProcs, pgApps: ['floor-http', 'floor-worker'] }, fn);
   for (const c of [16, 64]) {
     await cannon({ url: baselines.urls.floor, request: floorSubmit(stack), check: checks.submitted, connections: c, duration: P.warmS });
@@ -202,7 +204,7 @@ async function main() {
   // jobs at once) rather than by CPU? The same run with WORKER_CONCURRENCY=64, then back.
   await stack.stopService('worker');
   await stack.startService('worker', { env: { WORKER_CONCURRENCY: '64' } });
-  const procsNow = () => Object.fromEntries(['gateway', 'auth', 'policy', 'submission', 'job', 'worker'].map((s) => [s, stack.procs.get(s)]));
+  const procsNow = () => Object.fromEntries(submitPath().map((s) => [s, stack.procs.get(s)]));
   await cannon({ url: gw, request: productSubmit(stack), check: checks.submitted, connections: 64, duration: P.warmS });
   const exp = await interleave(
     [
@@ -212,7 +214,7 @@ async function main() {
         url: gw,
         request: productSubmit(stack),
         check: checks.submitted,
-        measure: (fn) => cpuDuring(stack, { procs: procsNow(), pgApps: ['auth', 'policy', 'submission', 'job'] }, fn),
+        measure: (fn) => cpuDuring(stack, { procs: procsNow(), pgApps: submitPathWithDatabase() }, fn),
       },
     ],
     { rounds: 1, seconds: P.concS / P.rounds, connections: 64 },
@@ -303,7 +305,8 @@ async function main() {
     `noisy neighbour: quiet partner's health p99 ${r.noisy.alone.healthMs.p99} → ${r.noisy.flooded.healthMs.p99} ms (${r.noisy.healthP99Ratio}×), ` +
       `webhook p99 ${r.noisy.alone.webhookFromCommitMs.p99} → ${r.noisy.flooded.webhookFromCommitMs.p99} ms (${r.noisy.webhookP99Ratio}×); flood ${JSON.stringify(r.noisy.floodStatuses)}`,
   );
-  for (const s of ['auth', 'policy', 'submission', 'job', 'events']) {
+  // Every schema's owner behind a counting proxy (the waiters phase restarts them behind it).
+  for (const s of schemaOwners()) {
     proxies[s] = new CountingPgProxy(s);
     await proxies[s].listen();
   }

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { launch, serviceEntry } from './lib/launch.mjs';
+import { addressEnv, portVariables, processNames } from './lib/processes.mjs';
 
 const image = process.argv[2];
 if (!image) {
@@ -16,7 +17,7 @@ if (!image) {
 const { default: pg } = await import('pg');
 const { connect } = await import('nats');
 
-const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'dispatcher', 'gateway'];
+const SERVICES = processNames();
 const READY_TIMEOUT_MS = Number(process.env.IMAGE_SMOKE_READY_TIMEOUT_MS ?? 120_000);
 const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -38,23 +39,16 @@ const env = {
   HOST: '127.0.0.1',
   LOG_LEVEL: 'info',
   DB_POOL_MAX: '2',
-  PORT: '0',
-  OPS_PORT: '0',
-  AUTH_HTTP_PORT: '0',
-  AUTH_GRPC_PORT: '0',
-  POLICY_GRPC_PORT: '0',
-  SUBMISSION_GRPC_PORT: '0',
-  JOB_GRPC_PORT: '0',
-  EVENTS_GRPC_PORT: '0',
+  // Every listener of every process (the registry's portEnv) on an ephemeral port.
+  ...Object.fromEntries(portVariables().map((v) => [v, '0'])),
 };
-// Who dials whom: each service's announced gRPC (or HTTP) port becomes the next ones' address.
-const publishes = {
-  auth: (p) => ({ AUTH_GRPC_ADDR: `127.0.0.1:${p.grpc}`, AUTH_JWKS_URL: `http://127.0.0.1:${p.http}/.well-known/jwks.json` }),
-  policy: (p) => ({ POLICY_GRPC_ADDR: `127.0.0.1:${p.grpc}` }),
-  submission: (p) => ({ SUBMISSION_GRPC_ADDR: `127.0.0.1:${p.grpc}` }),
-  job: (p) => ({ JOB_GRPC_ADDR: `127.0.0.1:${p.grpc}` }),
-  events: (p) => ({ EVENTS_GRPC_ADDR: `127.0.0.1:${p.grpc}` }),
-};
+// Who dials whom: each service's announced gRPC port becomes its callers' <NAME>_GRPC_ADDR (the
+// registry's order starts a process after those it calls); the gateway reads the JWKS from auth's
+// HTTP port.
+const publishes = (name, ports) => ({
+  ...addressEnv(name, ports),
+  ...(name === 'auth' ? { AUTH_JWKS_URL: `http://127.0.0.1:${ports.http}/.well-known/jwks.json` } : {}),
+});
 
 const buildah = (...args) => execFileSync('buildah', args, { encoding: 'utf8' }).trim();
 const started = Date.now();
@@ -198,7 +192,7 @@ try {
   for (const name of SERVICES) {
     const ports = await startService(name);
     announced[name] = ports;
-    Object.assign(env, publishes[name]?.(ports) ?? {});
+    Object.assign(env, publishes(name, ports));
     await readyz(name, ports.ops);
     const uid = processUid(name);
     if (uid === undefined || uid === '0') throw new Error(`${name} runs as uid ${uid ?? 'unknown'}, not as the image's non-root user`);

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { demoPolicies, toJsonl } from './demo/policies.mjs';
 import { DEV_ENV_FILE, readDevEnv } from './lib/dev-env.mjs';
 import { launch } from './lib/launch.mjs';
+import { PROCESSES, processNames } from './lib/processes.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const local = `${root}.local`;
@@ -128,9 +129,9 @@ if (!(await reachable(natsUrl.hostname, natsUrl.port || 4222))) {
   }
 }
 
-// 5. Services, each its own process, started in dependency order.
-const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'dispatcher', 'gateway'];
-const COLORS = { auth: 35, policy: 36, submission: 34, job: 33, events: 31, worker: 32, dispatcher: 95, gateway: 37 };
+// 5. Services, each its own process, started in the registry's order (services/processes.json: a
+// process after those it calls), on the ports its config defaults to (the registry's, checked by
+// test/registry.test.ts).
 const rawLogs = process.env.LOG_FORMAT === 'json';
 let stopping = false;
 
@@ -144,7 +145,7 @@ function pretty(name, line) {
       .filter(([k]) => !['pid', 'hostname'].includes(k))
       .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`)
       .join(' ');
-    return `\x1b[${COLORS[name]}m${name.padEnd(10)}\x1b[0m ${level === 'info' ? '' : `${level.toUpperCase()} `}${msg} ${extra}`;
+    return `\x1b[${PROCESSES[name].logColor}m${name.padEnd(10)}\x1b[0m ${level === 'info' ? '' : `${level.toUpperCase()} `}${msg} ${extra}`;
   } catch {
     return `${name.padEnd(10)} ${line}`;
   }
@@ -191,7 +192,7 @@ process.on('SIGINT', () => void stopAll(0));
 process.on('SIGTERM', () => void stopAll(0));
 
 try {
-  for (const name of SERVICES) await startService(name);
+  for (const name of processNames()) await startService(name);
 } catch (err) {
   process.stderr.write(`✖ ${err.message}\n`);
   await stopAll(1);
@@ -243,6 +244,13 @@ if (demo && (await tokenFor(demo).catch(() => false))) {
   writeFileSync(demoFile, JSON.stringify(demo, null, 2), { mode: 0o600 });
 }
 
+// The ops listeners, four to a line, by port.
+const byOpsPort = processNames()
+  .map((name) => ({ name, port: PROCESSES[name].ports.ops }))
+  .sort((a, b) => a.port - b.port)
+  .map(({ name, port }) => `${name} :${port}`);
+const opsLines = [];
+for (let i = 0; i < byOpsPort.length; i += 4) opsLines.push(byOpsPort.slice(i, i + 4).join('  '));
 say(`
 ──────────────────────────────────────────────────────────────────────────────
  Partner Submission Service is running (environment ${env.ENVIRONMENT})
@@ -250,9 +258,7 @@ say(`
    API ({base_url})        ${env.BASE_URL}
    Token server ({auth_url}) ${env.AUTH_ISSUER}
    Access scope            ${SCOPE}
-   Ops (livez/readyz/metrics) gateway :9480  auth :9481  policy :9482
-                           submission :9483  job :9484  worker :9485  events :9486
-                           dispatcher (webhooks) :9487
+   Ops (livez/readyz/metrics) ${opsLines.join(`\n${' '.repeat(27)}`)}
 
  Demo credentials (local only; also in .local/demo.json)
    client id       ${demo.clientId}

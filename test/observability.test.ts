@@ -29,6 +29,7 @@ import { PrivateNats } from './support/nats-server.js';
 import { readyz, scrape, type Scrape } from './support/metrics.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { until } from './support/poll.js';
+import { withSchema } from '../scripts/lib/processes.mjs';
 
 // Spans of every in-process service land here: registered before any service starts, with the
 // AsyncLocalStorage context manager and the W3C propagator (NodeTracerProvider.register()).
@@ -218,7 +219,8 @@ describe('/metrics', () => {
   it('auth: tokens issued and refused by reason; pools everywhere; default process metrics', () => {
     expect(m.auth!.sum('partner_auth_tokens_issued_total')).toBe(1);
     expect(m.auth!.sum('partner_auth_tokens_refused_total', { reason: 'invalid_client' })).toBe(1);
-    for (const name of ['auth', 'policy', 'submission', 'job']) {
+    // Every process with a database (services/processes.json `schema`).
+    for (const name of withSchema()) {
       const s = m[name]!;
       expect(s.has('partner_db_pool_connections', { state: 'in_use' }), name).toBe(true);
       expect(s.has('partner_db_pool_connections', { state: 'idle' }), name).toBe(true);

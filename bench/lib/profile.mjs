@@ -1,6 +1,6 @@
 // `npm run bench -- --profile`: where a submit-with-wait request spends its time, per process.
-// The stack runs with `node --cpu-prof` on every service and with the four database services behind
-// counting proxies. After a warm-up: P.seq sequential submit-with-wait requests (database round trips
+// The stack runs with `node --cpu-prof` on every process of the registry and with every schema's
+// owner behind a counting proxy. After a warm-up: P.seq sequential submit-with-wait requests (database round trips
 // per request, per service), then submit-with-wait at 16 connections. The services are then stopped
 // (SIGTERM: they exit and write their profiles), and each profile is cut to the measured window and
 // summarised: CPU ms per request, self and inclusive time by package, the hottest functions.
@@ -11,9 +11,10 @@ import { sleep } from './stack.mjs';
 import { cannon, round, wallNow, calibrateClock } from './load.mjs';
 import { CountingPgProxy } from './pgproxy.mjs';
 import { checks, natsTap, productHeaders, productSubmit, timeline } from './phases.mjs';
+import { processNames, schemaOwners } from '../../scripts/lib/processes.mjs';
 
-const SERVICES = ['auth', 'policy', 'submission', 'job', 'worker', 'gateway'];
-const DB_SERVICES = ['auth', 'policy', 'submission', 'job'];
+const SERVICES = processNames();
+const DB_SERVICES = schemaOwners();
 
 /** Package (or service, or V8 pseudo-frame) a call frame belongs to. */
 function categoryOf(frame) {

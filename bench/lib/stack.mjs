@@ -1,9 +1,11 @@
 // A private copy of the system for the bench: its own PostgreSQL database (created and dropped), its
-// own NATS prefix (streams deleted at the end), every service as its own process on free loopback
-// ports (never the fixed ports of `npm start`), provisioned through the admin CLI. Everything it
-// starts is tracked so cleanup() can undo it, also after a failure.
+// own NATS prefix (streams deleted at the end), every process of the registry (services/processes.json)
+// as its own OS process on free loopback ports (never the fixed ports of `npm start`), each told the
+// addresses of the services it calls, provisioned through the admin CLI. Everything it starts is
+// tracked so cleanup() can undo it, also after a failure.
 import { spawnSync } from 'node:child_process';
 import { launch, serviceScript } from '../../scripts/lib/launch.mjs';
+import { addressEnv, processNames, processOf, startWaves } from '../../scripts/lib/processes.mjs';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -120,7 +122,15 @@ export async function cpuDuring(stack, { procs, pgApps }, fn) {
   return { result, cpuMs: cpu };
 }
 
-const SERVICES = ['auth', 'policy', 'submission', 'job', 'events', 'worker', 'dispatcher', 'gateway'];
+/**
+ * The processes a submit-with-wait request passes through, whose CPU the submit rows count: every
+ * process but those of the events schema (the events service and the webhook dispatcher work after
+ * the answer; the event feed and webhook phases measure them).
+ */
+export const submitPath = () => processNames().filter((name) => processOf(name).schema !== 'events');
+
+/** Of those, the ones with PostgreSQL backends of their own (application_name = the process). */
+export const submitPathWithDatabase = () => submitPath().filter((name) => processOf(name).schema !== null);
 
 export class BenchStack {
   constructor() {
@@ -188,21 +198,20 @@ export class BenchStack {
     this.dbCreated = true;
   }
 
-  /** Environment of every service; per-service ports are filled in by start(). */
+  /**
+   * A free port for every listener of every process (the registry's ports: http, grpc, ops), and the
+   * environment every service shares; each one's own port variables and the addresses of the services
+   * it calls are added by startService().
+   */
   async allocate() {
-    const [gw, authHttp, authGrpc, policyGrpc, submissionGrpc, jobGrpc, eventsGrpc, ...ops] = await freePorts(15);
-    this.ports = {
-      gateway: gw,
-      authHttp,
-      authGrpc,
-      policyGrpc,
-      submissionGrpc,
-      jobGrpc,
-      eventsGrpc,
-      ops: Object.fromEntries(SERVICES.map((s, i) => [s, ops[i]])),
-    };
+    const listeners = processNames().flatMap((name) => Object.keys(processOf(name).ports).map((role) => ({ name, role })));
+    const free = await freePorts(listeners.length);
+    /** @type {Record<string, Record<string, number>>} */
+    const of = {};
+    listeners.forEach(({ name, role }, i) => ((of[name] ??= {})[role] = free[i]));
+    this.ports = { of, ops: Object.fromEntries(processNames().map((name) => [name, of[name].ops])) };
     this.kek = randomBytes(32).toString('base64');
-    this.issuer = `http://127.0.0.1:${authHttp}`;
+    this.issuer = `http://127.0.0.1:${of.auth.http}`;
     this.env = {
       DATABASE_URL: this.databaseUrl,
       NATS_URL: this.natsUrl,
@@ -214,18 +223,6 @@ export class BenchStack {
       ENVIRONMENT: 'uat',
       HOST: '127.0.0.1',
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-      PORT: String(gw),
-      AUTH_HTTP_PORT: String(authHttp),
-      AUTH_GRPC_PORT: String(authGrpc),
-      POLICY_GRPC_PORT: String(policyGrpc),
-      SUBMISSION_GRPC_PORT: String(submissionGrpc),
-      JOB_GRPC_PORT: String(jobGrpc),
-      EVENTS_GRPC_PORT: String(eventsGrpc),
-      AUTH_GRPC_ADDR: `127.0.0.1:${authGrpc}`,
-      POLICY_GRPC_ADDR: `127.0.0.1:${policyGrpc}`,
-      SUBMISSION_GRPC_ADDR: `127.0.0.1:${submissionGrpc}`,
-      JOB_GRPC_ADDR: `127.0.0.1:${jobGrpc}`,
-      EVENTS_GRPC_ADDR: `127.0.0.1:${eventsGrpc}`,
       // The bench client is one client sending thousands of requests a second: the per-client
       // default limit (50/s) would turn the measurement into a measurement of the limiter.
       RATE_LIMIT_RPS: '1000000',
@@ -250,10 +247,23 @@ export class BenchStack {
     };
   }
 
+  /**
+   * The variables of one process's own listeners (the registry's portEnv: PORT, AUTH_GRPC_PORT,
+   * OPS_PORT, …) and the addresses of the gRPC services it calls (<NAME>_GRPC_ADDR).
+   */
+  processEnv(name, { opsPort } = {}) {
+    const p = processOf(name);
+    const ports = { ...this.ports.of[name], ...(opsPort === undefined ? {} : { ops: opsPort }) };
+    return {
+      ...Object.fromEntries(Object.entries(p.portEnv).map(([role, variable]) => [variable, String(ports[role])])),
+      ...Object.assign({}, ...p.calls.map((callee) => addressEnv(callee, this.ports.of[callee]))),
+    };
+  }
+
   /** Starts one service (again) with optional extra env / node flags, waiting for /readyz. */
   async startService(name, { env = {}, nodeArgs = [], key = name, opsPort, stdout } = {}) {
     const proc = spawnNode(key, serviceScript(name), {
-      env: { ...this.env, OPS_PORT: String(opsPort ?? this.ports.ops[name]), ...env },
+      env: { ...this.env, ...this.processEnv(name, { opsPort }), ...env },
       nodeArgs,
       stdout,
     });
@@ -275,14 +285,13 @@ export class BenchStack {
     return [...this.stoppedErrors, ...live].slice(0, 40);
   }
 
-  /** Database, every service (those without mutual dependencies in parallel), provisioning, token. */
+  /** Database, every service (wave by wave: each after those it calls, in parallel within a wave), provisioning, token. */
   async start({ nodeArgsOf = () => [], envOf = () => ({}), onStep = () => undefined, policies = 200 } = {}) {
     await this.allocate();
     await this.createDatabase();
     onStep(`database ${this.dbName}, NATS prefix ${this.prefix}`);
     const start = (s) => this.startService(s, { nodeArgs: nodeArgsOf(s), env: envOf(s) });
-    await Promise.all(['auth', 'policy', 'submission', 'job', 'events'].map(start));
-    await Promise.all(['worker', 'dispatcher', 'gateway'].map(start));
+    for (const wave of startWaves()) await Promise.all(wave.map(start));
     onStep('services ready');
     this.client = await this.admin(
       'client', 'create', '--tenant', this.tenant, '--partner', this.partnerId, '--name', 'bench',
@@ -318,8 +327,13 @@ export class BenchStack {
     return this.databaseUrl.replace(/@[^/]+\//, `@127.0.0.1:${port}/`);
   }
 
+  /** host:port of a gRPC service, as its callers are told it (<NAME>_GRPC_ADDR). */
+  grpcAddress(name) {
+    return Object.values(addressEnv(name, this.ports.of[name]))[0];
+  }
+
   get gatewayUrl() {
-    return `http://127.0.0.1:${this.ports.gateway}`;
+    return `http://127.0.0.1:${this.ports.of.gateway.http}`;
   }
 
   /** A token for the bench's client, or for another one (`admin client create`'s answer). */

@@ -1,18 +1,16 @@
 // Starting a service as its own process, the one way `npm start`, the test stack and the bench do it:
-// `node services/<name>/dist/main.js` (or any command, e.g. the image smoke test's `buildah run`),
-// its stdout followed line by line. A service announces itself ready with one JSON log line
-// {"ready":true,"ports":{…}} (services/shared/src/lifecycle.ts announceReady); `announced` resolves
-// with those ports, or rejects when the process exits first.
+// `node <its entry point>` (package + entry in services/processes.json; or any command, e.g. the
+// image smoke test's `buildah run`), its stdout followed line by line. A service announces itself
+// ready with one JSON log line {"ready":true,"ports":{…}} (services/shared/src/lifecycle.ts
+// announceReady); `announced` resolves with those ports, or rejects when the process exits first.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { entryOf } from './processes.mjs';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Processes whose entry point is not their own package's main.js: the events package's dispatcher. */
-const ENTRY_POINTS = { dispatcher: 'services/events/dist/dispatcher.js' };
-
-/** The entry point of a service relative to the repository (or the image's workdir): services/<name>/dist/main.js, or its ENTRY_POINTS entry. */
-export const serviceEntry = (name) => ENTRY_POINTS[name] ?? `services/${name}/dist/main.js`;
+/** The entry point of a service relative to the repository (or the image's workdir), from the registry: e.g. services/events/dist/dispatcher.js. */
+export const serviceEntry = (name) => entryOf(name);
 
 /** The entry point of a service as an absolute path. */
 export const serviceScript = (name) => `${ROOT}${serviceEntry(name)}`;
@@ -98,7 +96,7 @@ export class ServiceProcess {
 }
 
 /**
- * Starts a service (by default `node [nodeArgs] services/<name>/dist/main.js [args]`) with exactly
+ * Starts a service (by default `node [nodeArgs] <its entry point> [args]`) with exactly
  * `env`, stdin closed, stdout and stderr piped (stdout: 'inherit' leaves it to the parent).
  * @param {{ name: string, env: Record<string, string | undefined>, command?: string, args?: string[], nodeArgs?: string[], stdout?: 'pipe' | 'inherit', cwd?: string, detached?: boolean, onLine?: (line: string) => void, onStderr?: (text: string) => void }} opts
  */

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { grpcServers, processNames } from '../../scripts/lib/processes.mjs';
 
 const run = promisify(execFile);
 
@@ -14,9 +15,10 @@ export const HELM = `${ROOT}node_modules/.bin/helm`;
 export const RELEASE = 'partner';
 export const NAMESPACE = 'partner-test';
 
-/** The deployables, one Deployment each. */
-export const SERVICES = ['gateway', 'auth', 'policy', 'submission', 'job', 'events', 'worker', 'dispatcher'] as const;
-export const GRPC_SERVICES = ['auth', 'policy', 'submission', 'job', 'events'] as const;
+/** The deployables, one Deployment each: the registry's processes (services/processes.json). */
+export const SERVICES: readonly string[] = processNames();
+/** Those with a gRPC port. */
+export const GRPC_SERVICES: readonly string[] = grpcServers();
 
 /** The values sets CI checks: the chart's defaults, the kind dev cluster, Tilt, the production example. */
 export const VALUE_SETS: Record<string, string[]> = {

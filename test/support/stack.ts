@@ -1,10 +1,12 @@
 // Starts the real services for a system test: a database of its own (created and dropped), a NATS
 // subject/stream prefix of its own, every listener on an ephemeral port, logs captured in memory.
 // Services run in-process by default; spawnService() runs one as its own OS process (to kill it).
+// Which processes exist, their order, port variables and who calls whom: services/processes.json.
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { launch } from '../../scripts/lib/launch.mjs';
+import { addressEnv, grpcAddrVar, portVariables, processNames, processOf } from '../../scripts/lib/processes.mjs';
 import pg from 'pg';
 import { connect } from 'nats';
 import { EnvReader } from '@partner/shared/config';
@@ -46,6 +48,37 @@ export interface ClientCreds {
 interface Running {
   stop(): Promise<void>;
 }
+
+/** A service started in-process: what the stack and the tests read of it. */
+interface InProcessService extends Running {
+  ports: { http?: number; grpc?: number; ops: number };
+  pool?: import('pg').Pool;
+}
+
+/** How a process of the registry runs in-process: its config reader, and its app started on that config. */
+export interface InProcess {
+  readConfig(env: EnvReader): object;
+  start(env: EnvReader, logger: Logger): Promise<InProcessService>;
+}
+const inProcess = <C extends object>(
+  readConfig: (env: EnvReader) => C,
+  start: (config: C, opts: { logger: Logger }) => Promise<InProcessService>,
+): InProcess => ({ readConfig, start: (env, logger) => start(readConfig(env), { logger }) });
+
+/**
+ * Each process of the registry in-process (its app imported above; the registry names which processes
+ * exist and in which order they start; test/registry.test.ts checks the two agree).
+ */
+export const IN_PROCESS: Readonly<Record<string, InProcess>> = {
+  auth: inProcess(readAuthConfig, startAuth),
+  policy: inProcess(readPolicyConfig, startPolicy),
+  submission: inProcess(readSubmissionConfig, startSubmission),
+  job: inProcess(readJobConfig, startJob),
+  events: inProcess(readEventsConfig, startEvents),
+  worker: inProcess(readWorkerConfig, startWorker),
+  dispatcher: inProcess(readDispatcherConfig, startDispatcher),
+  gateway: inProcess(readGatewayConfig, startGateway),
+};
 
 export interface ApiResponse {
   status: number;
@@ -93,14 +126,8 @@ export class Stack {
       ENVIRONMENT: 'uat',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'debug',
-      PORT: '0',
-      OPS_PORT: '0',
-      AUTH_HTTP_PORT: '0',
-      AUTH_GRPC_PORT: '0',
-      POLICY_GRPC_PORT: '0',
-      SUBMISSION_GRPC_PORT: '0',
-      JOB_GRPC_PORT: '0',
-      EVENTS_GRPC_PORT: '0',
+      // Every listener of every process (the registry's portEnv: PORT, OPS_PORT, AUTH_GRPC_PORT, …).
+      ...Object.fromEntries(portVariables().map((v) => [v, '0'])),
       // Small pools: two test files run at once, each with several services, under PostgreSQL's
       // default max_connections of 100.
       DB_POOL_MAX: '4',
@@ -126,81 +153,71 @@ export class Stack {
     return stack;
   }
 
-  private reader(overrides: Record<string, string> = {}): EnvReader {
-    return new EnvReader({ ...this.env, ...overrides });
-  }
-
   private serviceLogger(service: string): Logger {
     return this.logger.child({ service });
   }
 
-  async startAuth(overrides: Record<string, string> = {}): Promise<void> {
-    const auth = await startAuth(readAuthConfig(this.reader(overrides)), { logger: this.serviceLogger('auth') });
-    this.running.push(auth);
-    this.services.auth = auth;
-    this.opsUrls.auth = `http://127.0.0.1:${auth.ports.ops}`;
-    this.authUrl = `http://127.0.0.1:${auth.ports.http}`;
-    this.env.AUTH_GRPC_ADDR = `127.0.0.1:${auth.ports.grpc}`;
-    this.env.AUTH_JWKS_URL = `${this.authUrl}/.well-known/jwks.json`;
-  }
-
-  async startPolicy(overrides: Record<string, string> = {}): Promise<void> {
-    const svc = await startPolicy(readPolicyConfig(this.reader(overrides)), { logger: this.serviceLogger('policy') });
+  /**
+   * Starts one process of the registry in-process. Once it listens, its gRPC address goes into env
+   * (<NAME>_GRPC_ADDR) for the processes that call it (the registry's `calls`), which start after it.
+   * A service it calls that the test has not started gets an address where nothing listens (the
+   * discard port), never the fixed port of an `npm start` running on the same machine.
+   */
+  async startProcess(name: string, overrides: Record<string, string> = {}): Promise<InProcessService> {
+    const run = IN_PROCESS[name];
+    if (!run) throw new Error(`${name} has no in-process start in test/support/stack.ts (processes: ${processNames().join(', ')})`);
+    const env: Record<string, string> = { ...this.env, ...overrides };
+    for (const callee of processOf(name).calls) env[grpcAddrVar(callee)] ??= '127.0.0.1:9';
+    const svc = await run.start(new EnvReader(env), this.serviceLogger(name));
     this.running.push(svc);
-    this.opsUrls.policy = `http://127.0.0.1:${svc.ports.ops}`;
-    this.env.POLICY_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
-  }
-
-  async startSubmission(overrides: Record<string, string> = {}): Promise<void> {
-    const svc = await startSubmission(readSubmissionConfig(this.reader(overrides)), { logger: this.serviceLogger('submission') });
-    this.running.push(svc);
-    this.services.submission = svc;
-    this.opsUrls.submission = `http://127.0.0.1:${svc.ports.ops}`;
-    this.env.SUBMISSION_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
-  }
-
-  async startJob(overrides: Record<string, string> = {}): Promise<void> {
-    const svc = await startJob(readJobConfig(this.reader(overrides)), { logger: this.serviceLogger('job') });
-    this.running.push(svc);
-    this.services.job = svc;
-    this.opsUrls.job = `http://127.0.0.1:${svc.ports.ops}`;
-    this.env.JOB_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
-  }
-
-  async startEvents(overrides: Record<string, string> = {}): Promise<{ stop(): Promise<void> }> {
-    const svc = await startEvents(readEventsConfig(this.reader(overrides)), { logger: this.serviceLogger('events') });
-    this.running.push(svc);
-    this.services.events = svc;
-    this.opsUrls.events = `http://127.0.0.1:${svc.ports.ops}`;
-    this.env.EVENTS_GRPC_ADDR = `127.0.0.1:${svc.ports.grpc}`;
+    this.services[name] = svc;
+    this.opsUrls[name] = `http://127.0.0.1:${svc.ports.ops}`;
+    Object.assign(this.env, addressEnv(name, svc.ports));
+    if (name === 'auth') {
+      this.authUrl = `http://127.0.0.1:${svc.ports.http}`;
+      this.env.AUTH_JWKS_URL = `${this.authUrl}/.well-known/jwks.json`;
+    }
+    if (name === 'gateway') {
+      this.gatewayUrl = `http://127.0.0.1:${svc.ports.http}`;
+      this.gatewayOpsUrl = `http://127.0.0.1:${svc.ports.ops}`;
+    }
     return svc;
   }
 
+  startAuth(overrides?: Record<string, string>) {
+    return this.startProcess('auth', overrides);
+  }
+  startPolicy(overrides?: Record<string, string>) {
+    return this.startProcess('policy', overrides);
+  }
+  startSubmission(overrides?: Record<string, string>) {
+    return this.startProcess('submission', overrides);
+  }
+  startJob(overrides?: Record<string, string>) {
+    return this.startProcess('job', overrides);
+  }
+  startEvents(overrides?: Record<string, string>) {
+    return this.startProcess('events', overrides);
+  }
   /** A webhook dispatcher in-process (the events package's second entry point). */
-  async startDispatcher(overrides: Record<string, string> = {}): Promise<{ stop(): Promise<void> }> {
-    const svc = await startDispatcher(readDispatcherConfig(this.reader(overrides)), { logger: this.serviceLogger('dispatcher') });
-    this.running.push(svc);
-    this.opsUrls.dispatcher = `http://127.0.0.1:${svc.ports.ops}`;
-    return svc;
+  startDispatcher(overrides?: Record<string, string>) {
+    return this.startProcess('dispatcher', overrides);
+  }
+  startWorker(overrides?: Record<string, string>) {
+    return this.startProcess('worker', overrides);
+  }
+  startGateway(overrides?: Record<string, string>) {
+    return this.startProcess('gateway', overrides);
   }
 
-  async startWorker(overrides: Record<string, string> = {}): Promise<{ stop(): Promise<void> }> {
-    const svc = await startWorker(readWorkerConfig(this.reader(overrides)), { logger: this.serviceLogger('worker') });
-    this.running.push(svc);
-    this.opsUrls.worker = `http://127.0.0.1:${svc.ports.ops}`;
-    return svc;
-  }
-
-  /** Every service in-process, in dependency order (without a worker when a test runs its own). */
+  /**
+   * Every process in-process, in the registry's order; opts leaves one out by name ({ worker: false }
+   * when a test runs its own). The webhook dispatcher polls the database, so it runs only when asked
+   * for ({ dispatcher: true }).
+   */
   async startAll(overrides: Record<string, string> = {}, opts: { worker?: boolean; events?: boolean; dispatcher?: boolean } = {}): Promise<void> {
-    await this.startAuth(overrides);
-    await this.startPolicy(overrides);
-    await this.startSubmission(overrides);
-    await this.startJob(overrides);
-    if (opts.events ?? true) await this.startEvents(overrides);
-    if (opts.worker ?? true) await this.startWorker(overrides);
-    if (opts.dispatcher) await this.startDispatcher(overrides);
-    await this.startGateway(overrides);
+    const wanted = (name: string) => (opts as Record<string, boolean | undefined>)[name] ?? name !== 'dispatcher';
+    for (const name of processNames()) if (wanted(name)) await this.startProcess(name, overrides);
   }
 
   /**
@@ -222,14 +239,6 @@ export class Stack {
     this.childServices[name] = service;
     this.live.push({ name, service });
     return service;
-  }
-
-  async startGateway(overrides: Record<string, string> = {}): Promise<void> {
-    const gw = await startGateway(readGatewayConfig(this.reader(overrides)), { logger: this.serviceLogger('gateway') });
-    this.running.push(gw);
-    this.gatewayUrl = `http://127.0.0.1:${gw.ports.http}`;
-    this.gatewayOpsUrl = `http://127.0.0.1:${gw.ports.ops}`;
-    this.opsUrls.gateway = this.gatewayOpsUrl;
   }
 
   /** A query against the test database (schema-qualify table names: job.jobs, submission.submissions). */
