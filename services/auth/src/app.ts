@@ -1,11 +1,10 @@
 // Builds the auth service on the shared start-up (startProcess): the token server (HTTP, a listener
 // of its own), the gRPC API for the gateway and the ops listener; its metrics are in metrics.ts.
 // main.ts runs it; tests start it in-process on ephemeral ports.
-import { createLogger, type Logger } from '@partner/shared/logger';
 import type { Pool } from '@partner/shared/pg';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { listenHttp } from '@partner/shared/process/http';
-import { startProcess } from '@partner/shared/process/start';
+import { startProcess, type StartOptions } from '@partner/shared/process/start';
 import type { AuthConfig } from './config.js';
 import { authMetrics } from './metrics.js';
 import { createTokenApp } from './token-server.js';
@@ -23,12 +22,12 @@ export interface AuthService {
   stop(): Promise<void>;
 }
 
-export async function startAuth(config: AuthConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<AuthService> {
+export async function startAuth(config: AuthConfig, opts: StartOptions = {}): Promise<AuthService> {
   const service = await startProcess({
     name: 'auth',
     config,
-    logger: opts.logger ?? createLogger('auth', config.logLevel),
-    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, migrate: opts.migrate },
+    ...opts,
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
     build: async ({ pool, registry, logger }) => {
       // Signing keys sealed under an older KEK are re-sealed under the newest (KEK rotation); a key no
       // configured KEK opens stops the start here, with a message saying what to do.

@@ -6,8 +6,7 @@ import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors'
 import { EVENT_TYPES, isEventId, isEventType } from '@partner/shared/events';
 import { natsNames } from '@partner/shared/nats';
 import { dbError } from '@partner/shared/pg';
-import type { Logger } from '@partner/shared/logger';
-import { startProcess, type RunningProcess } from '@partner/shared/process/start';
+import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import type { EventsConfig } from './config.js';
 import { loadFeedCursors, type CursorPosition, type Owner } from './cursor.js';
 import * as feed from './feed.js';
@@ -31,13 +30,13 @@ function ownerOf(o: { tenantId: string; partnerId: string } | null | undefined):
   return { tenantId: o.tenantId, partnerId: o.partnerId };
 }
 
-export function startEvents(config: EventsConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningProcess> {
+export function startEvents(config: EventsConfig, opts: StartOptions = {}): Promise<RunningProcess> {
   const names = natsNames(config.natsPrefix);
   return startProcess({
     name: 'events',
     config,
-    logger: opts.logger,
-    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, migrate: opts.migrate },
+    ...opts,
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
     // The feed writer starts once NATS is there (and /readyz waits for it); reads are served meanwhile.
     nats: { connect: 'later', readiness: true },
     build: async ({ pool, registry, logger, nats, every }) => {

@@ -12,8 +12,7 @@ import { OutboxRelay } from '@partner/shared/outbox-relay';
 import { context, contextCarrier, failSpan, SpanKind, trace, tracer } from '@partner/shared/tracing';
 import { dbError } from '@partner/shared/pg';
 import { dbBatcher } from '@partner/shared/batcher';
-import type { Logger } from '@partner/shared/logger';
-import { startProcess, type RunningProcess } from '@partner/shared/process/start';
+import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import type { JobConfig } from './config.js';
 import * as repo from './repo.js';
 import { listJobs, loadJobCursorCodec, parseListJobs } from './list.js';
@@ -24,13 +23,13 @@ import { sweeps } from './sweeps.js';
 export const SCHEMA = 'job';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 
-export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningProcess> {
+export function startJob(config: JobConfig, opts: StartOptions = {}): Promise<RunningProcess> {
   const names = natsNames(config.natsPrefix);
   return startProcess({
     name: 'job',
     config,
-    logger: opts.logger,
-    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, migrate: opts.migrate },
+    ...opts,
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
     // NATS may be down at start: the service accepts jobs regardless (they wait in the outbox). No
     // NATS readiness check on purpose, for the same reason: only PostgreSQL is vital.
     nats: { connect: 'later' },

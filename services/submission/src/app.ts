@@ -6,8 +6,7 @@ import { DomainError, notFound } from '@partner/shared/errors';
 import { isJobId, isUuid } from '@partner/shared/ids';
 import { dbError } from '@partner/shared/pg';
 import { dbBatcher } from '@partner/shared/batcher';
-import type { Logger } from '@partner/shared/logger';
-import { startProcess, type RunningProcess } from '@partner/shared/process/start';
+import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import { natsNames } from '@partner/shared/nats';
 import { eventOutbox } from '@partner/shared/events';
 import { OutboxRelay } from '@partner/shared/outbox-relay';
@@ -21,12 +20,12 @@ import { listSubmissions, loadSubmissionCursorCodec, parseListSubmissions } from
 export const SCHEMA = 'submission';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 
-export function startSubmission(config: SubmissionConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningProcess> {
+export function startSubmission(config: SubmissionConfig, opts: StartOptions = {}): Promise<RunningProcess> {
   return startProcess({
     name: 'submission',
     config,
-    logger: opts.logger,
-    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, migrate: opts.migrate },
+    ...opts,
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
     nats: { connect: 'later' },
     build: async ({ pool, registry, logger, nats, every }) => {
       const metrics = submissionMetrics(registry);

@@ -25,7 +25,8 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
     config,
     logger: opts.logger,
     // It serves no traffic: ready once started (its dependencies' outages show in its metrics).
-    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, migrate: false, readiness: false },
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, readiness: false },
+    migrate: false,
     // NATS only wakes the loop (and carries the relay): without it, deliveries still go out at each poll.
     nats: { connect: 'later' },
     build: async ({ pool, registry, logger, nats }) => {

@@ -52,16 +52,23 @@ export interface ProcessParts {
   stop?: () => Promise<void>;
 }
 
-export interface ProcessSpec<C extends BaseConfig, K extends ServiceName> {
+/** What a caller (main.ts, a test) may pass to a process's start function. */
+export interface StartOptions {
+  /** Default: a logger named after the process at config.logLevel. */
+  logger?: Logger | undefined;
+  /** Apply the schema's migrations at start (default true; the Helm hook Job does it in Kubernetes). */
+  migrate?: boolean | undefined;
+}
+
+export interface ProcessSpec<C extends BaseConfig, K extends ServiceName> extends StartOptions {
   /** The process's name in services/processes.json. */
   name: string;
   config: C;
-  logger?: Logger | undefined;
   /**
-   * Its schema: a pool on it (pool metrics), migrated unless migrate is false, with a `postgres`
+   * Its schema: a pool on it (pool metrics), migrated unless `migrate` is false, with a `postgres`
    * readiness check unless readiness is false (the dispatcher serves no traffic: ready once started).
    */
-  db?: { schema: string; migrationsDir: string; migrate?: boolean | undefined; readiness?: boolean };
+  db?: { schema: string; migrationsDir: string; readiness?: boolean };
   /** Build its gRPC clients (the config's addresses); `readiness`: one /readyz check per client. */
   clients?: { config: GrpcClientsConfig<K>; readiness?: boolean };
   /** Connect to NATS: `first` before build, or `later` in the background; `readiness`: a `nats` check. */
@@ -96,7 +103,7 @@ export async function startProcess<C extends BaseConfig, K extends ServiceName =
   if (spec.db) {
     if (db.databaseUrl === undefined || db.poolMax === undefined) throw new Error(`${name}: a pool needs the database settings (readDb)`);
     pool = createPool({ url: db.databaseUrl, schema: spec.db.schema, max: db.poolMax, applicationName: name, logger, timeouts: db.timeouts });
-    if (spec.db.migrate ?? true) await migrate(pool, spec.db.schema, spec.db.migrationsDir, logger);
+    if (spec.migrate ?? true) await migrate(pool, spec.db.schema, spec.db.migrationsDir, logger);
   }
   const registry = createRegistry(name);
   if (pool) registerPoolMetrics(pool, registry, db.poolMax!);
