@@ -84,6 +84,8 @@ RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts \
 COPY proto/ proto/
 COPY scripts/admin.mjs scripts/
 COPY --from=build /out/services/ services/
+# The registry of processes: each process reads which gRPC services it calls from it at start.
+COPY services/processes.json services/
 # Numeric user (the image's `node` user) so the kubelet can check runAsNonRoot. Files stay root-owned
 # and read-only; the process writes only to stdout and /tmp (an emptyDir in the chart).
 USER 1000:1000

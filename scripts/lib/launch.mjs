@@ -1,7 +1,7 @@
 // Starting a service as its own process, the one way `npm start`, the test stack and the bench do it:
 // `node <its entry point>` (package + entry in services/processes.json; or any command, e.g. the
 // image smoke test's `buildah run`), its stdout followed line by line. A service announces itself
-// ready with one JSON log line {"ready":true,"ports":{…}} (services/shared/src/lifecycle.ts
+// ready with one JSON log line {"ready":true,"ports":{…}} (services/shared/src/process/run.ts
 // announceReady); `announced` resolves with those ports, or rejects when the process exits first.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

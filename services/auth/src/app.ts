@@ -1,13 +1,12 @@
-// Builds the auth service on the shared bootstrap (startGrpcService): the token server (HTTP, an
-// extra listener), the gRPC API for the gateway and the ops listener. main.ts runs it; tests start it
-// in-process on ephemeral ports.
-import { createServer, type Server } from 'node:http';
-import { Counter } from 'prom-client';
-import { createLogger, type Logger } from '@partner/shared/logger';
+// Builds the auth service on the shared start-up (startProcess): the token server (HTTP, a listener
+// of its own), the gRPC API for the gateway and the ops listener; its metrics are in metrics.ts.
+// main.ts runs it; tests start it in-process on ephemeral ports.
 import type { Pool } from '@partner/shared/pg';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
-import { startGrpcService } from '@partner/shared/service';
+import { listenHttp } from '@partner/shared/process/http';
+import { startProcess, type StartOptions } from '@partner/shared/process/start';
 import type { AuthConfig } from './config.js';
+import { authMetrics } from './metrics.js';
 import { createTokenApp } from './token-server.js';
 import { clientState, principalRegistered } from './repo.js';
 import { loadSigningKey, resealKeys } from './keys.js';
@@ -23,13 +22,12 @@ export interface AuthService {
   stop(): Promise<void>;
 }
 
-export async function startAuth(config: AuthConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<AuthService> {
-  const service = await startGrpcService({
+export async function startAuth(config: AuthConfig, opts: StartOptions = {}): Promise<AuthService> {
+  const service = await startProcess({
+    name: 'auth',
     config,
-    schema: SCHEMA,
-    migrationsDir: MIGRATIONS_DIR,
-    migrate: opts.migrate,
-    logger: opts.logger ?? createLogger('auth', config.logLevel),
+    ...opts,
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
     build: async ({ pool, registry, logger }) => {
       // Signing keys sealed under an older KEK are re-sealed under the newest (KEK rotation); a key no
       // configured KEK opens stops the start here, with a message saying what to do.
@@ -38,41 +36,20 @@ export async function startAuth(config: AuthConfig, opts: { logger?: Logger; mig
       // Make sure a signing key exists before the first token request.
       await loadSigningKey(pool, config.keyEncryptionKeys);
 
-      const issued = new Counter({ name: 'partner_auth_tokens_issued_total', help: 'Access tokens issued.', registers: [registry] });
-      const refused = new Counter({
-        name: 'partner_auth_tokens_refused_total',
-        help: 'Token requests refused, by OAuth error code.',
-        labelNames: ['reason'],
-        registers: [registry],
-      });
-      const app = createTokenApp({
-        config,
-        pool,
-        logger,
-        metrics: { issued: () => issued.inc(), refused: (reason) => refused.inc({ reason }) },
-      });
+      const app = createTokenApp({ config, pool, logger, metrics: authMetrics(registry) });
       // The token server: its own HTTP listener, drained with the gRPC server on shutdown.
-      const http: Server = createServer({ headersTimeout: 10_000, requestTimeout: 15_000, connectionsCheckingInterval: 1_000 }, app.callback()).listen(
-        config.httpPort,
-        config.host,
-      );
-      await new Promise<void>((resolve, reject) => {
-        http.once('listening', resolve);
-        http.once('error', reject);
-      });
-      const tokenServer = {
+      const tokenServer = await listenHttp({
         name: 'http',
-        port: (http.address() as { port: number }).port,
-        close: () =>
-          new Promise<void>((resolve) => {
-            http.close(() => resolve());
-            http.closeIdleConnections();
-          }),
-      };
+        host: config.host,
+        port: config.httpPort,
+        options: { headersTimeout: 10_000, requestTimeout: 15_000, connectionsCheckingInterval: 1_000 },
+        handle: app.callback(),
+        logger,
+      });
 
       return {
         listeners: [tokenServer],
-        bindings: [
+        grpc: [
           {
             name: SERVICE_NAMES.auth,
             def: serviceDefs().auth,
@@ -105,5 +82,5 @@ export async function startAuth(config: AuthConfig, opts: { logger?: Logger; mig
       };
     },
   });
-  return { ports: { http: service.ports.http!, grpc: service.ports.grpc, ops: service.ports.ops }, pool: service.pool, stop: service.stop };
+  return { ports: { http: service.ports.http!, grpc: service.ports.grpc!, ops: service.ports.ops! }, pool: service.pool!, stop: service.stop };
 }

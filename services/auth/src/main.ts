@@ -3,8 +3,8 @@
 import { startTelemetry } from '@partner/shared/telemetry';
 
 await startTelemetry('auth');
-const { serviceMain } = await import('@partner/shared/main-helpers');
+const { processMain } = await import('@partner/shared/process/run');
 const { readAuthConfig } = await import('./config.js');
 const { MIGRATIONS_DIR, SCHEMA, startAuth } = await import('./app.js');
 
-serviceMain({ readConfig: readAuthConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startAuth(c, { logger }) });
+processMain({ readConfig: readAuthConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startAuth(c, { logger }) });

@@ -1,18 +1,16 @@
 // Builds the events service: the feed writer (events stream → events.events, single writer, stream
 // order), the retention sweep, and gRPC EventsService for the gateway's feed reads.
 import { fileURLToPath } from 'node:url';
-import { Counter } from 'prom-client';
-import type { NatsConnection } from 'nats';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
 import { EVENT_TYPES, isEventId, isEventType } from '@partner/shared/events';
-import { connectNats, natsNames, natsReadiness } from '@partner/shared/nats';
+import { natsNames } from '@partner/shared/nats';
 import { dbError } from '@partner/shared/pg';
-import type { Logger } from '@partner/shared/logger';
-import { startGrpcService, type RunningService } from '@partner/shared/service';
+import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import type { EventsConfig } from './config.js';
 import { loadFeedCursors, type CursorPosition, type Owner } from './cursor.js';
 import * as feed from './feed.js';
+import { eventsMetrics } from './metrics.js';
 import { FeedWriter } from './writer.js';
 import { sweepDeliveries, webhookHandlers } from './webhooks/rpc.js';
 
@@ -32,63 +30,47 @@ function ownerOf(o: { tenantId: string; partnerId: string } | null | undefined):
   return { tenantId: o.tenantId, partnerId: o.partnerId };
 }
 
-export function startEvents(config: EventsConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningService> {
+export function startEvents(config: EventsConfig, opts: StartOptions = {}): Promise<RunningProcess> {
   const names = natsNames(config.natsPrefix);
-  return startGrpcService({
+  return startProcess({
+    name: 'events',
     config,
-    schema: SCHEMA,
-    migrationsDir: MIGRATIONS_DIR,
     ...opts,
-    build: async ({ pool, registry, logger }) => {
-      const stored = new Counter({ name: 'partner_events_stored_total', help: 'Events stored in the feed.', registers: [registry] });
-      const skipped = new Counter({
-        name: 'partner_events_skipped_total',
-        help: 'Stream messages not stored (already stored: a redelivery or a republished event).',
-        registers: [registry],
-      });
-      const swept = new Counter({ name: 'partner_events_swept_total', help: 'Events removed past their retention.', registers: [registry] });
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
+    // The feed writer starts once NATS is there (and /readyz waits for it); reads are served meanwhile.
+    nats: { connect: 'later', readiness: true },
+    build: async ({ pool, registry, logger, nats, every }) => {
+      const metrics = eventsMetrics(registry);
       const cursors = await loadFeedCursors(pool, config.cursorSecrets);
 
-      let nc: NatsConnection | undefined;
       let writer: FeedWriter | undefined;
-      let stopped = false;
-      connectNats({ url: config.natsUrl, name: 'events', logger })
-        .then((conn) => {
-          if (stopped) return conn.close();
-          nc = conn;
-          writer = new FeedWriter(pool, conn, names, {
-            stream: config.eventsStream,
-            logger,
-            metrics: { stored: (n) => stored.inc(n), skipped: (n) => skipped.inc(n) },
-          });
-          writer.start();
-        })
-        .catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
+      nats.onConnect((conn) => {
+        writer = new FeedWriter(pool, conn, names, { stream: config.eventsStream, logger, metrics });
+        writer.start();
+      });
 
       // The retention sweep: batches until a batch comes back short, then wait for the next run.
-      let sweeping: Promise<void> | undefined;
-      const sweep = async () => {
-        for (;;) {
-          const n = (await feed.sweepBatch(pool, config.retentionMs, config.sweepBatch)) + (await sweepDeliveries(pool, config.retentionMs, config.sweepBatch));
-          if (n > 0) {
-            swept.inc(n);
-            logger.info({ removed: n }, 'events past their retention removed');
+      every({
+        name: 'event retention sweep',
+        intervalMs: config.sweepIntervalMs,
+        run: async (stopping) => {
+          for (;;) {
+            const n = (await feed.sweepBatch(pool, config.retentionMs, config.sweepBatch)) + (await sweepDeliveries(pool, config.retentionMs, config.sweepBatch));
+            if (n > 0) {
+              metrics.swept(n);
+              logger.info({ removed: n }, 'events past their retention removed');
+            }
+            if (n < config.sweepBatch || stopping()) return;
           }
-          if (n < config.sweepBatch || stopped) return;
-        }
-      };
-      const sweepTimer = setInterval(() => {
-        sweeping ??= sweep()
-          .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'event retention sweep failed'))
-          .finally(() => (sweeping = undefined));
-      }, config.sweepIntervalMs);
+        },
+      });
 
       const webhooks = await webhookHandlers(pool, {
         endpointLimit: config.webhookEndpointLimit,
         secretOverlapMs: config.webhookSecretOverlapMs,
         notifyDue: () => {
           try {
-            nc?.publish(names.webhooksDueSubject);
+            nats.current?.publish(names.webhooksDueSubject);
           } catch {
             // The dispatchers poll too: the deliveries go out at their next poll.
           }
@@ -149,14 +131,9 @@ export function startEvents(config: EventsConfig, opts: { logger?: Logger; migra
       );
 
       return {
-        bindings: [{ name: SERVICE_NAMES.events, def: serviceDefs().events, impl }],
-        checks: { nats: natsReadiness(() => nc) },
+        grpc: [{ name: SERVICE_NAMES.events, def: serviceDefs().events, impl }],
         stop: async () => {
-          stopped = true;
-          clearInterval(sweepTimer);
           await writer?.stop();
-          await sweeping;
-          await nc?.drain().catch(() => undefined);
         },
       };
     },

@@ -4,8 +4,8 @@
 import { startTelemetry } from '@partner/shared/telemetry';
 
 await startTelemetry('dispatcher');
-const { serviceMain } = await import('@partner/shared/main-helpers');
+const { processMain } = await import('@partner/shared/process/run');
 const { readDispatcherConfig } = await import('./dispatcher/config.js');
 const { startDispatcher } = await import('./dispatcher/app.js');
 
-serviceMain({ readConfig: readDispatcherConfig, start: (c, logger) => startDispatcher(c, { logger }) });
+processMain({ readConfig: readDispatcherConfig, start: (c, logger) => startDispatcher(c, { logger }) });

@@ -3,8 +3,8 @@
 import { startTelemetry } from '@partner/shared/telemetry';
 
 await startTelemetry('events');
-const { serviceMain } = await import('@partner/shared/main-helpers');
+const { processMain } = await import('@partner/shared/process/run');
 const { readEventsConfig } = await import('./config.js');
 const { MIGRATIONS_DIR, SCHEMA, startEvents } = await import('./app.js');
 
-serviceMain({ readConfig: readEventsConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startEvents(c, { logger }) });
+processMain({ readConfig: readEventsConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startEvents(c, { logger }) });

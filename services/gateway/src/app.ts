@@ -1,15 +1,15 @@
 // Builds the gateway: the Koa app (createGatewayApp, importable by tests with injected clients) and
-// the running service with its gRPC clients, JWKS, ops listener (startGateway). Readiness says "this
-// pod can serve": it is not draining and has the token keys. Shared dependencies (NATS, the gRPC
+// the running service on the shared start-up (startGateway: startProcess with its gRPC clients, NATS,
+// JWKS and the public listener). Readiness says "this pod can serve": it is not draining and has the
+// token keys. Shared dependencies (NATS, the gRPC
 // services) stay out of it: when one is down every gateway would leave the ingress at once, and
 // partners would get the ingress's 503 instead of our envelope (the request path answers 503
 // `unavailable` itself, and mutations are accepted into the outbox while NATS is down).
 import Koa from 'koa';
 import Router from '@koa/router';
-import { createServer, type Server } from 'node:http';
-import { createLogger, type Logger } from '@partner/shared/logger';
-import { createClient, serviceDefs } from '@partner/shared/grpc';
-import { createRegistry, startOpsServer } from '@partner/shared/ops';
+import type { Logger } from '@partner/shared/logger';
+import { listenHttp } from '@partner/shared/process/http';
+import { startProcess } from '@partner/shared/process/start';
 import type { Registry } from 'prom-client';
 import type { GatewayConfig } from './config.js';
 import type { GatewayState } from './context.js';
@@ -33,9 +33,8 @@ import { webhookRoutes } from './routes/webhooks.js';
 import { openapiRoute } from './routes/openapi.js';
 import { SettlementWaiters } from './settlement-waiters.js';
 import { ClientStates } from './client-state.js';
-import { connectNats, natsNames } from '@partner/shared/nats';
+import { natsNames } from '@partner/shared/nats';
 import { tracerProviderRegistered } from '@partner/shared/tracing';
-import type { NatsConnection } from 'nats';
 
 export interface GatewayAppDeps {
   config: GatewayConfig;
@@ -121,102 +120,74 @@ export interface GatewayService {
 }
 
 export async function startGateway(config: GatewayConfig, opts: { logger?: Logger } = {}): Promise<GatewayService> {
-  const logger = opts.logger ?? createLogger('gateway', config.logLevel);
-  const defs = serviceDefs();
-  const registry = createRegistry('gateway');
-  const clients: Clients = {
-    auth: createClient(defs.auth, config.grpc.auth, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
-    policy: createClient(defs.policy, config.grpc.policy, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
-    submission: createClient(defs.submission, config.grpc.submission, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
-    job: createClient(defs.job, config.grpc.job, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
-    events: createClient(defs.events, config.grpc.events, config.grpcTimeoutMs, { registry, callStreams: config.grpcCallStreams }),
-  };
-  const keys = new KeyStore(config.jwksUrl, 'ES256');
-  await keys.refresh().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'JWKS not reachable yet; will fetch on first token'));
-  const metrics = gatewayMetrics(registry, { maxWaiters: config.maxWaiters, maxWaitersPerPartner: config.maxWaitersPerPartner });
-  const waiters = new SettlementWaiters(config.maxWaiters, logger, metrics.waiters, config.maxWaitersPerPartner);
-  const clientStates = new ClientStates(
-    async (clientId, timeoutMs) => {
-      const s = await clients.auth.GetClientState({ clientId }, { timeoutMs });
+  const names = natsNames(config.natsPrefix);
+  const running = await startProcess({
+    name: 'gateway',
+    config,
+    logger: opts.logger,
+    // No readiness checks of the clients nor of NATS: see the header.
+    clients: { config },
+    // NATS may come later than the gateway: until then waits end at their deadline with one re-read.
+    nats: { connect: 'later' },
+    build: async ({ registry, logger, clients, nats, draining }) => {
+      const keys = new KeyStore(config.jwksUrl, 'ES256');
+      await keys.refresh().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'JWKS not reachable yet; will fetch on first token'));
+      const metrics = gatewayMetrics(registry, { maxWaiters: config.maxWaiters, maxWaitersPerPartner: config.maxWaitersPerPartner });
+      const waiters = new SettlementWaiters(config.maxWaiters, logger, metrics.waiters, config.maxWaitersPerPartner);
+      const clientStates = new ClientStates(
+        async (clientId, timeoutMs) => {
+          const s = await clients.auth.GetClientState({ clientId }, { timeoutMs });
+          return {
+            disabled: !s.found || s.disabled,
+            tokenVersion: Number(s.tokenVersion),
+            permissions: new Set(s.permissions),
+            rateLimit: s.rateLimitRps > 0 && s.rateLimitBurst >= 1 ? { rps: s.rateLimitRps, burst: s.rateLimitBurst } : undefined,
+          };
+        },
+        { ttlMs: config.clientStateCacheMs, unpushedTtlMs: 2_000, logger },
+      );
+      nats.onConnect((conn) => {
+        waiters.attach(conn, names.settledSubject);
+        waiters.attachFeed(conn, names.feedWakeSubject);
+        clientStates.attach(conn, names.clientChangedSubject);
+      });
+      const handle = createGatewayApp({ config, logger, clients, keys, registry, metrics, waiters, clientStates, draining }).callback();
+
+      // Slow clients are cut off: headers must arrive within headersTimeout, the whole request within
+      // requestTimeout (Node answers 408 and closes), checked every second rather than Node's default 30 s.
+      // Waiting under Prefer happens after the request is received, so it is not limited by these.
+      // On shutdown in-flight transfers (uploads, downloads) get the drain budget (SHUTDOWN_DRAIN_MS,
+      // the chart's drainSeconds) to finish before they are cut (process/http.ts).
+      const http = await listenHttp({
+        name: 'http',
+        host: config.host,
+        port: config.port,
+        options: { headersTimeout: config.headersTimeoutMs, requestTimeout: config.receiveTimeoutMs, connectionsCheckingInterval: 1_000 },
+        handle: (req, res) => {
+          // While draining, every answer closes its connection: the client's next request goes to another pod.
+          if (draining()) res.setHeader('connection', 'close');
+          void handle(req, res);
+        },
+        configure: (server) => (server.keepAliveTimeout = 65_000),
+        // Waiting requests answer now (202 / processing after one re-read) instead of holding shutdown.
+        onDrain: () => waiters.cancelAll(),
+        logger,
+      });
+
       return {
-        disabled: !s.found || s.disabled,
-        tokenVersion: Number(s.tokenVersion),
-        permissions: new Set(s.permissions),
-        rateLimit: s.rateLimitRps > 0 && s.rateLimitBurst >= 1 ? { rps: s.rateLimitRps, burst: s.rateLimitBurst } : undefined,
+        listeners: [http],
+        checks: {
+          // Keys once fetched keep verifying tokens; only a gateway that never got them is unready.
+          jwks: async () => {
+            if (!keys.loaded) await keys.refresh();
+          },
+        },
+        stop: async () => {
+          waiters.stop();
+          clientStates.stop();
+        },
       };
     },
-    { ttlMs: config.clientStateCacheMs, unpushedTtlMs: 2_000, logger },
-  );
-  // NATS may come later than the gateway: until then waits end at their deadline with one re-read.
-  let nc: NatsConnection | undefined;
-  let stopped = false;
-  void connectNats({ url: config.natsUrl, name: 'gateway', logger })
-    .then((conn) => {
-      if (stopped) return conn.close();
-      nc = conn;
-      waiters.attach(conn, natsNames(config.natsPrefix).settledSubject);
-      waiters.attachFeed(conn, natsNames(config.natsPrefix).feedWakeSubject);
-      clientStates.attach(conn, natsNames(config.natsPrefix).clientChangedSubject);
-    })
-    .catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
-  let draining = false;
-  const app = createGatewayApp({ config, logger, clients, keys, registry, metrics, waiters, clientStates, draining: () => draining });
-  const handle = app.callback();
-
-  // Slow clients are cut off: headers must arrive within headersTimeout, the whole request within
-  // requestTimeout (Node answers 408 and closes), checked every second rather than Node's default 30 s.
-  // Waiting under Prefer happens after the request is received, so it is not limited by these.
-  const http: Server = createServer(
-    { headersTimeout: config.headersTimeoutMs, requestTimeout: config.receiveTimeoutMs, connectionsCheckingInterval: 1_000 },
-    (req, res) => {
-      // While draining, every answer closes its connection: the client's next request goes to another pod.
-      if (draining) res.setHeader('connection', 'close');
-      void handle(req, res);
-    },
-  ).listen(config.port, config.host);
-  http.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    http.once('listening', resolve);
-    http.once('error', reject);
   });
-
-  const ops = await startOpsServer({
-    host: config.host,
-    port: config.opsPort,
-    registry,
-    checks: {
-      // Keys once fetched keep verifying tokens; only a gateway that never got them is unready.
-      jwks: async () => {
-        if (!keys.loaded) await keys.refresh();
-      },
-    },
-  });
-
-  return {
-    ports: { http: (http.address() as { port: number }).port, ops: ops.port },
-    stop: async () => {
-      stopped = true;
-      draining = true;
-      ops.setDraining();
-      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
-      // Waiting requests answer now (202 / processing after one re-read) instead of holding shutdown.
-      waiters.cancelAll();
-      // Close connections as they go idle; in-flight transfers (uploads, downloads) get the drain
-      // budget (SHUTDOWN_DRAIN_MS, the chart's drainSeconds) to finish before they are cut.
-      http.closeIdleConnections();
-      const idle = setInterval(() => http.closeIdleConnections(), 250);
-      const force = setTimeout(() => {
-        logger.warn('drain budget spent; closing the connections still open');
-        http.closeAllConnections();
-      }, config.drainMs);
-      await closed;
-      clearInterval(idle);
-      clearTimeout(force);
-      waiters.stop();
-      clientStates.stop();
-      await nc?.drain().catch(() => undefined);
-      for (const c of Object.values(clients)) c.close();
-      await ops.close();
-    },
-  };
+  return { ports: { http: running.ports.http!, ops: running.ports.ops! }, stop: running.stop };
 }

@@ -3,8 +3,8 @@
 import { startTelemetry } from '@partner/shared/telemetry';
 
 await startTelemetry('gateway');
-const { serviceMain } = await import('@partner/shared/main-helpers');
+const { processMain } = await import('@partner/shared/process/run');
 const { readGatewayConfig } = await import('./config.js');
 const { startGateway } = await import('./app.js');
 
-serviceMain({ readConfig: readGatewayConfig, start: (c, logger) => startGateway(c, { logger }) });
+processMain({ readConfig: readGatewayConfig, start: (c, logger) => startGateway(c, { logger }) });

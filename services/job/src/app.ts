@@ -2,37 +2,38 @@
 // in repo.ts), the outbox relays to JetStream, settlement events on core NATS, its metrics
 // (metrics.ts) and the periodic sweeps (sweeps.ts).
 import { fileURLToPath } from 'node:url';
-import type { NatsConnection } from 'nats';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { notFound } from '@partner/shared/errors';
 import { isJobId } from '@partner/shared/ids';
 import { jobMessageJson } from '@partner/shared/jobs';
-import { connectNats, ensureJobsStream, natsNames, traceHeaders } from '@partner/shared/nats';
+import { ensureJobsStream, natsNames, traceHeaders } from '@partner/shared/nats';
 import { eventOutbox } from '@partner/shared/events';
 import { OutboxRelay } from '@partner/shared/outbox-relay';
 import { context, contextCarrier, failSpan, SpanKind, trace, tracer } from '@partner/shared/tracing';
 import { dbError } from '@partner/shared/pg';
 import { dbBatcher } from '@partner/shared/batcher';
-import type { Logger } from '@partner/shared/logger';
-import { startGrpcService, type RunningService } from '@partner/shared/service';
+import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import type { JobConfig } from './config.js';
 import * as repo from './repo.js';
 import { listJobs, loadJobCursorCodec, parseListJobs } from './list.js';
 import { jobMetrics } from './metrics.js';
 import { checkSubmit, settlementEvent, settleOutcomeOf } from './requests.js';
-import { startSweeps } from './sweeps.js';
+import { sweeps } from './sweeps.js';
 
 export const SCHEMA = 'job';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 
-export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningService> {
+export function startJob(config: JobConfig, opts: StartOptions = {}): Promise<RunningProcess> {
   const names = natsNames(config.natsPrefix);
-  return startGrpcService({
+  return startProcess({
+    name: 'job',
     config,
-    schema: SCHEMA,
-    migrationsDir: MIGRATIONS_DIR,
     ...opts,
-    build: async ({ pool, registry, logger }) => {
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
+    // NATS may be down at start: the service accepts jobs regardless (they wait in the outbox). No
+    // NATS readiness check on purpose, for the same reason: only PostgreSQL is vital.
+    nats: { connect: 'later' },
+    build: async ({ pool, registry, logger, nats, every }) => {
       const metrics = jobMetrics(registry, pool);
       const cursors = await loadJobCursorCodec(pool).catch(dbError);
       const stream = { replicas: config.streamReplicas, duplicateWindowMs: config.duplicateWindowMs };
@@ -51,16 +52,10 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
       const eventRelay = new OutboxRelay(pool, eventOutbox(names, stream), { intervalMs: config.relayIntervalMs, logger });
       eventRelay.start();
 
-      // NATS may be down at start: the service accepts jobs regardless (they wait in the outbox).
-      let nc: NatsConnection | undefined;
-      let stopped = false;
-      const connecting = connectNats({ url: config.natsUrl, name: 'job', logger }).then((conn) => {
-        if (stopped) return conn.close();
-        nc = conn;
+      nats.onConnect((conn) => {
         relay.attach(conn);
         eventRelay.attach(conn);
       });
-      connecting.catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
 
       /** Best effort: a waiting gateway that misses this re-reads the job at its deadline. */
       const publishSettlement = (row: repo.JobRow) => {
@@ -70,7 +65,7 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
         });
         try {
           const headers = traceHeaders(trace.setSpan(context.active(), span));
-          nc?.publish(names.settledSubject, JSON.stringify(settlementEvent(row)), headers ? { headers } : {});
+          nats.current?.publish(names.settledSubject, JSON.stringify(settlementEvent(row)), headers ? { headers } : {});
         } catch (err) {
           failSpan(span, err);
           logger.warn({ err: (err as Error).message, jobId: row.job_id }, 'settlement event not published');
@@ -92,7 +87,7 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
         keyOf: (i) => i.jobId,
       });
 
-      const sweeps = startSweeps({ pool, config, names, logger, nats: () => nc, requeued: () => relay.kick() });
+      for (const loop of sweeps({ pool, config, names, logger, nats: () => nats.current, requeued: () => relay.kick() })) every(loop);
 
       const impl = implement(
         serviceDefs().job,
@@ -154,15 +149,10 @@ export function startJob(config: JobConfig, opts: { logger?: Logger; migrate?: b
       );
 
       return {
-        bindings: [{ name: SERVICE_NAMES.job, def: serviceDefs().job, impl }],
-        // No NATS readiness check on purpose: without NATS this service still accepts jobs, which
-        // wait in the outbox until NATS returns. Only PostgreSQL (checked by the runner) is vital.
+        grpc: [{ name: SERVICE_NAMES.job, def: serviceDefs().job, impl }],
         stop: async () => {
-          stopped = true;
-          sweeps.stop();
           await relay.stop();
           await eventRelay.stop();
-          await nc?.drain().catch(() => undefined);
         },
       };
     },

@@ -3,8 +3,8 @@
 import { startTelemetry } from '@partner/shared/telemetry';
 
 await startTelemetry('job');
-const { serviceMain } = await import('@partner/shared/main-helpers');
+const { processMain } = await import('@partner/shared/process/run');
 const { readJobConfig } = await import('./config.js');
 const { MIGRATIONS_DIR, SCHEMA, startJob } = await import('./app.js');
 
-serviceMain({ readConfig: readJobConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startJob(c, { logger }) });
+processMain({ readConfig: readJobConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startJob(c, { logger }) });

@@ -1,8 +1,8 @@
 // The job service's metrics: jobs accepted and settled by kind, time to settlement, the outbox's
 // publishes, and its backlog and oldest row (one query per scrape for both gauges).
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import { JOB_KINDS } from '@partner/shared/jobs';
-import { metricSourceFailures } from '@partner/shared/metric-sources';
+import { scrapedGauge, scrapeSource } from '@partner/shared/process/gauges';
 import type { Pool } from '@partner/shared/pg';
 import { outboxBacklog } from './repo.js';
 
@@ -33,32 +33,16 @@ export function jobMetrics(registry: Registry, pool: Pool) {
     registers: [registry],
   });
   // One outbox query per scrape for both gauges; a failed read marks them NaN and is counted.
-  const sourceFailed = metricSourceFailures(registry, ['partner_job_outbox_backlog']);
-  let outboxRead: Promise<{ n: number; age: number } | undefined> | undefined;
-  const readOutbox = () =>
-    (outboxRead ??= outboxBacklog(pool)
-      .catch(() => {
-        sourceFailed('partner_job_outbox_backlog');
-        return undefined;
-      })
-      .finally(() => setTimeout(() => (outboxRead = undefined), 100)));
-  new Gauge({
+  const outbox = scrapeSource(registry, 'partner_job_outbox_backlog', () => outboxBacklog(pool));
+  scrapedGauge(registry, outbox, {
     name: 'partner_job_outbox_backlog',
     help: 'Jobs committed but not yet published to JetStream (NaN when the count failed).',
-    registers: [registry],
-    async collect() {
-      const r = await readOutbox();
-      this.set(r ? r.n : Number.NaN);
-    },
+    value: (r) => r.n,
   });
-  new Gauge({
+  scrapedGauge(registry, outbox, {
     name: 'partner_job_outbox_oldest_age_seconds',
     help: 'Age of the oldest job waiting in the outbox (0 when empty; NaN when the read failed).',
-    registers: [registry],
-    async collect() {
-      const r = await readOutbox();
-      this.set(r ? r.age : Number.NaN);
-    },
+    value: (r) => r.age,
   });
   return {
     accepted: (kind: string) => accepted.inc({ kind }),

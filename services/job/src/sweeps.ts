@@ -5,10 +5,12 @@ import type { NatsConnection } from 'nats';
 import type { Logger } from '@partner/shared/logger';
 import type { natsNames } from '@partner/shared/nats';
 import type { Pool } from '@partner/shared/pg';
+import type { LoopSpec } from '@partner/shared/process/loops';
 import type { JobConfig } from './config.js';
 import * as repo from './repo.js';
 
-export function startSweeps(opts: {
+/** The two sweeps, as loops for startProcess (one restart policy: process/loops.ts). */
+export function sweeps(opts: {
   pool: Pool;
   config: JobConfig;
   names: ReturnType<typeof natsNames>;
@@ -17,7 +19,7 @@ export function startSweeps(opts: {
   nats: () => NatsConnection | undefined;
   /** Publishes what was queued again now, instead of at the relay's next interval. */
   requeued: () => void;
-}): { stop(): void } {
+}): LoopSpec[] {
   const { pool, config, names, logger } = opts;
   const queueIsEmpty = async (): Promise<boolean> => {
     const nc = opts.nats();
@@ -25,20 +27,25 @@ export function startSweeps(opts: {
     const info = await (await nc.jetstreamManager({ timeout: 1_500 })).streams.info(names.jobsStream);
     return info.state.messages === 0;
   };
-  const timer = setInterval(() => {
-    void repo
-      .sweepIdempotencyKeys(pool)
-      .then((n) => n && logger.info({ removed: n }, 'expired idempotency keys removed'))
-      .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'idempotency sweep failed'));
-    void queueIsEmpty()
-      .then((empty) => (empty ? repo.requeueStaleJobs(pool, config.staleJobAfterMs, names.jobSubject) : 0))
-      .then((n) => {
+  return [
+    {
+      name: 'idempotency sweep',
+      intervalMs: config.sweepIntervalMs,
+      run: async () => {
+        const n = await repo.sweepIdempotencyKeys(pool);
+        if (n) logger.info({ removed: n }, 'expired idempotency keys removed');
+      },
+    },
+    {
+      name: 'stale-job sweep',
+      intervalMs: config.sweepIntervalMs,
+      run: async () => {
+        const n = (await queueIsEmpty()) ? await repo.requeueStaleJobs(pool, config.staleJobAfterMs, names.jobSubject) : 0;
         if (n) {
           logger.warn({ requeued: n }, 'stale unsettled jobs queued again');
           opts.requeued();
         }
-      })
-      .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'stale-job sweep failed'));
-  }, config.sweepIntervalMs);
-  return { stop: () => clearInterval(timer) };
+      },
+    },
+  ];
 }

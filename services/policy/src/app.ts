@@ -4,8 +4,7 @@ import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { notFound } from '@partner/shared/errors';
 import { isUuid } from '@partner/shared/ids';
 import { dbError } from '@partner/shared/pg';
-import type { Logger } from '@partner/shared/logger';
-import { startGrpcService, type RunningService } from '@partner/shared/service';
+import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import type { PolicyConfig } from './config.js';
 import { getProduct } from './products.js';
 import { loadCursorCodec } from '@partner/shared/list-cursor';
@@ -16,16 +15,16 @@ export const SCHEMA = 'policy';
 export const CURSOR_CONTEXT = 'partner.policy.v1/list-cursor';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 
-export function startPolicy(config: PolicyConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningService> {
-  return startGrpcService({
+export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Promise<RunningProcess> {
+  return startProcess({
+    name: 'policy',
     config,
-    schema: SCHEMA,
-    migrationsDir: MIGRATIONS_DIR,
     ...opts,
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
     build: async ({ pool, registry, logger }) => {
       const codec = await loadCursorCodec(pool, config.cursorSecrets, CURSOR_CONTEXT).catch(dbError);
       return {
-        bindings: [
+        grpc: [
           {
             name: SERVICE_NAMES.policy,
             def: serviceDefs().policy,

@@ -3,8 +3,8 @@
 import { startTelemetry } from '@partner/shared/telemetry';
 
 await startTelemetry('policy');
-const { serviceMain } = await import('@partner/shared/main-helpers');
+const { processMain } = await import('@partner/shared/process/run');
 const { readPolicyConfig } = await import('./config.js');
 const { MIGRATIONS_DIR, SCHEMA, startPolicy } = await import('./app.js');
 
-serviceMain({ readConfig: readPolicyConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startPolicy(c, { logger }) });
+processMain({ readConfig: readPolicyConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startPolicy(c, { logger }) });

@@ -22,8 +22,7 @@ import type { CallsRequest } from './generated/partner/callstream/v1/CallsReques
 import type { CallsResponse__Output } from './generated/partner/callstream/v1/CallsResponse.js';
 import type { CallsRequest__Output } from './generated/partner/callstream/v1/CallsRequest.js';
 import type { CallsResponse } from './generated/partner/callstream/v1/CallsResponse.js';
-import { serviceDefs } from './grpc-loader.js';
-import type { AnyMethod, ServiceBinding } from './grpc-server.js';
+import { serviceDefs, type AnyMethod, type ServiceBinding } from './grpc-loader.js';
 
 /** The calls that take the stream: the three durable steps every submit makes. */
 export const STREAMED_METHODS: ReadonlySet<string> = new Set([

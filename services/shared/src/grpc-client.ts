@@ -6,7 +6,8 @@ import type { MethodDefinition } from '@grpc/proto-loader';
 import type { Registry } from 'prom-client';
 import { DomainError, fromGrpcError } from './errors.js';
 import { codeOf, observeClientCall } from './grpc-telemetry.js';
-import type { AnyMethod, GrpcObservability } from './grpc-server.js';
+import type { AnyMethod } from './grpc-loader.js';
+import type { GrpcObservability } from './grpc-server.js';
 import { CallStreamClient, STREAMED_METHODS } from './grpc-callstream.js';
 
 export interface CallOptions {
@@ -28,6 +29,14 @@ const CLIENT_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': 4 * 1024 * 1024,
   'grpc.enable_channelz': 0,
 };
+
+/**
+ * How a client calls: where its calls are counted, and whether the hot calls travel as messages on
+ * open streams (grpc-callstream.ts; GRPC_CALL_STREAMS, default true) or as plain unary calls.
+ */
+export interface GrpcClientOptions extends GrpcObservability {
+  callStreams?: boolean;
+}
 
 /** Target for an address: "host:port" becomes dns:///host:port so round_robin sees every address. */
 export function grpcTarget(address: string): string {
@@ -70,24 +79,24 @@ export function settleWith<T>(
  * A promise-returning client for a service definition. Every call carries a deadline (the call's
  * timeoutMs or the client's default) and rejects with a DomainError (fromGrpcError). Each call is a
  * client span (child of the active context, its traceparent sent in the metadata) and is counted in
- * observability.registry.
+ * options.registry.
  */
 export function createClient<D extends grpc.ServiceDefinition>(
   def: D,
   address: string,
   defaultTimeoutMs: number,
-  observability: GrpcObservability = {},
+  options: GrpcClientOptions = {},
 ): PromiseClient<D> {
   const channel = new grpc.Client(grpcTarget(address), grpc.credentials.createInsecure(), CLIENT_OPTIONS);
   // The hot calls travel on open streams (grpc-callstream.ts) unless GRPC_CALL_STREAMS=false.
-  const streams = observability.callStreams !== false ? new CallStreamClient(channel) : undefined;
+  const streams = options.callStreams !== false ? new CallStreamClient(channel) : undefined;
   const client: Record<string, unknown> = {
     close: () => {
       streams?.close();
       channel.close();
     },
   };
-  const registry = observability.registry;
+  const registry = options.registry;
   channels.set(client, { channel, defaultTimeoutMs, registry });
   for (const [name, method] of Object.entries(def) as [string, AnyMethod][]) {
     const streamed = streams && STREAMED_METHODS.has(method.path);

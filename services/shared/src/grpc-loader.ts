@@ -1,5 +1,6 @@
 // gRPC service definitions: proto loading with one set of loader options (mirrored by
-// scripts/gen-proto.mjs), loaded once per process, and the services' fully qualified names.
+// scripts/gen-proto.mjs), loaded once per process, the services' fully qualified names, and the
+// types the server, client and call-stream modules share (so none of them imports another for them).
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +10,15 @@ import type { ProtoGrpcType as EventsProto } from './generated/events.js';
 import type { ProtoGrpcType as JobProto } from './generated/job.js';
 import type { ProtoGrpcType as PolicyProto } from './generated/policy.js';
 import type { ProtoGrpcType as SubmissionProto } from './generated/submission.js';
+
+export type AnyMethod = grpc.MethodDefinition<object, object>;
+
+/** A service a gRPC server offers: its name (for grpc.health.v1), definition and implementation. */
+export interface ServiceBinding {
+  name: string;
+  def: grpc.ServiceDefinition;
+  impl: grpc.UntypedServiceImplementation;
+}
 
 /** Keep in step with the flags in scripts/gen-proto.mjs. */
 export const PROTO_LOADER_OPTIONS = {

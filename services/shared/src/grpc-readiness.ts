@@ -4,8 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { channelOf } from './grpc-client.js';
-import { PROTO_LOADER_OPTIONS } from './grpc-loader.js';
-import type { AnyMethod } from './grpc-server.js';
+import { PROTO_LOADER_OPTIONS, type AnyMethod } from './grpc-loader.js';
 import type { ReadinessCheck } from './ops.js';
 
 let healthCheckMethod: AnyMethod | undefined;

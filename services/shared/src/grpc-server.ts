@@ -12,7 +12,7 @@ import { observeServerCall } from './grpc-telemetry.js';
 import type { Logger } from './logger.js';
 import { context } from './tracing.js';
 import { CallStreamServer } from './grpc-callstream.js';
-import { serviceDefs } from './grpc-loader.js';
+import { serviceDefs, type AnyMethod, type ServiceBinding } from './grpc-loader.js';
 
 export interface CallContext {
   metadata: grpc.Metadata;
@@ -20,7 +20,6 @@ export interface CallContext {
   remainingMs(): number;
 }
 
-export type AnyMethod = grpc.MethodDefinition<object, object>;
 type ServiceDefinition = grpc.ServiceDefinition;
 
 export type Handlers<D> = {
@@ -32,8 +31,6 @@ export type Handlers<D> = {
 /** Where a server's or client's calls are counted (the process's registry); absent: traced only. */
 export interface GrpcObservability {
   registry?: Registry;
-  /** Clients: carry the hot calls on open streams (grpc-callstream.ts); default true. */
-  callStreams?: boolean;
 }
 
 /** The caller's deadline as the handler sees it: milliseconds left (Infinity without one). */
@@ -109,12 +106,6 @@ export interface GrpcServerHandle {
   setServing(status: ServingStatus): void;
   /** Stops accepting calls and waits for in-flight ones (tryShutdown, never forceShutdown first). */
   shutdown(timeoutMs?: number): Promise<void>;
-}
-
-export interface ServiceBinding {
-  name: string;
-  def: ServiceDefinition;
-  impl: grpc.UntypedServiceImplementation;
 }
 
 export const SERVER_OPTIONS: grpc.ServerOptions = {

@@ -1,7 +1,7 @@
 // NATS: connection helper and the names of every subject and stream, derived from one prefix so
 // deployments and test runs can share a server without seeing each other's messages; the readiness
 // check of a connection; trace context in message headers.
-import { connect, DiscardPolicy, headers, nanos, RetentionPolicy, StorageType, type JetStreamManager, type MsgHdrs, type NatsConnection } from 'nats';
+import { connect, DiscardPolicy, headers, nanos, RetentionPolicy, StorageType, type JetStreamManager, type MsgHdrs, type NatsConnection, type StreamConfig } from 'nats';
 import type { Logger } from './logger.js';
 import type { ReadinessCheck } from './ops.js';
 import { extractContext, injectContext, type Context } from './tracing.js';
@@ -77,36 +77,38 @@ export async function connectNats(opts: { url: string; name: string; logger: Log
 /** JetStream's duplicate window for the jobs stream, unless the job service configures another. */
 export const DEFAULT_DUPLICATE_WINDOW_MS = 10 * 60_000;
 
+/** The settings every stream of ours has: file storage, its replicas, and the duplicate window of Nats-Msg-Id. */
+interface StreamOptions {
+  replicas: number;
+  /** Publishes carry Nats-Msg-Id (the job or event id): a message published twice in this window is stored once. */
+  duplicateWindowMs: number;
+}
+
+/**
+ * Creates a stream if it is missing; `update` also brings an existing stream's settings up to date.
+ * Several processes may race to create it: "already in use" means another one did.
+ */
+async function ensureStream(jsm: JetStreamManager, own: Partial<StreamConfig> & { name: string }, opts: StreamOptions, update: boolean): Promise<void> {
+  const config = { ...own, storage: StorageType.File, num_replicas: opts.replicas, duplicate_window: nanos(opts.duplicateWindowMs) };
+  try {
+    await jsm.streams.info(config.name);
+    if (update) await jsm.streams.update(config.name, config);
+  } catch (err) {
+    if (!/stream not found/i.test((err as Error).message)) throw err;
+    await jsm.streams.add(config).catch((e: unknown) => {
+      if (!/already in use/i.test((e as Error).message)) throw e;
+    });
+  }
+}
+
 /**
  * Creates the jobs work-queue stream if it is missing. The job service (the publisher, `owner`)
  * also brings an existing stream's settings up to date; workers only create it when they start
  * first, so the two never overwrite each other's settings.
  */
-export async function ensureJobsStream(
-  jsm: JetStreamManager,
-  names: ReturnType<typeof natsNames>,
-  opts: { replicas: number; duplicateWindowMs: number; owner: boolean },
-): Promise<void> {
-  const config = {
-    name: names.jobsStream,
-    subjects: [names.jobSubjects],
-    retention: RetentionPolicy.Workqueue,
-    storage: StorageType.File,
-    discard: DiscardPolicy.New,
-    num_replicas: opts.replicas,
-    // Publishes carry Nats-Msg-Id = job id: a job published twice in this window is stored once.
-    duplicate_window: nanos(opts.duplicateWindowMs),
-  };
-  try {
-    await jsm.streams.info(config.name);
-    if (opts.owner) await jsm.streams.update(config.name, config);
-  } catch (err) {
-    if (!/stream not found/i.test((err as Error).message)) throw err;
-    await jsm.streams.add(config).catch(async (e: unknown) => {
-      // Another process created it meanwhile.
-      if (!/already in use/i.test((e as Error).message)) throw e;
-    });
-  }
+export function ensureJobsStream(jsm: JetStreamManager, names: ReturnType<typeof natsNames>, opts: StreamOptions & { owner: boolean }): Promise<void> {
+  const own = { name: names.jobsStream, subjects: [names.jobSubjects], retention: RetentionPolicy.Workqueue, discard: DiscardPolicy.New };
+  return ensureStream(jsm, own, opts, opts.owner);
 }
 
 /** How long the events stream keeps a message: the events service stores it long before that. */
@@ -117,30 +119,15 @@ export const EVENTS_STREAM_MAX_AGE_MS = 7 * 24 * 3_600_000;
  * overwrites an existing stream's settings). Limits retention: the events service reads it with an
  * ordered consumer from the position it stored last, so messages stay after they were read.
  */
-export async function ensureEventsStream(
-  jsm: JetStreamManager,
-  names: ReturnType<typeof natsNames>,
-  opts: { replicas: number; duplicateWindowMs: number },
-): Promise<void> {
-  const config = {
+export function ensureEventsStream(jsm: JetStreamManager, names: ReturnType<typeof natsNames>, opts: StreamOptions): Promise<void> {
+  const own = {
     name: names.eventsStream,
     subjects: [names.eventSubjects],
     retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
     discard: DiscardPolicy.Old,
-    num_replicas: opts.replicas,
     max_age: nanos(EVENTS_STREAM_MAX_AGE_MS),
-    // Publishes carry Nats-Msg-Id = event id: an event published twice in this window is stored once.
-    duplicate_window: nanos(opts.duplicateWindowMs),
   };
-  try {
-    await jsm.streams.info(config.name);
-  } catch (err) {
-    if (!/stream not found/i.test((err as Error).message)) throw err;
-    await jsm.streams.add(config).catch((e: unknown) => {
-      if (!/already in use/i.test((e as Error).message)) throw e;
-    });
-  }
+  return ensureStream(jsm, own, opts, false);
 }
 
 /**

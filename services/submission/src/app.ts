@@ -1,35 +1,34 @@
 // Builds the submission service: submissions and their attachments over gRPC, and the sweep of
 // abandoned uploads.
 import { fileURLToPath } from 'node:url';
-import { Counter } from 'prom-client';
 import { implementWithStreaming, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { DomainError, notFound } from '@partner/shared/errors';
 import { isJobId, isUuid } from '@partner/shared/ids';
 import { dbError } from '@partner/shared/pg';
 import { dbBatcher } from '@partner/shared/batcher';
-import type { Logger } from '@partner/shared/logger';
-import { startGrpcService, type RunningService } from '@partner/shared/service';
-import { connectNats, natsNames } from '@partner/shared/nats';
+import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
+import { natsNames } from '@partner/shared/nats';
 import { eventOutbox } from '@partner/shared/events';
 import { OutboxRelay } from '@partner/shared/outbox-relay';
-import type { NatsConnection } from 'nats';
 import type { SubmissionConfig } from './config.js';
 import * as repo from './repo.js';
 import { PgBlobStore } from './blob-store.js';
-import { attachmentService, startSweeper } from './attachments.js';
+import { attachmentService, sweepAttachments } from './attachments.js';
+import { submissionMetrics } from './metrics.js';
 import { listSubmissions, loadSubmissionCursorCodec, parseListSubmissions } from './list.js';
 
 export const SCHEMA = 'submission';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 
-export function startSubmission(config: SubmissionConfig, opts: { logger?: Logger; migrate?: boolean } = {}): Promise<RunningService> {
-  return startGrpcService({
+export function startSubmission(config: SubmissionConfig, opts: StartOptions = {}): Promise<RunningProcess> {
+  return startProcess({
+    name: 'submission',
     config,
-    schema: SCHEMA,
-    migrationsDir: MIGRATIONS_DIR,
     ...opts,
-    build: async ({ pool, registry, logger }) => {
-      const created = new Counter({ name: 'partner_submissions_created_total', help: 'Submissions created.', registers: [registry] });
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
+    nats: { connect: 'later' },
+    build: async ({ pool, registry, logger, nats, every }) => {
+      const metrics = submissionMetrics(registry);
       const cursors = await loadSubmissionCursorCodec(pool).catch(dbError);
       const store = new PgBlobStore(pool);
       // Events (submission.created, attachment.*) are recorded in their change's transaction and
@@ -37,17 +36,17 @@ export function startSubmission(config: SubmissionConfig, opts: { logger?: Logge
       const names = natsNames(config.natsPrefix);
       const events = new OutboxRelay(pool, eventOutbox(names, config.eventsStream), { intervalMs: config.relayIntervalMs, logger });
       events.start();
-      let nc: NatsConnection | undefined;
-      let stopped = false;
-      connectNats({ url: config.natsUrl, name: 'submission', logger })
-        .then(async (conn) => {
-          if (stopped) return conn.close();
-          nc = conn;
-          events.attach(conn);
-        })
-        .catch((err: unknown) => logger.error({ err }, 'NATS connection failed'));
-      const attachments = attachmentService({ pool, store, settings: config.attachments, registry, logger, names, events });
-      const sweeper = startSweeper(pool, store, config.attachments, logger, registry);
+      nats.onConnect((conn) => events.attach(conn));
+      const attachments = attachmentService({ pool, store, settings: config.attachments, metrics, logger, names, events });
+      every({
+        name: 'attachment sweep',
+        intervalMs: config.attachments.sweepIntervalMs,
+        run: async () => {
+          const r = await sweepAttachments(pool, store, config.attachments);
+          metrics.swept(r);
+          if (r.abandonedRemoved + r.deletedPurged + r.deletedDropped > 0) logger.info(r, 'attachment sweep');
+        },
+      });
       // CreateSubmission commits concurrent calls together (shared/batcher.ts); a lone call runs alone.
       const creates = dbBatcher('CreateSubmission', (inputs: repo.NewSubmission[]) => repo.createSubmissions(pool, names, inputs), {
         config,
@@ -76,7 +75,7 @@ export function startSubmission(config: SubmissionConfig, opts: { logger?: Logge
               }, (s) => creates.call(s))
               .catch(dbError);
             if (out.event) events.publishNow(out.event.outboxId, out.event);
-            if (out.created) created.inc();
+            if (out.created) metrics.created();
             return { submission: repo.toProto(out.row) };
           },
           GetSubmission: async (req) => {
@@ -96,13 +95,8 @@ export function startSubmission(config: SubmissionConfig, opts: { logger?: Logge
         { registry },
       );
       return {
-        bindings: [{ name: SERVICE_NAMES.submission, def: serviceDefs().submission, impl }],
-        stop: async () => {
-          stopped = true;
-          await sweeper.stop();
-          await events.stop();
-          await nc?.drain().catch(() => undefined);
-        },
+        grpc: [{ name: SERVICE_NAMES.submission, def: serviceDefs().submission, impl }],
+        stop: () => events.stop(),
       };
     },
   });

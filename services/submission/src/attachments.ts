@@ -2,8 +2,6 @@
 // attachment.create job, reads, streamed content, deletion by the attachment.delete job, and the
 // sweep that removes what no job will ever claim.
 import { createHash } from 'node:crypto';
-import { Counter } from 'prom-client';
-import type { Registry } from 'prom-client';
 import { clientStreaming, serverStreaming, type ClientStreamingHandler, type ServerStreamingHandler } from '@partner/shared/grpc';
 import { DomainError, notFound } from '@partner/shared/errors';
 import { isJobId, isUuid, newUuid } from '@partner/shared/ids';
@@ -28,6 +26,7 @@ import type { ReadAttachmentContentResponse } from '@partner/shared/generated/pa
 import type { DeleteAttachmentRequest__Output } from '@partner/shared/generated/partner/submission/v1/DeleteAttachmentRequest';
 import type { DeleteAttachmentResponse } from '@partner/shared/generated/partner/submission/v1/DeleteAttachmentResponse';
 import type { BlobStore } from './blob-store.js';
+import type { SubmissionMetrics } from './metrics.js';
 import type { AttachmentSettings } from './config.js';
 import { decodeCursor, encodeCursor } from './attachment-cursor.js';
 import * as repo from './attachments-repo.js';
@@ -69,20 +68,13 @@ export function attachmentService(deps: {
   pool: Pool;
   store: BlobStore;
   settings: AttachmentSettings;
-  registry: Registry;
+  metrics: Pick<SubmissionMetrics, 'upload'>;
   logger: Logger;
   /** Where attachment events go: the stream names and the relay of the event outbox. */
   names: ReturnType<typeof natsNames>;
   events: OutboxRelay;
 }): AttachmentService {
-  const { pool, store, settings, logger } = deps;
-  const uploads = new Counter({
-    name: 'partner_attachment_uploads_total',
-    help: 'Uploads received, by outcome (staged, too_large, not_found, invalid, aborted, failed).',
-    labelNames: ['outcome'],
-    registers: [deps.registry],
-  });
-  const storedBytes = new Counter({ name: 'partner_attachment_staged_bytes_total', help: 'Bytes of uploads staged.', registers: [deps.registry] });
+  const { pool, store, settings, logger, metrics } = deps;
 
   /** Removes an upload that will not become an attachment: bytes first, then the record. */
   const removeUnfinished = async (attachmentId: string) => {
@@ -114,7 +106,7 @@ export function attachmentService(deps: {
       .beginUpload(pool, { attachmentId, owner, submissionId, fileName: md.fileName, contentType: md.contentType })
       .catch(dbError);
     if (!begun) {
-      uploads.inc({ outcome: 'not_found' });
+      metrics.upload('not_found');
       throw notFound('submission');
     }
 
@@ -151,13 +143,12 @@ export function attachmentService(deps: {
       if (!(await repo.markStaged(pool, attachmentId, size, sha256))) {
         throw new DomainError('unavailable', 'the upload was interrupted; upload the file again');
       }
-      uploads.inc({ outcome: 'staged' });
-      storedBytes.inc(size);
+      metrics.upload('staged', size);
       return { uploadId: attachmentId, sizeBytes: size, sha256 };
     } catch (err) {
       const code = err instanceof DomainError ? err.code : (err as { code?: string }).code;
       const outcome = { payload_too_large: 'too_large', validation_error: 'invalid', ERR_STREAM_PREMATURE_CLOSE: 'aborted' }[code ?? ''];
-      uploads.inc({ outcome: outcome ?? 'failed' });
+      metrics.upload(outcome ?? 'failed');
       // Nothing of a failed or cancelled upload stays; if this cleanup fails too, the sweep finishes it.
       await removeUnfinished(attachmentId).catch((cleanupErr: unknown) =>
         logger.warn({ err: cleanupErr, attachmentId }, 'could not remove a failed upload; the sweep will'),
@@ -313,43 +304,4 @@ export async function sweepAttachments(
     if (n < batch) break;
   }
   return out;
-}
-
-/** Runs the sweep every intervalMs (not at all for 0); stop() waits for a pass in progress. */
-export function startSweeper(
-  pool: Pool,
-  store: BlobStore,
-  settings: AttachmentSettings,
-  logger: Logger,
-  registry: Registry,
-): { stop(): Promise<void> } {
-  if (settings.sweepIntervalMs === 0) return { stop: async () => undefined };
-  const swept = new Counter({
-    name: 'partner_attachment_swept_total',
-    help: 'Records handled by the attachment sweep, by what was done (abandoned_removed, deleted_purged, deleted_dropped).',
-    labelNames: ['action'],
-    registers: [registry],
-  });
-  let running: Promise<void> | undefined;
-  const pass = () => {
-    running ??= sweepAttachments(pool, store, settings)
-      .then((r) => {
-        swept.inc({ action: 'abandoned_removed' }, r.abandonedRemoved);
-        swept.inc({ action: 'deleted_purged' }, r.deletedPurged);
-        swept.inc({ action: 'deleted_dropped' }, r.deletedDropped);
-        if (r.abandonedRemoved + r.deletedPurged + r.deletedDropped > 0) logger.info(r, 'attachment sweep');
-      })
-      .catch((err: unknown) => logger.warn({ err }, 'attachment sweep failed; will try again'))
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  const timer = setInterval(pass, settings.sweepIntervalMs);
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
-  };
 }

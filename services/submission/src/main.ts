@@ -3,11 +3,11 @@
 import { startTelemetry } from '@partner/shared/telemetry';
 
 await startTelemetry('submission');
-const { serviceMain } = await import('@partner/shared/main-helpers');
+const { processMain } = await import('@partner/shared/process/run');
 const { readSubmissionConfig } = await import('./config.js');
 const { MIGRATIONS_DIR, SCHEMA, startSubmission } = await import('./app.js');
 
-serviceMain({
+processMain({
   readConfig: readSubmissionConfig,
   migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR },
   start: (c, logger) => startSubmission(c, { logger }),

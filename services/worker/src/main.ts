@@ -3,8 +3,8 @@
 import { startTelemetry } from '@partner/shared/telemetry';
 
 await startTelemetry('worker');
-const { serviceMain } = await import('@partner/shared/main-helpers');
+const { processMain } = await import('@partner/shared/process/run');
 const { readWorkerConfig } = await import('./config.js');
 const { startWorker } = await import('./app.js');
 
-serviceMain({ readConfig: readWorkerConfig, start: (c, logger) => startWorker(c, { logger }) });
+processMain({ readConfig: readWorkerConfig, start: (c, logger) => startWorker(c, { logger }) });

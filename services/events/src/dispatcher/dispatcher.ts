@@ -13,17 +13,13 @@ import type { natsNames } from '@partner/shared/nats';
 import type { RecordedEvent } from '@partner/shared/events';
 import { claimDue, nextDue, release, settleFailure, settleSuccess, type Claimed, type Settled } from './store.js';
 import type { SendResult, Sender } from './sender.js';
+import type { DispatcherConfig } from './config.js';
 
-export interface DispatchSettings {
-  timeoutMs: number;
-  retryScheduleMs: number[];
-  retryJitter: number;
-  endpointConcurrency: number;
-  endpointMaxInFlight: number;
-  maxInFlight: number;
-  disableAfterMs: number;
-  pollMs: number;
-}
+/** The settings the loop reads (documented on DispatcherConfig). */
+export type DispatchSettings = Pick<
+  DispatcherConfig,
+  'timeoutMs' | 'retryScheduleMs' | 'retryJitter' | 'endpointConcurrency' | 'endpointMaxInFlight' | 'maxInFlight' | 'disableAfterMs' | 'pollMs'
+>;
 
 export interface DispatchMetrics {
   attempt(r: SendResult): void;
