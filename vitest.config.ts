@@ -5,7 +5,12 @@ import { defineConfig } from 'vitest/config';
 import { fileURLToPath } from 'node:url';
 
 const shared = fileURLToPath(new URL('./services/shared/src/', import.meta.url));
-const resolve = { alias: [{ find: /^@partner\/shared\/(.*)$/, replacement: `${shared}$1.ts` }] };
+const resolve = {
+  alias: [
+    { find: /^@partner\/shared\/grpc$/, replacement: `${shared}grpc/index.ts` },
+    { find: /^@partner\/shared\/(.*)$/, replacement: `${shared}$1.ts` },
+  ],
+};
 
 export default defineConfig({
   test: {

@@ -32,5 +32,5 @@ if (!existsSync(modulePath)) {
   process.exit(1);
 }
 const { groups } = await import(modulePath);
-const { runGroup } = await import(`${root}services/shared/dist/cli.js`);
+const { runGroup } = await import(`${root}services/shared/dist/process/admin-cli.js`);
 process.exitCode = await runGroup(group, groups[group], rest);

@@ -1,5 +1,5 @@
 // Generates TypeScript types for the protos into services/shared/src/generated (built, never
-// committed). The flags mirror PROTO_LOADER_OPTIONS in services/shared/src/grpc.ts: keep them in step.
+// committed). The flags mirror PROTO_LOADER_OPTIONS in services/shared/src/grpc/index.ts: keep them in step.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';

@@ -4,9 +4,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
-import { createLogger } from '@partner/shared/logger';
+import { createLogger } from '@partner/shared/telemetry/logger';
 import { createClient, openClientStream, serviceDefs } from '@partner/shared/grpc';
-import { createPool, type Pool } from '@partner/shared/pg';
+import { createPool, type Pool } from '@partner/shared/db/pg';
 import { PgBlobStore } from '../services/submission/src/blob-store.js';
 import { sweepAttachments } from '../services/submission/src/attachments.js';
 import { useStack } from './support/use-stack.js';

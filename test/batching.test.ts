@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
-import { newJobId } from '@partner/shared/ids';
+import { newJobId } from '@partner/shared/domain/ids';
 import { useStack } from './support/use-stack.js';
 import { PRODUCT } from './support/fixtures.js';
 

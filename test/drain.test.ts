@@ -3,8 +3,8 @@
 // (SHUTDOWN_DRAIN_MS, which the chart derives from drainSeconds together with the grace period).
 import { afterAll, describe, expect, it } from 'vitest';
 import { createConnection } from 'node:net';
-import { createLogger } from '@partner/shared/logger';
-import { createPool, type Pool } from '@partner/shared/pg';
+import { createLogger } from '@partner/shared/telemetry/logger';
+import { createPool, type Pool } from '@partner/shared/db/pg';
 import { provision, submissionBody } from './support/fixtures.js';
 import { download, MiB, multipart, storedRows } from './support/attachments.js';
 import { eventually } from './support/poll.js';

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from 'nats';
-import { jobMessageJson } from '@partner/shared/jobs';
+import { jobMessageJson } from '@partner/shared/domain/jobs';
 import { provision, submissionBody } from './support/fixtures.js';
 import { until } from './support/poll.js';
 import { useStack, useStackWithOwnNats } from './support/use-stack.js';

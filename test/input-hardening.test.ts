@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
-import { newJobId } from '@partner/shared/ids';
+import { newJobId } from '@partner/shared/domain/ids';
 import { type ClientCreds } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 import { PRODUCT } from './support/fixtures.js';

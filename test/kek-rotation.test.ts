@@ -3,8 +3,8 @@
 // dropped; a database holding keys no configured KEK opens stops the start with a message saying so.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { EnvReader } from '@partner/shared/config';
-import { createLogger } from '@partner/shared/logger';
+import { EnvReader } from '@partner/shared/process/config';
+import { createLogger } from '@partner/shared/telemetry/logger';
 import { readAuthConfig } from '../services/auth/src/config.js';
 import { startAuth } from '../services/auth/src/app.js';
 import { useStack } from './support/use-stack.js';

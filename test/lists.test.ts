@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
-import { newJobId } from '@partner/shared/ids';
+import { newJobId } from '@partner/shared/domain/ids';
 import { PartnerClient } from '../sdk/client/src/index.js';
 import { ROOT, type ClientCreds } from './support/stack.js';
 import { useStack } from './support/use-stack.js';

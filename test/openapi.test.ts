@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Router from '@koa/router';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { ERROR_CODES } from '@partner/shared/errors';
+import { ERROR_CODES } from '@partner/shared/domain/errors';
 import { healthRoutes } from '../services/gateway/src/routes/health.js';
 import { policyRoutes } from '../services/gateway/src/routes/policies.js';
 import { submissionRoutes } from '../services/gateway/src/routes/submissions.js';

@@ -6,8 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { EnvReader } from '@partner/shared/config';
-import { natsNames } from '@partner/shared/nats';
+import { EnvReader } from '@partner/shared/process/config';
+import { natsNames } from '@partner/shared/nats/client';
 import {
   PROCESSES,
   entryOf,

@@ -5,8 +5,8 @@
 // admin command runs as operators run it, and the other gateway must notice.
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { createPool, type Pool } from '@partner/shared/pg';
-import { createLogger } from '@partner/shared/logger';
+import { createPool, type Pool } from '@partner/shared/db/pg';
+import { createLogger } from '@partner/shared/telemetry/logger';
 import { loadSigningKey } from '../services/auth/src/keys.js';
 import { createClient as insertClient } from '../services/auth/src/repo.js';
 import { ALL_PERMISSIONS, type ClientCreds } from './support/stack.js';

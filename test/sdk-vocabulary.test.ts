@@ -4,12 +4,12 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ERROR_CODES } from '@partner/shared/errors';
-import { EVENT_TYPES } from '@partner/shared/events';
-import { DOCUMENT_TYPES } from '@partner/shared/attachments';
-import { JOB_STATUS_FILTER } from '@partner/shared/jobs';
-import { POLICY_STATUSES } from '@partner/shared/policies';
-import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_DISABLED_REASONS, WEBHOOK_ENDPOINT_STATUSES } from '@partner/shared/webhooks';
+import { ERROR_CODES } from '@partner/shared/domain/errors';
+import { EVENT_TYPES } from '@partner/shared/domain/events';
+import { DOCUMENT_TYPES } from '@partner/shared/domain/attachments';
+import { JOB_STATUS_FILTER } from '@partner/shared/domain/jobs';
+import { POLICY_STATUSES } from '@partner/shared/domain/policies';
+import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_DISABLED_REASONS, WEBHOOK_ENDPOINT_STATUSES } from '@partner/shared/domain/webhooks';
 import { ROOT } from './support/stack.js';
 
 const source = (path: string) => readFileSync(join(ROOT, path), 'utf8');

@@ -8,7 +8,7 @@ import { useStack } from './support/use-stack.js';
 import { until } from './support/poll.js';
 import { scrape } from './support/metrics.js';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
-import { newJobId } from '@partner/shared/ids';
+import { newJobId } from '@partner/shared/domain/ids';
 import { PRODUCT } from './support/fixtures.js';
 
 const INACTIVE = '11111111-2222-4333-8444-666666666666';

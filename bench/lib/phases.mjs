@@ -332,7 +332,7 @@ export async function hops(stack, { n }) {
   await db.query('SET synchronous_commit = on');
   await db.query('DROP TABLE public.bench_commit');
 
-  const { createClient, serviceDefs } = await import(`${ROOT}services/shared/dist/grpc.js`);
+  const { createClient, serviceDefs } = await import(`${ROOT}services/shared/dist/grpc/index.js`);
   const defs = serviceDefs();
   const job = createClient(defs.job, stack.grpcAddress('job'), 5_000);
   const policy = createClient(defs.policy, stack.grpcAddress('policy'), 5_000);

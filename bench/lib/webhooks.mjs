@@ -4,8 +4,8 @@
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'nats';
-import { natsNames } from '../../services/shared/dist/nats.js';
-import { newEventId } from '../../services/shared/dist/events.js';
+import { natsNames } from '../../services/shared/dist/nats/client.js';
+import { newEventId } from '../../services/shared/dist/domain/events.js';
 import { cpuDuring, sleep } from './stack.mjs';
 import { calibrateClock, round, summarize, wallNow } from './load.mjs';
 import { agents, request } from './http.mjs';

@@ -4,7 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { Pool } from '@partner/shared/pg';
+import type { Pool } from '@partner/shared/db/pg';
 import type { Stack } from './stack.js';
 
 export const MiB = 1024 * 1024;

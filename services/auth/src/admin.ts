@@ -1,11 +1,11 @@
 // Operator commands of the auth service (clients, principals, signing keys), reached through
 // `npm run -s admin -- <group> <command>`. They work on the auth schema directly, like a migration,
 // so they need the database but not the running services.
-import { EnvReader, readNats } from '@partner/shared/config';
-import { natsNames, publishOnce } from '@partner/shared/nats';
-import type { Pool } from '@partner/shared/pg';
-import { identifier, parseFlags, required, UsageError, type CommandGroup, withAdminPool } from '@partner/shared/cli';
-import { isPermission, PERMISSIONS, type Permission } from '@partner/shared/permissions';
+import { EnvReader, readNats } from '@partner/shared/process/config';
+import { natsNames, publishOnce } from '@partner/shared/nats/client';
+import type { Pool } from '@partner/shared/db/pg';
+import { identifier, parseFlags, required, UsageError, type CommandGroup, withAdminPool } from '@partner/shared/process/admin-cli';
+import { isPermission, PERMISSIONS, type Permission } from '@partner/shared/domain/permissions';
 import { MIGRATIONS_DIR, SCHEMA } from './app.js';
 import * as repo from './repo.js';
 import { rotateKey } from './keys.js';

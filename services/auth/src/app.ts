@@ -1,7 +1,7 @@
 // Builds the auth service on the shared start-up (startProcess): the token server (HTTP, a listener
 // of its own), the gRPC API for the gateway and the ops listener; its metrics are in metrics.ts.
 // main.ts runs it; tests start it in-process on ephemeral ports.
-import type { Pool } from '@partner/shared/pg';
+import type { Pool } from '@partner/shared/db/pg';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { listenHttp } from '@partner/shared/process/http';
 import { startProcess, type StartOptions } from '@partner/shared/process/start';
@@ -11,7 +11,7 @@ import { createTokenApp } from './token-server.js';
 import { clientState, principalRegistered } from './repo.js';
 import { loadSigningKey, resealKeys } from './keys.js';
 import { fileURLToPath } from 'node:url';
-import { dbError } from '@partner/shared/pg';
+import { dbError } from '@partner/shared/db/pg';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 export const SCHEMA = 'auth';

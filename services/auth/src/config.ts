@@ -1,5 +1,5 @@
 // Auth service configuration (environment variables; see README "Configuration").
-import { EnvReader, readBase, readDb, type BaseConfig, type DbConfig } from '@partner/shared/config';
+import { EnvReader, readBase, readDb, type BaseConfig, type DbConfig } from '@partner/shared/process/config';
 
 export interface AuthConfig extends BaseConfig, DbConfig {
   /** Public port of the token server ({auth_url}). */

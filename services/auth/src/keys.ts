@@ -8,7 +8,7 @@
 // with the new list (docs/operations.md "Rotating the key-encryption key").
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, calculateJwkThumbprint, type CryptoKey, type JWK } from 'jose';
-import type { Pool, PoolClient } from '@partner/shared/pg';
+import type { Pool, PoolClient } from '@partner/shared/db/pg';
 
 export const SIGNING_ALG = 'ES256';
 

@@ -1,6 +1,6 @@
 // Data access for the auth schema: tenants, partners, clients and principals.
-import { prepared, type Pool } from '@partner/shared/pg';
-import type { Permission } from '@partner/shared/permissions';
+import { prepared, type Pool } from '@partner/shared/db/pg';
+import type { Permission } from '@partner/shared/domain/permissions';
 import { hashSecret, newClientId, newClientSecret } from './secrets.js';
 
 export interface ClientRow {

@@ -2,10 +2,10 @@
 // order), the retention sweep, and gRPC EventsService for the gateway's feed reads.
 import { fileURLToPath } from 'node:url';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
-import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
-import { EVENT_TYPES, isEventId, isEventType } from '@partner/shared/events';
-import { natsNames } from '@partner/shared/nats';
-import { dbError } from '@partner/shared/pg';
+import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
+import { EVENT_TYPES, isEventId, isEventType } from '@partner/shared/domain/events';
+import { natsNames } from '@partner/shared/nats/client';
+import { dbError } from '@partner/shared/db/pg';
 import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import type { EventsConfig } from './config.js';
 import { loadFeedCursors, type CursorPosition, type Owner } from './cursor.js';

@@ -16,7 +16,7 @@
 // the partner's own (feed.ts, seqAtPosition) and then issues version 2.
 //   Layout (25 bytes, 34 characters): version 1 (1) | position (uint64 BE) | tag (16).
 import { createCipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Pool } from '@partner/shared/pg';
+import type { Pool } from '@partner/shared/db/pg';
 
 const LENGTH = 25;
 const TOKEN = /^[A-Za-z0-9_-]{34}$/;

@@ -1,6 +1,6 @@
 // Reading the feed: one partner's events after a position, oldest first, and the sweep of events
 // past their retention.
-import { prepared, type Pool } from '@partner/shared/pg';
+import { prepared, type Pool } from '@partner/shared/db/pg';
 import type { Owner } from './cursor.js';
 
 export interface EventRow {

@@ -13,10 +13,10 @@
 // on core NATS for the gateways' long-polling readers.
 import type { JsMsg, NatsConnection } from 'nats';
 import { DeliverPolicy } from 'nats';
-import type { Logger } from '@partner/shared/logger';
-import type { Pool, PoolClient } from '@partner/shared/pg';
-import { ensureEventsStream, natsNames } from '@partner/shared/nats';
-import { isEventId, isEventType, type EventMessage } from '@partner/shared/events';
+import type { Logger } from '@partner/shared/telemetry/logger';
+import type { Pool, PoolClient } from '@partner/shared/db/pg';
+import { ensureEventsStream, natsNames } from '@partner/shared/nats/client';
+import { isEventId, isEventType, type EventMessage } from '@partner/shared/domain/events';
 import { queueDeliveries } from './webhooks/repo.js';
 
 /** One key for the feed writer's advisory lock (any bigint the schema does not use otherwise). */

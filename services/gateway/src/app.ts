@@ -7,7 +7,7 @@
 // `unavailable` itself, and mutations are accepted into the outbox while NATS is down).
 import Koa from 'koa';
 import Router from '@koa/router';
-import type { Logger } from '@partner/shared/logger';
+import type { Logger } from '@partner/shared/telemetry/logger';
 import { listenHttp } from '@partner/shared/process/http';
 import { startProcess } from '@partner/shared/process/start';
 import type { Registry } from 'prom-client';
@@ -33,8 +33,8 @@ import { webhookRoutes } from './routes/webhooks.js';
 import { openapiRoute } from './routes/openapi.js';
 import { SettlementWaiters } from './settlement-waiters.js';
 import { ClientStates } from './client-state.js';
-import { natsNames } from '@partner/shared/nats';
-import { tracerProviderRegistered } from '@partner/shared/tracing';
+import { natsNames } from '@partner/shared/nats/client';
+import { tracerProviderRegistered } from '@partner/shared/telemetry/tracing';
 
 export interface GatewayAppDeps {
   config: GatewayConfig;

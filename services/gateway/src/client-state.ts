@@ -7,7 +7,7 @@
 // ttlMs, and after at most unpushedTtlMs while the NATS subscription is not live (changes could be
 // missed then), so a change takes effect within seconds even without NATS.
 import type { NatsConnection, Subscription } from 'nats';
-import type { Logger } from '@partner/shared/logger';
+import type { Logger } from '@partner/shared/telemetry/logger';
 import type { RateLimit } from './middleware/rate-limit.js';
 
 export interface ClientState {

@@ -2,7 +2,7 @@
 // refetch (that is how a key rotation is learnt), never more than one in flight and at most one per
 // `minRefreshMs`, so tokens with made-up kids cannot turn into a flood of fetches.
 import { importJWK, type CryptoKey, type JWK, type JWSHeaderParameters } from 'jose';
-import { DomainError, unavailable } from '@partner/shared/errors';
+import { DomainError, unavailable } from '@partner/shared/domain/errors';
 
 export class KeyStore {
   private keys = new Map<string, CryptoKey>();

@@ -1,7 +1,7 @@
 // Gateway metrics (Prometheus): RED by route template, errors by code, in-flight requests, token
 // failures by reason. Label values are bounded: route templates, never raw paths or ids.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { ERROR_CODES, isKnownCode } from '@partner/shared/errors';
+import { ERROR_CODES, isKnownCode } from '@partner/shared/domain/errors';
 import type { GatewayContext } from './context.js';
 
 /**

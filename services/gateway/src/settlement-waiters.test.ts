@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '@partner/shared/logger';
+import { createLogger } from '@partner/shared/telemetry/logger';
 import { SettlementWaiters, type Waiter } from './settlement-waiters.js';
 import { fakeNats } from './settlement-waiters.test-helper.js';
 

@@ -5,10 +5,10 @@
 // A settlement that wakes waiters is a CONSUMER span in the job's trace (context from the message
 // headers), and each woken (or timed-out) request's span gets an event saying so.
 import type { NatsConnection, Subscription } from 'nats';
-import type { Logger } from '@partner/shared/logger';
-import type { JobView, SettlementEvent } from '@partner/shared/jobs';
-import { contextFromHeaders } from '@partner/shared/nats';
-import { context, SpanKind, trace, tracer } from '@partner/shared/tracing';
+import type { Logger } from '@partner/shared/telemetry/logger';
+import type { JobView, SettlementEvent } from '@partner/shared/domain/jobs';
+import { contextFromHeaders } from '@partner/shared/nats/client';
+import { context, SpanKind, trace, tracer } from '@partner/shared/telemetry/tracing';
 
 export interface Waiter {
   /** Resolves with the settled job, or undefined when the deadline passes first. */

@@ -3,15 +3,15 @@
 // (metrics.ts) and the periodic sweeps (sweeps.ts).
 import { fileURLToPath } from 'node:url';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
-import { notFound } from '@partner/shared/errors';
-import { isJobId } from '@partner/shared/ids';
-import { jobMessageJson } from '@partner/shared/jobs';
-import { ensureJobsStream, natsNames, traceHeaders } from '@partner/shared/nats';
-import { eventOutbox } from '@partner/shared/events';
-import { OutboxRelay } from '@partner/shared/outbox-relay';
-import { context, contextCarrier, failSpan, SpanKind, trace, tracer } from '@partner/shared/tracing';
-import { dbError } from '@partner/shared/pg';
-import { dbBatcher } from '@partner/shared/batcher';
+import { notFound } from '@partner/shared/domain/errors';
+import { isJobId } from '@partner/shared/domain/ids';
+import { jobMessageJson } from '@partner/shared/domain/jobs';
+import { ensureJobsStream, natsNames, traceHeaders } from '@partner/shared/nats/client';
+import { eventOutbox } from '@partner/shared/domain/events';
+import { OutboxRelay } from '@partner/shared/nats/outbox-relay';
+import { context, contextCarrier, failSpan, SpanKind, trace, tracer } from '@partner/shared/telemetry/tracing';
+import { dbError } from '@partner/shared/db/pg';
+import { dbBatcher } from '@partner/shared/db/batcher';
 import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import type { JobConfig } from './config.js';
 import * as repo from './repo.js';

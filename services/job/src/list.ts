@@ -1,10 +1,10 @@
 // ListJobs: a partner's jobs, newest first, one keyset page at a time (GET /v1/jobs). Every query
 // is scoped to the owner (tenant, partner); the cursor is bound to the owner and the filters.
-import { DomainError, type ErrorDetail } from '@partner/shared/errors';
-import { JOB_KINDS, JOB_STATUS_FILTER } from '@partner/shared/jobs';
-import { JOB_IDS, loadCursorCodec, type CursorCodec, type CursorPosition } from '@partner/shared/list-cursor';
-import { Conditions, cutPage, pageSizeOf, resolvePage, timestampFilter, type Owner } from '@partner/shared/list-page';
-import { prepared, type Pool } from '@partner/shared/pg';
+import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
+import { JOB_KINDS, JOB_STATUS_FILTER } from '@partner/shared/domain/jobs';
+import { JOB_IDS, loadCursorCodec, type CursorCodec, type CursorPosition } from '@partner/shared/domain/list-cursor';
+import { Conditions, cutPage, pageSizeOf, resolvePage, timestampFilter, type Owner } from '@partner/shared/domain/list-page';
+import { prepared, type Pool } from '@partner/shared/db/pg';
 import type { ListJobsRequest__Output } from '@partner/shared/generated/partner/job/v1/ListJobsRequest';
 import { LIST_COLUMNS, type JobRow } from './repo.js';
 

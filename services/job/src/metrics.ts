@@ -1,9 +1,9 @@
 // The job service's metrics: jobs accepted and settled by kind, time to settlement, the outbox's
 // publishes, and its backlog and oldest row (one query per scrape for both gauges).
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { JOB_KINDS } from '@partner/shared/jobs';
+import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { scrapedGauge, scrapeSource } from '@partner/shared/process/gauges';
-import type { Pool } from '@partner/shared/pg';
+import type { Pool } from '@partner/shared/db/pg';
 import { outboxBacklog } from './repo.js';
 
 export function jobMetrics(registry: Registry, pool: Pool) {

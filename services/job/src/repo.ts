@@ -1,11 +1,11 @@
 // Data access for the job schema: submitting (with idempotency and outbox, one transaction),
 // reading, starting and settling jobs, and the sweeps.
-import { DomainError } from '@partner/shared/errors';
-import { withTx, dbError, prepared, type Pool } from '@partner/shared/pg';
-import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/events';
-import type { natsNames } from '@partner/shared/nats';
-import type { Job, JobError } from '@partner/shared/proto-types';
-import { JOB_STATUS, type JobStatusName } from '@partner/shared/jobs';
+import { DomainError } from '@partner/shared/domain/errors';
+import { withTx, dbError, prepared, type Pool } from '@partner/shared/db/pg';
+import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
+import type { natsNames } from '@partner/shared/nats/client';
+import type { Job, JobError } from '@partner/shared/grpc/proto-types';
+import { JOB_STATUS, type JobStatusName } from '@partner/shared/domain/jobs';
 
 export interface JobRow {
   job_id: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 import { checkSubmit, settlementEvent, settleOutcomeOf } from './requests.js';
 import type { JobRow } from './repo.js';
 

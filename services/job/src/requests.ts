@@ -1,8 +1,8 @@
 // The job service's requests checked and turned into what repo.ts takes, and the settlement event a
 // settled job announces: the pure parts of the handlers in app.ts (unit-tested in requests.test.ts).
-import { DomainError } from '@partner/shared/errors';
-import { isJobId } from '@partner/shared/ids';
-import { JOB_KINDS, type JobCaller, type SettlementEvent } from '@partner/shared/jobs';
+import { DomainError } from '@partner/shared/domain/errors';
+import { isJobId } from '@partner/shared/domain/ids';
+import { JOB_KINDS, type JobCaller, type SettlementEvent } from '@partner/shared/domain/jobs';
 import type { SubmitJobRequest__Output } from '@partner/shared/generated/partner/job/v1/SubmitJobRequest';
 import type { SettleJobRequest__Output } from '@partner/shared/generated/partner/job/v1/SettleJobRequest';
 import type { JobRow } from './repo.js';

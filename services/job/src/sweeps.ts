@@ -2,9 +2,9 @@
 // again, but only when the work queue is empty (a stale job's message may simply be waiting behind a
 // backlog or for workers; only on an empty queue is it known to be lost).
 import type { NatsConnection } from 'nats';
-import type { Logger } from '@partner/shared/logger';
-import type { natsNames } from '@partner/shared/nats';
-import type { Pool } from '@partner/shared/pg';
+import type { Logger } from '@partner/shared/telemetry/logger';
+import type { natsNames } from '@partner/shared/nats/client';
+import type { Pool } from '@partner/shared/db/pg';
 import type { LoopSpec } from '@partner/shared/process/loops';
 import type { JobConfig } from './config.js';
 import * as repo from './repo.js';

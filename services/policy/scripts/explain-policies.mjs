@@ -6,8 +6,8 @@
 //   node services/policy/scripts/explain-policies.mjs [N]      (PG_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres)
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { createLogger } from '@partner/shared/logger';
-import { createPool, migrate } from '@partner/shared/pg';
+import { createLogger } from '@partner/shared/telemetry/logger';
+import { createPool, migrate } from '@partner/shared/db/pg';
 import { MIGRATIONS_DIR, SCHEMA } from '../dist/app.js';
 import { listQuery } from '../dist/policies.js';
 

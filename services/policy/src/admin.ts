@@ -1,8 +1,8 @@
 // Operator commands of the policy service: the product catalogue (and policy import).
 // Reached through `npm run -s admin -- product|policy <command>`.
-import type { Pool } from '@partner/shared/pg';
-import { identifier, parseFlags, required, UsageError, type CommandGroup, withAdminPool } from '@partner/shared/cli';
-import { isUuid } from '@partner/shared/ids';
+import type { Pool } from '@partner/shared/db/pg';
+import { identifier, parseFlags, required, UsageError, type CommandGroup, withAdminPool } from '@partner/shared/process/admin-cli';
+import { isUuid } from '@partner/shared/domain/ids';
 import { createReadStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import { createInterface } from 'node:readline';

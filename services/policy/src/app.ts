@@ -1,13 +1,13 @@
 // Builds the policy service: the product catalogue and partners' policies over gRPC.
 import { fileURLToPath } from 'node:url';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
-import { notFound } from '@partner/shared/errors';
-import { isUuid } from '@partner/shared/ids';
-import { dbError } from '@partner/shared/pg';
+import { notFound } from '@partner/shared/domain/errors';
+import { isUuid } from '@partner/shared/domain/ids';
+import { dbError } from '@partner/shared/db/pg';
 import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import type { PolicyConfig } from './config.js';
 import { getProduct } from './products.js';
-import { loadCursorCodec } from '@partner/shared/list-cursor';
+import { loadCursorCodec } from '@partner/shared/domain/list-cursor';
 import { getPolicy, listPolicies, ownerOf, parseListRequest, toProto } from './policies.js';
 
 export const SCHEMA = 'policy';

@@ -1,5 +1,5 @@
 // Policy service configuration (environment variables; see README "Configuration").
-import { EnvReader, readBase, readDb, type BaseConfig, type DbConfig } from '@partner/shared/config';
+import { EnvReader, readBase, readDb, type BaseConfig, type DbConfig } from '@partner/shared/process/config';
 
 export interface PolicyConfig extends BaseConfig, DbConfig {
   grpcPort: number;

@@ -2,9 +2,9 @@
 // validated and every problem reported as `line N: <field> <issue>`; the whole file is imported in
 // one transaction or not at all. A policyNumber the partner already has updates that policy (its
 // updated_at moves only when a field actually changed), so re-importing a file is harmless.
-import type { PoolClient, Pool } from '@partner/shared/pg';
-import { withTx } from '@partner/shared/pg';
-import { newUuid } from '@partner/shared/ids';
+import type { PoolClient, Pool } from '@partner/shared/db/pg';
+import { withTx } from '@partner/shared/db/pg';
+import { newUuid } from '@partner/shared/domain/ids';
 import type { Owner } from './policies.js';
 import {
   AMOUNT,

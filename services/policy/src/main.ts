@@ -1,6 +1,6 @@
 // Runs the policy service (`migrate` as argument: only apply migrations). Telemetry starts first and
 // the application is imported only afterwards, so its modules (pg, http) load instrumented.
-import { startTelemetry } from '@partner/shared/telemetry';
+import { startTelemetry } from '@partner/shared/telemetry/bootstrap';
 
 await startTelemetry('policy');
 const { processMain } = await import('@partner/shared/process/run');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 import type { ListPoliciesRequest__Output } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
-import { bindingOf, CursorCodec, newCursorSecret } from '@partner/shared/list-cursor';
+import { bindingOf, CursorCodec, newCursorSecret } from '@partner/shared/domain/list-cursor';
 import { listQuery, parseListRequest } from './policies.js';
 
 const owner = { tenantId: 'tenant-a', partnerId: 'partner-a' };

@@ -1,13 +1,13 @@
 // Partners' policies: reading one, listing them a keyset page at a time, and the mapping to the
 // gRPC message. Every query is scoped to the owner (tenant, partner): another partner's policy is
 // indistinguishable from a missing one.
-import { DomainError, type ErrorDetail } from '@partner/shared/errors';
-import { iso } from '@partner/shared/ids';
-import { prepared, type Pool } from '@partner/shared/pg';
+import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
+import { iso } from '@partner/shared/domain/ids';
+import { prepared, type Pool } from '@partner/shared/db/pg';
 import type { Policy } from '@partner/shared/generated/partner/policy/v1/Policy';
 import type { ListPoliciesRequest__Output } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
-import { bindingOf, type CursorCodec, type CursorPosition } from '@partner/shared/list-cursor';
-import { POLICY_STATUS, type PolicyStatusName } from '@partner/shared/policies';
+import { bindingOf, type CursorCodec, type CursorPosition } from '@partner/shared/domain/list-cursor';
+import { POLICY_STATUS, type PolicyStatusName } from '@partner/shared/domain/policies';
 import { isUuid, parseTimestamp, policyNumberIssue } from './values.js';
 
 export interface Owner {

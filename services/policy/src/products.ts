@@ -1,6 +1,6 @@
 // The product catalogue: products a submission may name. Unknown or inactive products fail the
 // submission's job with unknown_product.
-import { prepared, type Pool } from '@partner/shared/pg';
+import { prepared, type Pool } from '@partner/shared/db/pg';
 
 export interface ProductRow {
   product_id: string;

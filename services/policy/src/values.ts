@@ -1,8 +1,8 @@
 // Formats of policy fields, shared by `policy import` (every line) and the list filters: one rule
 // per field, so what can be imported is exactly what can be looked up.
-import { isUuid } from '@partner/shared/ids';
+import { isUuid } from '@partner/shared/domain/ids';
 
-export { isPolicyStatus, POLICY_STATUSES, type PolicyStatusName } from '@partner/shared/policies';
+export { isPolicyStatus, POLICY_STATUSES, type PolicyStatusName } from '@partner/shared/domain/policies';
 
 export const POLICY_NUMBER_MAX = 64;
 // No control/format characters anywhere, no whitespace at either end.
@@ -17,7 +17,7 @@ export function policyNumberIssue(s: string): string | undefined {
   return undefined;
 }
 
-export { isCalendarDate, parseTimestamp } from '@partner/shared/time';
+export { isCalendarDate, parseTimestamp } from '@partner/shared/domain/time';
 
 /** Non-negative decimal with at most 15 integer digits and 4 decimals, as a string ("1234.50"). */
 export const AMOUNT = /^(0|[1-9][0-9]{0,14})(\.[0-9]{1,4})?$/;

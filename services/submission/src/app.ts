@@ -2,14 +2,14 @@
 // abandoned uploads.
 import { fileURLToPath } from 'node:url';
 import { implementWithStreaming, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
-import { DomainError, notFound } from '@partner/shared/errors';
-import { isJobId, isUuid } from '@partner/shared/ids';
-import { dbError } from '@partner/shared/pg';
-import { dbBatcher } from '@partner/shared/batcher';
+import { DomainError, notFound } from '@partner/shared/domain/errors';
+import { isJobId, isUuid } from '@partner/shared/domain/ids';
+import { dbError } from '@partner/shared/db/pg';
+import { dbBatcher } from '@partner/shared/db/batcher';
 import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
-import { natsNames } from '@partner/shared/nats';
-import { eventOutbox } from '@partner/shared/events';
-import { OutboxRelay } from '@partner/shared/outbox-relay';
+import { natsNames } from '@partner/shared/nats/client';
+import { eventOutbox } from '@partner/shared/domain/events';
+import { OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import type { SubmissionConfig } from './config.js';
 import * as repo from './repo.js';
 import { PgBlobStore } from './blob-store.js';

@@ -1,10 +1,10 @@
 // Data access for attachment records (the bytes are the blob store's). Every read and change is
 // scoped to the owner (tenant, partner) and the submission; state changes are single conditional
 // UPDATEs, so concurrent jobs, redeliveries and the sweep cannot both win the same row.
-import { withTx, type Pool } from '@partner/shared/pg';
-import { attachmentRecord } from '@partner/shared/attachments';
-import { recordEvent, type RecordedEvent } from '@partner/shared/events';
-import type { natsNames } from '@partner/shared/nats';
+import { withTx, type Pool } from '@partner/shared/db/pg';
+import { attachmentRecord } from '@partner/shared/domain/attachments';
+import { recordEvent, type RecordedEvent } from '@partner/shared/domain/events';
+import type { natsNames } from '@partner/shared/nats/client';
 import type { Attachment, Attachment__Output } from '@partner/shared/generated/partner/submission/v1/Attachment';
 
 export interface Owner {

@@ -3,13 +3,13 @@
 // sweep that removes what no job will ever claim.
 import { createHash } from 'node:crypto';
 import { clientStreaming, serverStreaming, type ClientStreamingHandler, type ServerStreamingHandler } from '@partner/shared/grpc';
-import { DomainError, notFound } from '@partner/shared/errors';
-import { isJobId, isUuid, newUuid } from '@partner/shared/ids';
-import { dbError, type Pool } from '@partner/shared/pg';
-import type { Logger } from '@partner/shared/logger';
-import type { natsNames } from '@partner/shared/nats';
-import type { OutboxRelay } from '@partner/shared/outbox-relay';
-import { isSafeFileName } from '@partner/shared/attachments';
+import { DomainError, notFound } from '@partner/shared/domain/errors';
+import { isJobId, isUuid, newUuid } from '@partner/shared/domain/ids';
+import { dbError, type Pool } from '@partner/shared/db/pg';
+import type { Logger } from '@partner/shared/telemetry/logger';
+import type { natsNames } from '@partner/shared/nats/client';
+import type { OutboxRelay } from '@partner/shared/nats/outbox-relay';
+import { isSafeFileName } from '@partner/shared/domain/attachments';
 import type { Owner as OwnerMessage } from '@partner/shared/generated/partner/submission/v1/Owner';
 import type { UploadAttachmentRequest__Output } from '@partner/shared/generated/partner/submission/v1/UploadAttachmentRequest';
 import type { UploadAttachmentResponse } from '@partner/shared/generated/partner/submission/v1/UploadAttachmentResponse';
@@ -30,7 +30,7 @@ import type { SubmissionMetrics } from './metrics.js';
 import type { AttachmentSettings } from './config.js';
 import { decodeCursor, encodeCursor } from './attachment-cursor.js';
 import * as repo from './attachments-repo.js';
-import { DOCUMENT_TYPES, isDocumentType } from '@partner/shared/attachments';
+import { DOCUMENT_TYPES, isDocumentType } from '@partner/shared/domain/attachments';
 
 
 /** Largest chunk of an upload or download message. */

@@ -2,7 +2,7 @@
 // implement: put = multipart upload, get = ranged reads, delete) and the default implementation in
 // PostgreSQL, which keeps each blob as rows of at most 256 KiB so neither a row nor this process
 // ever holds a whole file.
-import type { Pool } from '@partner/shared/pg';
+import type { Pool } from '@partner/shared/db/pg';
 
 export interface BlobStore {
   /**

@@ -1,6 +1,6 @@
 // Submission service configuration (environment variables; see README "Configuration").
-import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/config';
-import { readEventStream, type EventStreamConfig } from '@partner/shared/events';
+import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
 
 export interface AttachmentSettings {
   /** Ceiling on any upload, whatever limit the caller declares (the gateway's is the effective one). */

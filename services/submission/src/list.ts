@@ -1,11 +1,11 @@
 // ListSubmissions: a partner's submissions, newest first, one keyset page at a time
 // (GET /v1/submissions). Every query is scoped to the owner; the cursor is bound to the owner and
 // the filters.
-import { DomainError, type ErrorDetail } from '@partner/shared/errors';
-import { isPrincipalId } from '@partner/shared/ids';
-import { loadCursorCodec, UUID_IDS, type CursorCodec, type CursorPosition } from '@partner/shared/list-cursor';
-import { Conditions, cutPage, pageSizeOf, resolvePage, timestampFilter, type Owner } from '@partner/shared/list-page';
-import { prepared, type Pool } from '@partner/shared/pg';
+import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
+import { isPrincipalId } from '@partner/shared/domain/ids';
+import { loadCursorCodec, UUID_IDS, type CursorCodec, type CursorPosition } from '@partner/shared/domain/list-cursor';
+import { Conditions, cutPage, pageSizeOf, resolvePage, timestampFilter, type Owner } from '@partner/shared/domain/list-page';
+import { prepared, type Pool } from '@partner/shared/db/pg';
 import type { ListSubmissionsRequest__Output } from '@partner/shared/generated/partner/submission/v1/ListSubmissionsRequest';
 import { LIST_COLUMNS, type SubmissionRow } from './repo.js';
 

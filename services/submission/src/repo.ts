@@ -1,9 +1,9 @@
 // Data access for submissions. Creation is idempotent by job id.
-import { newUuid } from '@partner/shared/ids';
-import { prepared, type Pool } from '@partner/shared/pg';
-import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/events';
-import type { natsNames } from '@partner/shared/nats';
-import type { Submission } from '@partner/shared/proto-types';
+import { newUuid } from '@partner/shared/domain/ids';
+import { prepared, type Pool } from '@partner/shared/db/pg';
+import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
+import type { natsNames } from '@partner/shared/nats/client';
+import type { Submission } from '@partner/shared/grpc/proto-types';
 
 export interface SubmissionRow {
   submission_id: string;

@@ -1,8 +1,8 @@
 // Builds a worker process on the shared start-up (startProcess): gRPC clients (the services the
 // registry says it calls), the JetStream consumer, the ops listener (readiness: NATS and the gRPC
 // services the jobs call; metrics in metrics.ts: concurrency, outcomes, the consumer's backlog).
-import type { Logger } from '@partner/shared/logger';
-import { natsNames } from '@partner/shared/nats';
+import type { Logger } from '@partner/shared/telemetry/logger';
+import { natsNames } from '@partner/shared/nats/client';
 import { startProcess } from '@partner/shared/process/start';
 import type { WorkerConfig } from './config.js';
 import { JobConsumer } from './consumer.js';

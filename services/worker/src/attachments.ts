@@ -3,8 +3,8 @@
 // attachment.delete deletes one. Both are idempotent by job id in the submission service. A
 // non-retryable refusal (the upload expired, the attachment is gone) settles the job as failed;
 // anything retryable propagates, so the job is delivered again.
-import { JOB_KINDS } from '@partner/shared/jobs';
-import { attachmentRecord } from '@partner/shared/attachments';
+import { JOB_KINDS } from '@partner/shared/domain/jobs';
+import { attachmentRecord } from '@partner/shared/domain/attachments';
 import { failOnRefusal, ownerOf, type Handler } from './handler-contract.js';
 
 /** Payload of attachment.create, as the gateway queues it. */

@@ -1,5 +1,5 @@
 // Worker configuration (environment variables; see README "Configuration").
-import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/config';
+import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/process/config';
 
 export interface WorkerConfig extends BaseConfig, NatsConfig {
   environment: 'uat' | 'production';

@@ -2,10 +2,10 @@
 // what is settled, acked, nak'ed (with which delay) or terminated, and what is never run.
 import { describe, expect, it } from 'vitest';
 import type { JsMsg } from 'nats';
-import { EnvReader } from '@partner/shared/config';
-import { DomainError, unavailable } from '@partner/shared/errors';
-import { jobMessageJson } from '@partner/shared/jobs';
-import { createLogger } from '@partner/shared/logger';
+import { EnvReader } from '@partner/shared/process/config';
+import { DomainError, unavailable } from '@partner/shared/domain/errors';
+import { jobMessageJson } from '@partner/shared/domain/jobs';
+import { createLogger } from '@partner/shared/telemetry/logger';
 import { readWorkerConfig } from './config.js';
 import { JobConsumer } from './consumer.js';
 

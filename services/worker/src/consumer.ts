@@ -4,12 +4,12 @@
 // delivery is a CONSUMER span continuing the trace carried in the message headers (its gRPC calls are
 // children) and one log line with its outcome and duration.
 import { AckPolicy, DeliverPolicy, nanos, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats';
-import { DomainError } from '@partner/shared/errors';
-import { isJobId } from '@partner/shared/ids';
-import { JOB_STATUS, parseJobMessage } from '@partner/shared/jobs';
-import { contextFromHeaders, DEFAULT_DUPLICATE_WINDOW_MS, ensureJobsStream, natsNames } from '@partner/shared/nats';
-import { inSpan, SpanKind, SpanStatusCode, traceFields } from '@partner/shared/tracing';
-import type { Logger } from '@partner/shared/logger';
+import { DomainError } from '@partner/shared/domain/errors';
+import { isJobId } from '@partner/shared/domain/ids';
+import { JOB_STATUS, parseJobMessage } from '@partner/shared/domain/jobs';
+import { contextFromHeaders, DEFAULT_DUPLICATE_WINDOW_MS, ensureJobsStream, natsNames } from '@partner/shared/nats/client';
+import { inSpan, SpanKind, SpanStatusCode, traceFields } from '@partner/shared/telemetry/tracing';
+import type { Logger } from '@partner/shared/telemetry/logger';
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
 import { deterministicFailure, HANDLERS, JobFailed, type HandlerContext, type JobToRun } from './job-handlers.js';
 import { cachedProducts, type ProductLookup } from './products.js';

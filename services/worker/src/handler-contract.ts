@@ -2,9 +2,9 @@
 // throws JobFailed for an outcome the job must settle with, and lets anything else propagate (the
 // message is then delivered again later).
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
-import type { JobCaller } from '@partner/shared/jobs';
+import type { JobCaller } from '@partner/shared/domain/jobs';
 import type { ProductLookup } from './products.js';
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 
 type Defs = ReturnType<typeof serviceDefs>;
 

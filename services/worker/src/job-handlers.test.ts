@@ -51,7 +51,7 @@ describe('the submission handler', () => {
 describe('a failure the handler did not expect', () => {
   it('fails the job at once, not retryable, unless a dependency said retrying may help', async () => {
     const { deterministicFailure } = await import('./job-handlers.js');
-    const { DomainError, unavailable } = await import('@partner/shared/errors');
+    const { DomainError, unavailable } = await import('@partner/shared/domain/errors');
     expect(deterministicFailure(unavailable())).toBeUndefined();
     expect(deterministicFailure(new DomainError('rate_limited', 'slow down'))).toBeUndefined();
     expect(deterministicFailure(new DomainError('internal', 'a passing fault'))).toBeUndefined();

@@ -1,8 +1,8 @@
 // What each job kind does. A handler returns the job's result, throws JobFailed for an outcome the
 // job must settle with (a business rule said no), and lets anything else (a dependency down)
 // propagate, which makes the message be delivered again later. Effects are idempotent by job id.
-import { JOB_KINDS } from '@partner/shared/jobs';
-import { parseSandbox } from '@partner/shared/sandbox';
+import { JOB_KINDS } from '@partner/shared/domain/jobs';
+import { parseSandbox } from '@partner/shared/domain/sandbox';
 import { attachmentHandlers } from './attachments.js';
 import { webhookHandlers } from './webhooks.js';
 import { failOnRefusal, JobFailed, ownerOf, type Handler } from './handler-contract.js';

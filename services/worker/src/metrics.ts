@@ -5,8 +5,8 @@
 // within a second: never the last value as if it were current.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { NatsConnection } from 'nats';
-import { JOB_KINDS } from '@partner/shared/jobs';
-import type { natsNames } from '@partner/shared/nats';
+import { JOB_KINDS } from '@partner/shared/domain/jobs';
+import type { natsNames } from '@partner/shared/nats/client';
 import { scrapedGauge, scrapeSource } from '@partner/shared/process/gauges';
 
 export function workerMetrics(registry: Registry, concurrency: number) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 import { cachedProducts } from './products.js';
 
 function fakePolicy(answers: Record<string, boolean | 'down'>) {

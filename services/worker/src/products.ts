@@ -2,7 +2,7 @@
 // catalogue changes rarely and every submission job checks its product, so the cache takes a gRPC
 // hop and a query off nearly every job (measured in docs/performance.md). A product deactivated or
 // added is seen within the TTL (unknown products are cached for a fifth of it).
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
 
 type PolicyClient = PromiseClient<ReturnType<typeof serviceDefs>['policy']>;

@@ -1,7 +1,7 @@
 // Job handlers for webhook endpoint mutations: each calls the events service, which owns endpoints
 // and is idempotent by job id. Results never carry a secret (a rotation's result says when, not what).
-import { JOB_KINDS } from '@partner/shared/jobs';
-import { endpointRecord, WEBHOOK_ENDPOINT_STATUS, type WebhookEndpointStatusName } from '@partner/shared/webhooks';
+import { JOB_KINDS } from '@partner/shared/domain/jobs';
+import { endpointRecord, WEBHOOK_ENDPOINT_STATUS, type WebhookEndpointStatusName } from '@partner/shared/domain/webhooks';
 import { failOnRefusal, ownerOf, type Handler } from './handler-contract.js';
 
 /** Payloads as the gateway queues them. */

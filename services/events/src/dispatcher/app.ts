@@ -2,10 +2,10 @@
 // migrated by the events service), NATS (wake-ups; the relay of its own webhook_endpoint.disabled
 // events), the HTTP sender, the claim-and-send loop and its metrics (metrics.ts). Several may run:
 // they share the work through PostgreSQL (claims with FOR UPDATE SKIP LOCKED).
-import { eventOutbox } from '@partner/shared/events';
-import type { Logger } from '@partner/shared/logger';
-import { natsNames } from '@partner/shared/nats';
-import { OutboxRelay } from '@partner/shared/outbox-relay';
+import { eventOutbox } from '@partner/shared/domain/events';
+import type { Logger } from '@partner/shared/telemetry/logger';
+import { natsNames } from '@partner/shared/nats/client';
+import { OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import { startProcess } from '@partner/shared/process/start';
 import { MIGRATIONS_DIR, SCHEMA } from '../app.js';
 import type { DispatcherConfig } from './config.js';

@@ -1,7 +1,7 @@
 // Webhook dispatcher configuration (environment variables; see services/events/README.md).
-import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/config';
-import { readEventStream, type EventStreamConfig } from '@partner/shared/events';
-import { readAllowLoopbackTargets } from '@partner/shared/webhooks';
+import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
+import { readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
 
 export interface DispatcherConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {
   environment: string;

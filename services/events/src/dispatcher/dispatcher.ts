@@ -7,10 +7,10 @@
 // pending), it sends the database nothing until a wake-up arrives. Deliveries it cannot claim — of a
 // disabled endpoint, or of an endpoint whose lane here is full — never count as due, and a look that
 // claimed nothing though something seemed due waits at least RETRY_FLOOR_MS: it never spins.
-import type { Logger } from '@partner/shared/logger';
-import type { Pool } from '@partner/shared/pg';
-import type { natsNames } from '@partner/shared/nats';
-import type { RecordedEvent } from '@partner/shared/events';
+import type { Logger } from '@partner/shared/telemetry/logger';
+import type { Pool } from '@partner/shared/db/pg';
+import type { natsNames } from '@partner/shared/nats/client';
+import type { RecordedEvent } from '@partner/shared/domain/events';
 import { claimDue, nextDue, release, settleFailure, settleSuccess, type Claimed, type Settled } from './store.js';
 import type { SendResult, Sender } from './sender.js';
 import type { DispatcherConfig } from './config.js';

@@ -3,7 +3,7 @@
 // backlog read from PostgreSQL at scrape time (one shared query; NaN when the database does not
 // answer).
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { Pool } from '@partner/shared/pg';
+import type { Pool } from '@partner/shared/db/pg';
 import { scrapedGauge, scrapeSource } from '@partner/shared/process/gauges';
 import type { DispatchMetrics } from './dispatcher.js';
 import { backlog } from './store.js';

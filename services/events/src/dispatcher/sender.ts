@@ -12,7 +12,7 @@ import {
   USER_AGENT,
   webhookSignature,
   type TargetRules,
-} from '@partner/shared/webhooks';
+} from '@partner/shared/domain/webhooks';
 import type { AttemptOutcome } from './store.js';
 
 export interface SendResult extends AttemptOutcome {

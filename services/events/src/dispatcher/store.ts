@@ -6,10 +6,10 @@
 // ever selected. Settling keeps the lock order of webhooks/repo.ts: the endpoint's row before the
 // delivery's; the claim locks deliveries alone but skips what is locked, so it never waits.
 import { randomUUID } from 'node:crypto';
-import { recordEvent, sqlIso, type RecordedEvent } from '@partner/shared/events';
-import type { natsNames } from '@partner/shared/nats';
-import { withTx, type Pool, type PoolClient } from '@partner/shared/pg';
-import type { WebhookDisabledReasonName } from '@partner/shared/webhooks';
+import { recordEvent, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
+import type { natsNames } from '@partner/shared/nats/client';
+import { withTx, type Pool, type PoolClient } from '@partner/shared/db/pg';
+import type { WebhookDisabledReasonName } from '@partner/shared/domain/webhooks';
 import { endpointView, failPending, ENDPOINT_COLUMNS, type EndpointRow } from '../webhooks/repo.js';
 
 /** A delivery a dispatcher holds: what to send, where, signed with which secrets. */

@@ -10,12 +10,12 @@
 // nothing (SKIP LOCKED). Rows inserted by the feed writer are new and invisible to everyone else, and
 // their foreign-key check (FOR KEY SHARE) does not conflict with FOR NO KEY UPDATE.
 
-import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
-import type { EventMessage } from '@partner/shared/events';
-import { newEventId, sqlIso } from '@partner/shared/events';
-import { prefixedIds, type CursorCodec } from '@partner/shared/list-cursor';
-import { Conditions, cutPage, pageSizeOf, resolvePage, type Owner } from '@partner/shared/list-page';
-import { withTx, type Pool, type PoolClient } from '@partner/shared/pg';
+import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
+import type { EventMessage } from '@partner/shared/domain/events';
+import { newEventId, sqlIso } from '@partner/shared/domain/events';
+import { prefixedIds, type CursorCodec } from '@partner/shared/domain/list-cursor';
+import { Conditions, cutPage, pageSizeOf, resolvePage, type Owner } from '@partner/shared/domain/list-page';
+import { withTx, type Pool, type PoolClient } from '@partner/shared/db/pg';
 import {
   newEndpointId,
   newWebhookSecret,
@@ -24,7 +24,7 @@ import {
   type WebhookDisabledReasonName,
   type WebhookEndpointStatusName,
   type WebhookEndpointView,
-} from '@partner/shared/webhooks';
+} from '@partner/shared/domain/webhooks';
 
 export const ENDPOINT_IDS = prefixedIds('we');
 export const DELIVERY_IDS = prefixedIds('whd');

@@ -2,10 +2,10 @@
 // reads the gateway answers with (endpoints, the secret, the delivery log). The gateway has checked
 // the request's shape and the URL's target; these re-check what the database must never hold. The
 // statuses travel as proto enums and are the API's names (the tables' text) from here on.
-import { DomainError } from '@partner/shared/errors';
-import { loadCursorCodec } from '@partner/shared/list-cursor';
-import { dbError, type Pool } from '@partner/shared/pg';
-import type { ProtoEnum } from '@partner/shared/proto-enums';
+import { DomainError } from '@partner/shared/domain/errors';
+import { loadCursorCodec } from '@partner/shared/domain/list-cursor';
+import { dbError, type Pool } from '@partner/shared/db/pg';
+import type { ProtoEnum } from '@partner/shared/domain/proto-enums';
 import {
   ALL_EVENTS,
   isEndpointId,
@@ -14,12 +14,12 @@ import {
   WEBHOOK_ENDPOINT_STATUS,
   WEBHOOK_EVENT_TYPES,
   type WebhookEndpointView,
-} from '@partner/shared/webhooks';
+} from '@partner/shared/domain/webhooks';
 import type { WebhookDeliveryStatus__Output } from '@partner/shared/generated/partner/events/v1/WebhookDeliveryStatus';
 import type { WebhookEndpoint } from '@partner/shared/generated/partner/events/v1/WebhookEndpoint';
 import type { WebhookEndpointStatus__Output } from '@partner/shared/generated/partner/events/v1/WebhookEndpointStatus';
 import type { WebhookDelivery } from '@partner/shared/generated/partner/events/v1/WebhookDelivery';
-import type { Owner } from '@partner/shared/list-page';
+import type { Owner } from '@partner/shared/domain/list-page';
 import * as repo from './repo.js';
 
 export interface WebhookRpcOptions {

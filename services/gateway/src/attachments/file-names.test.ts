@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { contentDisposition, sanitiseFileName } from './file-names.js';
 // The submission service stores only names the shared check accepts: every sanitised name must pass.
-import { isSafeFileName } from '@partner/shared/attachments';
+import { isSafeFileName } from '@partner/shared/domain/attachments';
 
 describe('sanitiseFileName', () => {
   it.each([

@@ -3,7 +3,7 @@
 // bytes with the extension kept), and served back in a Content-Disposition header that cannot
 // be broken out of (an ASCII fallback plus the RFC 5987/6266 filename* form).
 
-import { MAX_FILE_NAME_BYTES } from '@partner/shared/attachments';
+import { MAX_FILE_NAME_BYTES } from '@partner/shared/domain/attachments';
 
 export const FALLBACK_FILE_NAME = 'attachment';
 

@@ -41,4 +41,4 @@ export function resolveMediaType(declared: string | undefined, fileName: string)
   return ext ? BY_EXTENSION.get(ext) : undefined;
 }
 
-export { DEFAULT_DOCUMENT_TYPE, DOCUMENT_TYPES, isDocumentType, type DocumentType } from '@partner/shared/attachments';
+export { DEFAULT_DOCUMENT_TYPE, DOCUMENT_TYPES, isDocumentType, type DocumentType } from '@partner/shared/domain/attachments';

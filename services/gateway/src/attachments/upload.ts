@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 import { openClientStream, type PromiseClient, type serviceDefs } from '@partner/shared/grpc';
 import { sanitiseFileName } from './file-names.js';
 import { DEFAULT_DOCUMENT_TYPE, DOCUMENT_TYPES, isDocumentType, resolveMediaType, ALLOWED_MEDIA_TYPES, type DocumentType } from './media-types.js';

@@ -5,7 +5,7 @@
 // (each 400 invalid_json), every string usable text (400 validation_error naming the fields); only
 // then JSON.parse. Schema validation (http/validate.ts) comes after, in the route.
 import getRawBody from 'raw-body';
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 import type { GatewayContext } from '../context.js';
 import { DEFAULT_MAX_JSON_VALUES, MAX_JSON_DEPTH, scanJson, type JsonScanLimits } from './json-scan.js';
 

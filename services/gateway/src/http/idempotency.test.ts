@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 import { canonicalJson, fingerprint, parseIdempotencyKey } from './idempotency.js';
 
 describe('Idempotency-Key', () => {

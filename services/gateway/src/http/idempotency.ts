@@ -1,7 +1,7 @@
 // Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): an sf-string, accepted quoted or
 // bare; 1..255 printable ASCII characters. Malformed keys are refused with validation_error.
 import { createHash } from 'node:crypto';
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 
 export function parseIdempotencyKey(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import type { ErrorDetail } from '@partner/shared/errors';
+import type { ErrorDetail } from '@partner/shared/domain/errors';
 import { DEFAULT_MAX_JSON_VALUES, MAX_JSON_DEPTH, scanJson, type JsonScanLimits } from './json-scan.js';
 import { textIssue } from './text.js';
 

@@ -7,7 +7,7 @@
 // Structure problems (not JSON, too deep, too many values, a repeated key) throw 400 invalid_json at
 // once. Text problems are collected (at most MAX_TEXT_DETAILS) and returned: the caller answers them
 // with 400 validation_error naming each field, as it did when the check walked the parsed value.
-import { DomainError, type ErrorDetail } from '@partner/shared/errors';
+import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
 import { CONTROL_ISSUE, MAX_TEXT_DETAILS, SURROGATE_ISSUE } from './text.js';
 
 /** Levels of arrays and objects a body may nest (docs/api.md "Requests"). */

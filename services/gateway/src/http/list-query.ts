@@ -1,7 +1,7 @@
 // Query strings of the list endpoints (policies, attachments): each parameter at most once, unknown
 // ones refused, and the paging pair `limit` (1..200) and `cursor` (a nextCursor, opaque) read one way.
-import { DomainError, type ErrorDetail } from '@partner/shared/errors';
-import { parseTimestamp, TIMESTAMP_ISSUE } from '@partner/shared/time';
+import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
+import { parseTimestamp, TIMESTAMP_ISSUE } from '@partner/shared/domain/time';
 
 export const MAX_LIMIT = 200;
 const MAX_CURSOR_LENGTH = 512;

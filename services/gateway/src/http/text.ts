@@ -3,7 +3,7 @@
 // http/json-scan.ts) and each query parameter name and value (middleware/pipeline.ts). No route documents control characters, so a string with NUL,
 // another C0 control character or DEL, or an unpaired UTF-16 surrogate (which has no UTF-8 form
 // and no place in the database) is a 400 validation_error naming the field, before any route sees it.
-import { DomainError, type ErrorDetail } from '@partner/shared/errors';
+import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
 
 // C0 controls, DEL and lone surrogates (under the u flag a paired surrogate is one code point, not Cs).
 // Finding control characters is the point here.

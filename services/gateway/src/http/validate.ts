@@ -2,8 +2,8 @@
 // failing field reported in `details` as {field, issue}.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule, { type FormatsPluginOptions } from 'ajv-formats';
-import { DomainError, type ErrorDetail } from '@partner/shared/errors';
-import { isCalendarDate, parseTimestamp } from '@partner/shared/time';
+import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
+import { isCalendarDate, parseTimestamp } from '@partner/shared/domain/time';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives as the module object.
 type AddFormats = (ajv: Ajv, options: FormatsPluginOptions) => Ajv;

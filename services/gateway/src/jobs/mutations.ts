@@ -1,7 +1,7 @@
 // Runs a mutation as a job (docs/api.md, "Mutations"): Idempotency-Key handling, submission to
 // the job service, and the answer — 202 with the handle, or under Prefer: wait the settled outcome.
-import { newJobId } from '@partner/shared/ids';
-import { isSettled, jobView, type JobKind, type JobView } from '@partner/shared/jobs';
+import { newJobId } from '@partner/shared/domain/ids';
+import { isSettled, jobView, type JobKind, type JobView } from '@partner/shared/domain/jobs';
 import { callerOf, grpcOptions, ownerOf, type GatewayContext } from '../context.js';
 import { fingerprint, parseIdempotencyKey } from '../http/idempotency.js';
 import type { RouteDeps } from '../routes/deps.js';

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { createLogger } from '@partner/shared/logger';
-import type { JobView } from '@partner/shared/jobs';
+import { createLogger } from '@partner/shared/telemetry/logger';
+import type { JobView } from '@partner/shared/domain/jobs';
 import type { GatewayContext } from '../context.js';
 import { SettlementWaiters, type Waiter } from '../settlement-waiters.js';
 import type { RouteDeps } from '../routes/deps.js';

@@ -1,7 +1,7 @@
 // Waiting for a job to settle under Prefer: wait: the request is answered from the pipeline once its
 // waiter is woken by the settlement event (settlement-waiters.ts), or at the deadline after one re-read.
-import { DomainError } from '@partner/shared/errors';
-import { isSettled, type JobView } from '@partner/shared/jobs';
+import { DomainError } from '@partner/shared/domain/errors';
+import { isSettled, type JobView } from '@partner/shared/domain/jobs';
 import { ownerOf, type GatewayContext } from '../context.js';
 import type { RouteDeps } from '../routes/deps.js';
 import { holderOf, type Waiter } from '../settlement-waiters.js';

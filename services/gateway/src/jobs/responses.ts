@@ -1,8 +1,8 @@
 // How jobs are answered over HTTP, for every mutation and GET /v1/jobs/{id}: the 202 handle, the
 // settled job (200 result, or its error as an HTTP error with jobId), the `processing` body, and the
 // Prefer: wait preference. Waiting itself is in prefer-wait.ts; running a mutation in mutations.ts.
-import { DomainError } from '@partner/shared/errors';
-import { jobView, type JobView } from '@partner/shared/jobs';
+import { DomainError } from '@partner/shared/domain/errors';
+import { jobView, type JobView } from '@partner/shared/domain/jobs';
 import { grpcOptions, ownerOf, type GatewayContext } from '../context.js';
 import { renderError } from '../middleware/errors.js';
 import { parsePreferWait } from '../http/prefer.js';

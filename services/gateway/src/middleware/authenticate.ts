@@ -7,7 +7,7 @@
 // partner reusing its token (as it should) pays for the signature check once, and afterwards for a
 // prefix check and two lookups. The pipeline (pipeline.ts) runs this for every request but the OpenAPI document.
 import { jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 import { remainingMs, type Caller, type GatewayContext } from '../context.js';
 import type { KeyStore } from '../jwks.js';
 import type { ClientState, ClientStates } from '../client-state.js';

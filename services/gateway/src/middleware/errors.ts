@@ -1,7 +1,7 @@
 // Every error as the documented envelope {"error": {code, message, retryable, details?}} with the
 // status from the one error table. The pipeline (pipeline.ts) renders whatever a request throws.
-import { DomainError } from '@partner/shared/errors';
-import type { Logger } from '@partner/shared/logger';
+import { DomainError } from '@partner/shared/domain/errors';
+import type { Logger } from '@partner/shared/telemetry/logger';
 import type { GatewayContext } from '../context.js';
 
 /** Renders an error onto ctx (status, envelope, extra top-level fields such as jobId). */

@@ -2,8 +2,8 @@
 // provisioned with the operation's permission (403 forbidden), and an x-principal-id, when sent,
 // must name a principal registered for the partner (403 principal_not_registered). Principal lookups
 // go to the auth service and are cached briefly.
-import { DomainError } from '@partner/shared/errors';
-import type { Permission } from '@partner/shared/permissions';
+import { DomainError } from '@partner/shared/domain/errors';
+import type { Permission } from '@partner/shared/domain/permissions';
 import { callerOf, remainingMs, type Caller, type GatewayMiddleware } from '../context.js';
 
 const PRINCIPAL_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;

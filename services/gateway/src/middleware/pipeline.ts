@@ -11,9 +11,9 @@
 // ctx.state.answer, awaited here (see answerOnSettlement in jobs/prefer-wait.ts). The choice of
 // making server spans is taken when the app is built: register a tracer provider before that.
 import { randomUUID } from 'node:crypto';
-import { DomainError } from '@partner/shared/errors';
-import type { Logger } from '@partner/shared/logger';
-import { context, startHttpServerSpan, traceIdOf, type HttpServerSpan } from '@partner/shared/tracing';
+import { DomainError } from '@partner/shared/domain/errors';
+import type { Logger } from '@partner/shared/telemetry/logger';
+import { context, startHttpServerSpan, traceIdOf, type HttpServerSpan } from '@partner/shared/telemetry/tracing';
 import type { GatewayContext, GatewayMiddleware } from '../context.js';
 import type { GatewayMetrics } from '../metrics.js';
 import { asDomainError, renderError } from './errors.js';

@@ -4,7 +4,7 @@
 // Retry-After. Limits are per replica: each of N replicas (RATE_LIMIT_REPLICAS) enforces 1/N of the
 // client's limit, so the fleet as a whole enforces the configured figure as long as the load
 // balancer spreads a client's requests evenly (documented in docs/api.md).
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 import { callerOf, type GatewayContext } from '../context.js';
 
 export interface RateLimit {

@@ -1,6 +1,6 @@
 // The event feed's part of the OpenAPI document (GET /v1/events, GET /v1/events/{eventId}): its
 // schemas and paths, merged into document.ts.
-import { EVENT_TYPES } from '@partner/shared/events';
+import { EVENT_TYPES } from '@partner/shared/domain/events';
 import { ref, type Schema } from './schemas.js';
 
 type Obj = Record<string, unknown>;

@@ -2,12 +2,12 @@
 // components.schemas of the published document. The submission create schema is the very one the
 // gateway validates requests with, so the reference cannot drift from the behaviour; the attachment
 // media types and document types come from the gateway's own allowlists for the same reason.
-import { ERROR_CODES } from '@partner/shared/errors';
-import { JOB_KINDS, JOB_STATUS_FILTERS } from '@partner/shared/jobs';
-import { POLICY_STATUSES } from '@partner/shared/policies';
+import { ERROR_CODES } from '@partner/shared/domain/errors';
+import { JOB_KINDS, JOB_STATUS_FILTERS } from '@partner/shared/domain/jobs';
+import { POLICY_STATUSES } from '@partner/shared/domain/policies';
 import { submissionCreateSchema } from '../routes/submissions.js';
 import { ALLOWED_MEDIA_TYPES, DEFAULT_DOCUMENT_TYPE, DOCUMENT_TYPES } from '../attachments/media-types.js';
-import { JOB_FAILURE_CODES } from '@partner/shared/sandbox';
+import { JOB_FAILURE_CODES } from '@partner/shared/domain/sandbox';
 
 export type Schema = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 // Webhooks' part of the OpenAPI document: the endpoint routes (/v1/webhook-endpoints…), their
 // schemas, and the top-level `webhooks` object (OpenAPI 3.1) describing each delivery a receiver
 // gets, one per event type, with the Standard Webhooks headers. Merged into document.ts.
-import { EVENT_TYPES } from '@partner/shared/events';
+import { EVENT_TYPES } from '@partner/shared/domain/events';
 import {
   ALL_EVENTS,
   MAX_DESCRIPTION_LENGTH,
@@ -10,7 +10,7 @@ import {
   WEBHOOK_DELIVERY_STATUSES,
   WEBHOOK_DISABLED_REASONS,
   WEBHOOK_ENDPOINT_STATUSES,
-} from '@partner/shared/webhooks';
+} from '@partner/shared/domain/webhooks';
 import { endpointCreateSchema, endpointUpdateSchema, recoverSchema } from '../routes/webhooks.js';
 import { ref, type Schema } from './schemas.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 import { etagMatches, parseListQuery } from './attachments.js';
 
 describe('parseListQuery', () => {

@@ -5,12 +5,12 @@
 // of an upload is read.
 import type Router from '@koa/router';
 import { Readable } from 'node:stream';
-import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
+import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
 import { openServerStream } from '@partner/shared/grpc';
-import { isUuid } from '@partner/shared/ids';
-import { JOB_KINDS } from '@partner/shared/jobs';
+import { isUuid } from '@partner/shared/domain/ids';
+import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { serviceDefs } from '@partner/shared/grpc';
-import { attachmentRecord } from '@partner/shared/attachments';
+import { attachmentRecord } from '@partner/shared/domain/attachments';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import { contentDisposition } from '../attachments/file-names.js';
 import { MULTIPART_OVERHEAD_BYTES, receiveUpload, tooLarge } from '../attachments/upload.js';

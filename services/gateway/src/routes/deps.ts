@@ -1,6 +1,6 @@
 // What route modules get from the app: configuration, the authorization guard, the gRPC clients
 // and the settlement waiters.
-import type { Permission } from '@partner/shared/permissions';
+import type { Permission } from '@partner/shared/domain/permissions';
 import type { PromiseClient } from '@partner/shared/grpc';
 import type { serviceDefs } from '@partner/shared/grpc';
 import type { GatewayConfig } from '../config.js';

@@ -6,8 +6,8 @@
 // events service says (over NATS) that it stored an event of this partner, or N seconds pass, and
 // is then read once more: waiting costs no database query and shares the gateway's waiter cap.
 import type Router from '@koa/router';
-import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
-import { EVENT_TYPES, isEventId, isEventType } from '@partner/shared/events';
+import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
+import { EVENT_TYPES, isEventId, isEventType } from '@partner/shared/domain/events';
 import type { Event__Output } from '@partner/shared/generated/partner/events/v1/Event';
 import type { ListEventsRequest } from '@partner/shared/generated/partner/events/v1/ListEventsRequest';
 import type { ListEventsResponse__Output } from '@partner/shared/generated/partner/events/v1/ListEventsResponse';

@@ -1,10 +1,10 @@
 // GET /v1/jobs/{id} (jobs/read): the settled job, or the `processing` body with Retry-After; under
 // Prefer: wait=N, held until the job settles or N seconds pass.
 import type Router from '@koa/router';
-import { isJobId } from '@partner/shared/ids';
-import { isSettled, type JobView } from '@partner/shared/jobs';
+import { isJobId } from '@partner/shared/domain/ids';
+import { isSettled, type JobView } from '@partner/shared/domain/jobs';
 import type { GatewayContext, GatewayState } from '../context.js';
-import { notFound } from '@partner/shared/errors';
+import { notFound } from '@partner/shared/domain/errors';
 import type { RouteDeps } from './deps.js';
 import { preferredWait, readJob, respondProcessing } from '../jobs/responses.js';
 import { answerOnSettlement, holdWait } from '../jobs/prefer-wait.js';

@@ -4,12 +4,12 @@
 // (400 validation_error), with the list-query rules of the policy list; the job and submission
 // services check the same rules again and own the cursors (signed, bound to partner and filters).
 import type Router from '@koa/router';
-import { type ErrorDetail } from '@partner/shared/errors';
-import { isPrincipalId } from '@partner/shared/ids';
-import { isSettled, JOB_KINDS, JOB_STATUS_FILTER, jobView } from '@partner/shared/jobs';
-import { isCursorShaped } from '@partner/shared/list-cursor';
-import { CURSOR_ISSUE } from '@partner/shared/list-page';
-import { parseTimestamp, TIMESTAMP_ISSUE } from '@partner/shared/time';
+import { type ErrorDetail } from '@partner/shared/domain/errors';
+import { isPrincipalId } from '@partner/shared/domain/ids';
+import { isSettled, JOB_KINDS, JOB_STATUS_FILTER, jobView } from '@partner/shared/domain/jobs';
+import { isCursorShaped } from '@partner/shared/domain/list-cursor';
+import { CURSOR_ISSUE } from '@partner/shared/domain/list-page';
+import { parseTimestamp, TIMESTAMP_ISSUE } from '@partner/shared/domain/time';
 import type { Job__Output } from '@partner/shared/generated/partner/job/v1/Job';
 import { grpcOptions, ownerOf, type GatewayState } from '../context.js';
 import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';

@@ -1,7 +1,7 @@
 // GET /v1/openapi.json: the machine-readable reference, served without a token. The document is
 // built and serialised once, when the app is built, for this environment (servers = {base_url}, the
 // OAuth2 token URL and access scope); a request costs one write of a cached buffer.
-import { DomainError } from '@partner/shared/errors';
+import { DomainError } from '@partner/shared/domain/errors';
 import type { GatewayContext } from '../context.js';
 import type { GatewayConfig } from '../config.js';
 import { buildOpenApiDocument } from '../openapi/document.js';

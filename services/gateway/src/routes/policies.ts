@@ -5,13 +5,13 @@
 // the gateway: the policy service
 // issued it, signed it, and checks that it belongs to this caller and these filters.
 import type Router from '@koa/router';
-import { DomainError, notFound, type ErrorDetail } from '@partner/shared/errors';
-import { isUuid } from '@partner/shared/ids';
+import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
+import { isUuid } from '@partner/shared/domain/ids';
 import type { Policy__Output } from '@partner/shared/generated/partner/policy/v1/Policy';
 import type { ListPoliciesRequest } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import type { RouteDeps } from './deps.js';
-import { POLICY_STATUS } from '@partner/shared/policies';
+import { POLICY_STATUS } from '@partner/shared/domain/policies';
 import { invalidQuery, pageParams, singleParams, timestampParam } from '../http/list-query.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince']);

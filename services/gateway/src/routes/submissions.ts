@@ -1,10 +1,10 @@
 // POST /v1/submissions (submissions/write; a job) and GET /v1/submissions/{id} (submissions/read).
 import type Router from '@koa/router';
-import { isUuid } from '@partner/shared/ids';
-import { JOB_KINDS } from '@partner/shared/jobs';
+import { isUuid } from '@partner/shared/domain/ids';
+import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { grpcOptions, ownerOf, type GatewayState } from '../context.js';
-import { DomainError, notFound } from '@partner/shared/errors';
-import { parseSandbox, SANDBOX_GRAMMAR } from '@partner/shared/sandbox';
+import { DomainError, notFound } from '@partner/shared/domain/errors';
+import { parseSandbox, SANDBOX_GRAMMAR } from '@partner/shared/domain/sandbox';
 import { readJson } from '../http/body.js';
 import { validator, VISIBLE_TEXT } from '../http/validate.js';
 import type { RouteDeps } from './deps.js';

@@ -4,10 +4,10 @@
 // before any job exists: its form, and the addresses its host resolves to (SSRF: 400 naming `url`);
 // the dispatcher checks the address again at every delivery.
 import type Router from '@koa/router';
-import { DomainError, type ErrorDetail } from '@partner/shared/errors';
-import { isEventId } from '@partner/shared/events';
-import { JOB_KINDS } from '@partner/shared/jobs';
-import { parseTimestamp } from '@partner/shared/time';
+import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
+import { isEventId } from '@partner/shared/domain/events';
+import { JOB_KINDS } from '@partner/shared/domain/jobs';
+import { parseTimestamp } from '@partner/shared/domain/time';
 import {
   ALL_EVENTS,
   endpointRecord,
@@ -22,7 +22,7 @@ import {
   WEBHOOK_EVENT_TYPES,
   type TargetRules,
   type WebhookEndpointStatusName,
-} from '@partner/shared/webhooks';
+} from '@partner/shared/domain/webhooks';
 import type { WebhookDelivery__Output } from '@partner/shared/generated/partner/events/v1/WebhookDelivery';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import { readJson } from '../http/body.js';

@@ -3,10 +3,10 @@
 // GRPC_CALL_STREAMS), read by its config.ts like every other variable. The two must agree: a call the
 // registry lists without an address, or an address for a call it does not list, fails the start.
 import type { Registry } from 'prom-client';
-import { createClient, type PromiseClient } from '../grpc-client.js';
-import { SERVICE_NAMES, serviceDefs } from '../grpc-loader.js';
-import { grpcReadiness } from '../grpc-readiness.js';
-import type { ReadinessCheck } from '../ops.js';
+import { createClient, type PromiseClient } from '../grpc/client.js';
+import { SERVICE_NAMES, serviceDefs } from '../grpc/loader.js';
+import { grpcReadiness } from '../grpc/readiness.js';
+import type { ReadinessCheck } from '../http/ops-server.js';
 import { processEntry } from './registry.js';
 
 export type ServiceName = keyof typeof SERVICE_NAMES;

@@ -3,7 +3,7 @@
 // finish, connections are closed as they go idle, and those still open when the drain budget
 // (SHUTDOWN_DRAIN_MS) is spent are cut.
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../telemetry/logger.js';
 
 /** A listener startProcess drains on shutdown; its port is announced under `name`. */
 export interface Listener {

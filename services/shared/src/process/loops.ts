@@ -2,7 +2,7 @@
 // runs every intervalMs, never two at once (a tick that finds a pass still running is skipped); a pass
 // that fails is logged as a warning and the next tick runs it again, so a loop never dies of an error
 // (database down, NATS down); on shutdown no new pass starts and the running one is awaited.
-import type { Logger } from '../logger.js';
+import type { Logger } from '../telemetry/logger.js';
 
 export interface LoopSpec {
   /** Named in the warning of a failed pass ("<name> failed; will try again"). */

@@ -4,9 +4,9 @@
 // comes (onConnect). `first` (the worker, whose only work arrives over NATS): the start waits for it.
 // Either way the connection reconnects forever, and startProcess drains it on shutdown.
 import type { NatsConnection } from 'nats';
-import type { Logger } from '../logger.js';
-import { connectNats, natsReadiness } from '../nats.js';
-import type { ReadinessCheck } from '../ops.js';
+import type { Logger } from '../telemetry/logger.js';
+import { connectNats, natsReadiness } from '../nats/client.js';
+import type { ReadinessCheck } from '../http/ops-server.js';
 
 export interface ProcessNats {
   /** The connection once there is one. */

@@ -4,9 +4,9 @@
 // of start.ts, with a hard deadline so a stuck step cannot hang — the drain budget (SHUTDOWN_DRAIN_MS)
 // plus SHUTDOWN_MARGIN_MS — and flushes telemetry last. For a process that owns a schema,
 // `node dist/main.js migrate` only applies its migrations and exits (the Helm hook Job runs this).
-import type { BaseConfig, DbConfig } from '../config.js';
-import { createLogger, type Logger } from '../logger.js';
-import { shutdownTelemetry } from '../telemetry.js';
+import type { BaseConfig, DbConfig } from './config.js';
+import { createLogger, type Logger } from '../telemetry/logger.js';
+import { shutdownTelemetry } from '../telemetry/bootstrap.js';
 import { migrateSchema } from './start.js';
 
 export interface Stoppable {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { createLogger } from '../logger.js';
+import { createLogger } from '../telemetry/logger.js';
 import { createClients } from './clients.js';
 import { scrapedGauge, scrapeSource } from './gauges.js';
 import { listenHttp } from './http.js';

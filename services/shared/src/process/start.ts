@@ -15,12 +15,12 @@
 //   6. the ops listener closes last, so /livez answers while the rest stops.
 // run.ts wraps it for main.ts: the ready line, signals, the hard deadline and telemetry after all.
 import type { Registry } from 'prom-client';
-import type { BaseConfig, DbConfig, NatsConfig } from '../config.js';
-import { startGrpcServer } from '../grpc-server.js';
-import type { ServiceBinding } from '../grpc-loader.js';
-import { createLogger, type Logger } from '../logger.js';
-import { createRegistry, startOpsServer, type LivenessCheck, type ReadinessCheck } from '../ops.js';
-import { createPool, migrate, registerPoolMetrics, type Pool } from '../pg.js';
+import type { BaseConfig, DbConfig, NatsConfig } from './config.js';
+import { startGrpcServer } from '../grpc/server.js';
+import type { ServiceBinding } from '../grpc/loader.js';
+import { createLogger, type Logger } from '../telemetry/logger.js';
+import { createRegistry, startOpsServer, type LivenessCheck, type ReadinessCheck } from '../http/ops-server.js';
+import { createPool, migrate, registerPoolMetrics, type Pool } from '../db/pg.js';
 import { clientReadiness, closeClients, createClients, type GrpcClients, type GrpcClientsConfig, type ServiceName } from './clients.js';
 import { supervisedLoops, type LoopSpec } from './loops.js';
 import { NO_NATS, startNats, type NatsHandle, type ProcessNats } from './nats.js';

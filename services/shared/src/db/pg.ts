@@ -1,0 +1,216 @@
+// PostgreSQL: one pool per service, its search_path pinned to the service's own schema and its
+// timeouts enforced by the server (statement_timeout, lock_timeout), a versioned SQL migration
+// runner (files NNNN_name.sql, applied once each, in order, under an advisory lock so replicas
+// starting together do not race), and the pool's gauges.
+import pg from 'pg';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../telemetry/logger.js';
+import { Gauge, type Registry } from 'prom-client';
+import { DomainError, sqlStateError, unavailable } from '../domain/errors.js';
+import { DEFAULT_DB_TIMEOUTS, type DbTimeouts } from '../process/config.js';
+
+export { DEFAULT_DB_TIMEOUTS, type DbTimeouts };
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+// Dates (DATE columns) stay 'YYYY-MM-DD' strings: never shifted through a JS Date and a time zone.
+pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
+// NUMERIC stays a decimal string: amounts never pass through a float.
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
+
+const statementNames = new Map<string, string>();
+
+/**
+ * A query as a named prepared statement: each connection parses and plans the text once, then only
+ * binds and executes it. For the hot statements, where planning costs more than executing (the
+ * SubmitJob statement: 0.43 ms unnamed, 0.15 ms prepared; docs/performance.md). The name is derived
+ * from the text, so one text always has one name, on every connection.
+ */
+export function prepared(text: string, values: unknown[]): pg.QueryConfig {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `p_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values };
+}
+
+/**
+ * The client's own deadline comes this long after the server's: the server cancels a slow statement
+ * first (and the connection stays usable); the client gives up only on a server that does not answer.
+ */
+const CLIENT_GRACE_MS = 5_000;
+
+const poolTimeouts = new WeakMap<Pool, DbTimeouts>();
+
+/**
+ * A pool whose connections carry the timeouts as session settings (startup parameters), so plain
+ * `pool.query` calls are bounded by the server too; withTx sets them again per transaction.
+ */
+export function createPool(opts: {
+  url: string;
+  schema: string;
+  max: number;
+  applicationName: string;
+  logger: Logger;
+  timeouts?: DbTimeouts;
+  /** How long after the server's statement timeout the client gives up by itself (tests shorten it). */
+  clientGraceMs?: number;
+}): Pool {
+  const t = opts.timeouts ?? DEFAULT_DB_TIMEOUTS;
+  const grace = opts.clientGraceMs ?? CLIENT_GRACE_MS;
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.max,
+    application_name: opts.applicationName,
+    options: `-c search_path=${opts.schema}`,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: t.statementMs,
+    lock_timeout: t.lockMs,
+    // A session left in a transaction by a client that went away gives its locks back.
+    idle_in_transaction_session_timeout: t.statementMs + grace,
+    query_timeout: t.statementMs + grace,
+  });
+  poolTimeouts.set(pool, t);
+  // An idle client's connection dropped (failover, pg_terminate_backend): the pool discards it; log only.
+  pool.on('error', (err) => opts.logger.warn({ err: err.message }, 'idle PostgreSQL connection lost'));
+  // A checked-out client whose connection dies emits 'error' too: its query rejects by itself and the
+  // pool discards the client on release, but an unheard 'error' event would crash the process.
+  pool.on('connect', (client) => {
+    client.on('error', (err) => opts.logger.debug({ err: err.message }, 'PostgreSQL connection lost while in use'));
+  });
+  return pool;
+}
+
+/**
+ * Pool gauges, read at scrape time: connections in use and idle, checkouts waiting for one, and the
+ * configured ceiling. One pool per registry (each process has one pool per service).
+ */
+export function registerPoolMetrics(pool: Pool, registry: Registry, max: number): void {
+  new Gauge({
+    name: 'partner_db_pool_connections',
+    help: 'PostgreSQL connections of the pool, by state (in_use, idle).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      this.set({ state: 'in_use' }, pool.totalCount - pool.idleCount);
+      this.set({ state: 'idle' }, pool.idleCount);
+    },
+  });
+  new Gauge({
+    name: 'partner_db_pool_waiting_requests',
+    help: 'Queries waiting for a free PostgreSQL connection of the pool.',
+    registers: [registry],
+    collect() {
+      this.set(pool.waitingCount);
+    },
+  });
+  new Gauge({ name: 'partner_db_pool_max_connections', help: 'Size limit of the PostgreSQL pool (DB_POOL_MAX).', registers: [registry] }).set(max);
+}
+
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+
+/** True for errors that mean "the database is not reachable right now" rather than a bad query. */
+export function isConnectionError(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  if (e?.code && CONNECTION_ERRORS.has(e.code)) return true;
+  // "Query read timeout": the client's own deadline (query_timeout) passed with no answer.
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(
+    e?.message ?? '',
+  );
+}
+
+/**
+ * Maps database-unreachable errors to a retryable `unavailable` DomainError, and errors whose SQLSTATE
+ * class settles their retryability to what they stand for (sqlStateError: a value the database cannot
+ * store is a non-retryable validation_error); rethrows the rest.
+ */
+export function dbError(err: unknown): never {
+  if (err instanceof DomainError) throw err;
+  if (isConnectionError(err)) throw unavailable('the database is unavailable; retry later', err);
+  throw sqlStateError(err) ?? err;
+}
+
+/**
+ * Runs fn in a transaction on one client; rolls back on error. The transaction's statement and lock
+ * timeouts are set with SET LOCAL (the pool's, or `timeouts`), in the same round trip as BEGIN, so
+ * no transaction runs unbounded whatever its session was left with. A client whose connection failed,
+ * whose query the client itself gave up on (the server may still be running it, holding locks), or
+ * whose rollback failed is destroyed, never handed back to the pool.
+ */
+export async function withTx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, timeouts?: Partial<DbTimeouts>): Promise<T> {
+  const t = { ...(poolTimeouts.get(pool) ?? DEFAULT_DB_TIMEOUTS), ...timeouts };
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    return dbError(err);
+  }
+  let broken: Error | undefined;
+  try {
+    await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.round(t.statementMs)}; SET LOCAL lock_timeout = ${Math.round(t.lockMs)}`);
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    if (isConnectionError(err)) broken = err as Error;
+    else {
+      await client.query('ROLLBACK').catch((e: unknown) => {
+        broken = e as Error;
+      });
+    }
+    return dbError(err);
+  } finally {
+    client.release(broken ?? false);
+  }
+}
+
+/** Applies the migrations in dir to schema; returns the versions applied now. */
+export async function migrate(pool: Pool, schema: string, dir: string, logger: Logger): Promise<string[]> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`);
+  const files = readdirSync(dir)
+    .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
+    .sort();
+  const client = await pool.connect();
+  const applied: string[] = [];
+  let broken = false;
+  try {
+    // Migrations (and waiting for another replica's) may take longer than any request: no timeouts
+    // for this session until it goes back to the pool.
+    await client.query('SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0');
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`migrate:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const done = new Set(
+      (await client.query<{ version: string }>(`SELECT version FROM ${schema}.schema_migrations`)).rows.map((r) => r.version),
+    );
+    for (const file of files) {
+      const version = file.replace(/\.sql$/, '');
+      if (done.has(version)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(`SET LOCAL search_path = ${schema}`);
+        await client.query(readFileSync(join(dir, file), 'utf8'));
+        await client.query(`INSERT INTO ${schema}.schema_migrations (version) VALUES ($1)`, [version]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw new Error(`migration ${schema}/${file} failed: ${(err as Error).message}`, { cause: err });
+      }
+      applied.push(version);
+      logger.info({ schema, version }, 'migration applied');
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`migrate:${schema}`]).catch(() => undefined);
+    // Back to the pool's timeouts (the connection's startup settings), or the connection is dropped.
+    await client.query('RESET statement_timeout; RESET lock_timeout; RESET idle_in_transaction_session_timeout').catch(() => (broken = true));
+    client.release(broken);
+  }
+  return applied;
+}

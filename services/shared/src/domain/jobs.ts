@@ -1,0 +1,119 @@
+// Jobs as the API shows them, the settlement event every gateway hears, and the job kinds.
+import type { Job__Output } from '../generated/partner/job/v1/Job.js';
+import type { JobStatus__Output } from '../generated/partner/job/v1/JobStatus.js';
+import type { JobStatusFilter__Output } from '../generated/partner/job/v1/JobStatusFilter.js';
+import { protoEnum } from './proto-enums.js';
+
+export const JOB_KINDS = {
+  submissionCreate: 'submission.create',
+  attachmentCreate: 'attachment.create',
+  attachmentDelete: 'attachment.delete',
+  webhookEndpointCreate: 'webhook_endpoint.create',
+  webhookEndpointUpdate: 'webhook_endpoint.update',
+  webhookEndpointDelete: 'webhook_endpoint.delete',
+  webhookEndpointRotateSecret: 'webhook_endpoint.rotate_secret',
+  webhookEndpointRecover: 'webhook_endpoint.recover',
+  webhookEndpointPing: 'webhook_endpoint.ping',
+} as const;
+export type JobKind = (typeof JOB_KINDS)[keyof typeof JOB_KINDS];
+
+export interface JobErrorView {
+  code: string;
+  message: string;
+  retryable: boolean;
+}
+
+/** A job as GET /v1/jobs/{id} shows it once settled (or, unsettled, as accepted/running). */
+export interface JobView {
+  id: string;
+  /** What the job does, e.g. submission.create (JOB_KINDS). */
+  kind: string;
+  status: JobStatusName;
+  result?: unknown;
+  error?: JobErrorView;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Published on core NATS after a job's settling transaction commits. */
+export interface SettlementEvent {
+  job: JobView;
+  tenantId: string;
+  partnerId: string;
+}
+
+/** A job's status (the API's names; the proto's JOB_STATUS_*; the job table's status column). */
+export const JOB_STATUSES = ['accepted', 'running', 'succeeded', 'failed'] as const;
+export type JobStatusName = (typeof JOB_STATUSES)[number];
+export const JOB_STATUS = protoEnum<JobStatusName, JobStatus__Output>('JOB_STATUS_', JOB_STATUSES);
+/** The job list's status filter (the proto's JOB_STATUS_FILTER_*): `processing` is accepted or running. */
+export const JOB_STATUS_FILTERS = ['processing', 'succeeded', 'failed'] as const;
+export type JobStatusFilterName = (typeof JOB_STATUS_FILTERS)[number];
+export const JOB_STATUS_FILTER = protoEnum<JobStatusFilterName, JobStatusFilter__Output>('JOB_STATUS_FILTER_', JOB_STATUS_FILTERS);
+
+export const isSettled = (j: Pick<JobView, 'status'>): boolean => j.status === 'succeeded' || j.status === 'failed';
+
+/** The API view of a gRPC Job. */
+export function jobView(j: Job__Output): JobView {
+  const status = JOB_STATUS.fromProto(j.status) ?? 'accepted';
+  return {
+    id: j.id,
+    kind: j.kind,
+    status,
+    ...(status === 'succeeded' ? { result: JSON.parse(j.resultJson) as unknown } : {}),
+    ...(status === 'failed' && j.error ? { error: { code: j.error.code, message: j.error.message, retryable: j.error.retryable } } : {}),
+    createdAt: j.createdAt,
+    updatedAt: j.updatedAt,
+  };
+}
+
+/** Who a job acts for, as the job service records it. */
+export interface JobCaller {
+  tenantId: string;
+  partnerId: string;
+  clientId: string;
+  /** Empty when the request named no principal. */
+  principalId: string;
+}
+
+/**
+ * The JetStream message of a job: everything a worker needs to run it, so the first delivery can
+ * start on the effect without reading the job first. Older messages carry `jobId` alone; a worker
+ * then reads the job (StartJob).
+ */
+export interface JobMessage {
+  jobId: string;
+  kind: string;
+  caller: JobCaller;
+  payload: unknown;
+}
+
+/**
+ * The message body for a job whose payload is already JSON text (as received or as stored): the
+ * payload is spliced in rather than parsed and serialised again.
+ */
+export function jobMessageJson(jobId: string, kind: string, caller: JobCaller, payloadJson: string): string {
+  return `{"jobId":${JSON.stringify(jobId)},"kind":${JSON.stringify(kind)},"caller":${JSON.stringify(caller)},"payload":${payloadJson}}`;
+}
+
+/** The job message in a JetStream message body: the full form, the id alone (older form), or nothing usable. */
+export function parseJobMessage(body: string): JobMessage | { jobId: string } | undefined {
+  let m: Partial<JobMessage>;
+  try {
+    m = JSON.parse(body) as Partial<JobMessage>;
+  } catch {
+    return undefined;
+  }
+  if (typeof m !== 'object' || m === null || typeof m.jobId !== 'string') return undefined;
+  const c = m.caller;
+  const full =
+    typeof m.kind === 'string' &&
+    'payload' in m &&
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.tenantId === 'string' &&
+    typeof c.partnerId === 'string' &&
+    typeof c.clientId === 'string' &&
+    typeof c.principalId === 'string';
+  return full ? (m as JobMessage) : { jobId: m.jobId };
+}

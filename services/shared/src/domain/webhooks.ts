@@ -1,0 +1,348 @@
+// Webhooks (docs/api.md, "Webhooks"): what endpoints subscribe to, their secrets, the Standard Webhooks
+// signature (https://www.standardwebhooks.com), and the target rules against SSRF. The gateway checks
+// a URL at registration; the dispatcher checks the address it connects to at every delivery.
+import { createHmac, randomBytes } from 'node:crypto';
+import { lookup as dnsLookup } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { v7 as uuidv7 } from 'uuid';
+import type { EnvReader } from '../process/config.js';
+import { EVENT_TYPES } from './events.js';
+import type { WebhookDeliveryStatus__Output } from '../generated/partner/events/v1/WebhookDeliveryStatus.js';
+import type { WebhookEndpoint__Output } from '../generated/partner/events/v1/WebhookEndpoint.js';
+import type { WebhookEndpointDisabledReason__Output } from '../generated/partner/events/v1/WebhookEndpointDisabledReason.js';
+import type { WebhookEndpointStatus__Output } from '../generated/partner/events/v1/WebhookEndpointStatus.js';
+import { protoEnum } from './proto-enums.js';
+
+/** What an endpoint can subscribe to: every feed event type (or "*" for all). */
+export const WEBHOOK_EVENT_TYPES = EVENT_TYPES;
+/** Sent by POST …/ping to one endpoint alone; not in the feed, not subscribable. */
+export const PING_EVENT_TYPE = 'webhook_endpoint.ping';
+export const ALL_EVENTS = '*';
+
+export const MAX_URL_LENGTH = 2048;
+export const MAX_DESCRIPTION_LENGTH = 500;
+/** Response bodies are read up to this many bytes, and logged truncated. */
+export const RESPONSE_BODY_LIMIT = 64 * 1024;
+export const USER_AGENT = 'PartnerSubmissionService-Webhooks/1.0';
+
+const hexId = (prefix: string) => `${prefix}_${uuidv7().replace(/-/g, '')}`;
+export const newEndpointId = (): string => hexId('we');
+export const isEndpointId = (s: string): boolean => /^we_[0-9a-f]{32}$/.test(s);
+
+// The statuses (the API's names; the proto's WEBHOOK_*; the text of the webhook tables' columns).
+export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
+export type WebhookEndpointStatusName = (typeof WEBHOOK_ENDPOINT_STATUSES)[number];
+export const WEBHOOK_ENDPOINT_STATUS = protoEnum<WebhookEndpointStatusName, WebhookEndpointStatus__Output>('WEBHOOK_ENDPOINT_STATUS_', WEBHOOK_ENDPOINT_STATUSES);
+/** Why an endpoint is disabled: the receiver answered 410, it kept failing, or the partner disabled it. */
+export const WEBHOOK_DISABLED_REASONS = ['gone', 'failing', 'partner'] as const;
+export type WebhookDisabledReasonName = (typeof WEBHOOK_DISABLED_REASONS)[number];
+export const WEBHOOK_DISABLED_REASON = protoEnum<WebhookDisabledReasonName, WebhookEndpointDisabledReason__Output>(
+  'WEBHOOK_ENDPOINT_DISABLED_REASON_',
+  WEBHOOK_DISABLED_REASONS,
+);
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type WebhookDeliveryStatusName = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+export const WEBHOOK_DELIVERY_STATUS = protoEnum<WebhookDeliveryStatusName, WebhookDeliveryStatus__Output>('WEBHOOK_DELIVERY_STATUS_', WEBHOOK_DELIVERY_STATUSES);
+
+/** An endpoint as the API shows it (never with its secret). */
+export interface WebhookEndpointView {
+  endpointId: string;
+  url: string;
+  eventTypes: string[];
+  description: string;
+  status: WebhookEndpointStatusName;
+  disabledReason?: WebhookDisabledReasonName;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** An endpoint as the API shows it, from the events service's answer (gateway reads and job results alike). */
+export function endpointRecord(e: WebhookEndpoint__Output): WebhookEndpointView {
+  const disabledReason = WEBHOOK_DISABLED_REASON.fromProto(e.disabledReason);
+  return {
+    endpointId: e.endpointId,
+    url: e.url,
+    eventTypes: e.eventTypes,
+    description: e.description,
+    status: WEBHOOK_ENDPOINT_STATUS.fromProto(e.status) ?? 'enabled',
+    ...(disabledReason ? { disabledReason } : {}),
+    createdAt: e.createdAt,
+    updatedAt: e.updatedAt,
+  };
+}
+
+/** `whsec_` + base64 of 32 random bytes (Standard Webhooks' secret format). */
+export const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
+
+/** The key bytes of a `whsec_…` secret. */
+export function secretKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+}
+
+/**
+ * The `webhook-signature` header: `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` for each
+ * secret that signs (two during a rotation), separated by spaces.
+ */
+export function webhookSignature(secrets: readonly string[], id: string, timestampS: number, body: string): string {
+  const content = `${id}.${timestampS}.${body}`;
+  return secrets.map((s) => `v1,${createHmac('sha256', secretKey(s)).update(content).digest('base64')}`).join(' ');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets (SSRF). Only globally routable unicast addresses may be sent to; a deployment for local
+// development and tests may allow loopback too, and nothing else. refusedAddress() owns the verdict:
+// the gateway asks it about a URL's IP literal and the addresses its host resolves to at
+// registration and PATCH, the dispatcher about the address it is about to connect to at every delivery.
+
+/** Why an address is not public: what kind of address it is (after "is a…"). */
+type AddressKind =
+  | 'loopback'
+  | 'private'
+  | 'link-local'
+  | 'unique-local'
+  | 'site-local'
+  | 'multicast'
+  | 'unspecified'
+  | 'broadcast'
+  | 'carrier-grade NAT'
+  | 'benchmarking'
+  | 'documentation'
+  | 'reserved'
+  | 'discard-only'
+  | 'IETF protocol assignment'
+  | 'Teredo'
+  | 'local-use NAT64';
+
+/** How an IPv6 address embeds an IPv4 one, when it does (judged as that IPv4 address). */
+type Embedding = 'IPv4-compatible' | 'IPv4-mapped' | 'IPv4-translated' | 'NAT64' | '6to4' | 'ISATAP';
+
+export interface AddressClass {
+  /** The address's kind, or 'public' (globally routable unicast). */
+  kind: AddressKind | 'public';
+  /** The IPv4 address an IPv6 one embeds, and how; kind is then that IPv4 address's. */
+  embeds?: { ipv4: string; as: Embedding };
+}
+
+const cidrs = <K extends string>(table: [string, K][]): [[ipaddr.IPv4 | ipaddr.IPv6, number], K][] =>
+  table.map(([cidr, kind]) => [ipaddr.parseCIDR(cidr), kind]);
+
+// IANA's IPv4 special-purpose registry (RFC 6890 and later), the blocks not globally reachable.
+// Checked in order: the first match decides.
+const IPV4_SPECIAL = cidrs<AddressKind>([
+  ['0.0.0.0/32', 'unspecified'],
+  ['0.0.0.0/8', 'reserved'], // "this network"
+  ['10.0.0.0/8', 'private'],
+  ['100.64.0.0/10', 'carrier-grade NAT'], // also Alibaba Cloud's metadata, 100.100.100.200
+  ['127.0.0.0/8', 'loopback'],
+  ['169.254.0.0/16', 'link-local'], // cloud metadata: 169.254.169.254, 169.254.170.2, …
+  ['172.16.0.0/12', 'private'],
+  ['192.0.0.0/24', 'IETF protocol assignment'], // Oracle Cloud's metadata, 192.0.0.192
+  ['192.0.2.0/24', 'documentation'],
+  ['192.88.99.0/24', 'reserved'], // the deprecated 6to4 relay anycast
+  ['192.168.0.0/16', 'private'],
+  ['198.18.0.0/15', 'benchmarking'],
+  ['198.51.100.0/24', 'documentation'],
+  ['203.0.113.0/24', 'documentation'],
+  ['224.0.0.0/4', 'multicast'],
+  ['255.255.255.255/32', 'broadcast'],
+  ['240.0.0.0/4', 'reserved'],
+]);
+
+// IPv6: global unicast is 2000::/3; everything outside it is refused (as 'reserved' unless named
+// here), and so are these blocks inside it. The IPv4-embedding blocks are handled before this table.
+const IPV6_SPECIAL = cidrs<AddressKind>([
+  ['::/128', 'unspecified'],
+  ['::1/128', 'loopback'],
+  ['64:ff9b:1::/48', 'local-use NAT64'], // RFC 8215: the IPv4 address's place is the operator's choice
+  ['100::/64', 'discard-only'],
+  ['2001::/32', 'Teredo'], // the client's IPv4 address is obfuscated; refused outright
+  ['2001:2::/48', 'benchmarking'],
+  ['2001:db8::/32', 'documentation'],
+  ['2001::/23', 'IETF protocol assignment'],
+  ['3fff::/20', 'documentation'],
+  ['5f00::/16', 'reserved'], // SRv6 SIDs
+  ['fc00::/7', 'unique-local'], // AWS's IPv6 metadata, fd00:ec2::254
+  ['fe80::/10', 'link-local'],
+  ['fec0::/10', 'site-local'],
+  ['ff00::/8', 'multicast'],
+]);
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+
+const v4 = (hi: number, lo: number): ipaddr.IPv4 => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+
+/** The IPv4 address an IPv6 address embeds by a well-known convention, and which one. */
+function embeddedIpv4(ip: ipaddr.IPv6): { ipv4: ipaddr.IPv4; as: Embedding } | undefined {
+  const p = ip.parts;
+  const zeros = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && p[5] === 0xffff) return { ipv4: v4(p[6]!, p[7]!), as: 'IPv4-mapped' }; // ::ffff:0:0/96
+  if (zeros(0, 6) && (p[6] !== 0 || p[7]! > 1)) return { ipv4: v4(p[6]!, p[7]!), as: 'IPv4-compatible' }; // ::/96 but :: and ::1
+  if (zeros(0, 4) && p[4] === 0xffff && p[5] === 0) return { ipv4: v4(p[6]!, p[7]!), as: 'IPv4-translated' }; // ::ffff:0:0:0/96
+  if (p[0] === 0x64 && p[1] === 0xff9b && zeros(2, 6)) return { ipv4: v4(p[6]!, p[7]!), as: 'NAT64' }; // 64:ff9b::/96
+  if (p[0] === 0x2002) return { ipv4: v4(p[1]!, p[2]!), as: '6to4' }; // 2002::/16, the IPv4 address in bits 16-47
+  // ISATAP (RFC 5214): any prefix, interface id 0000:5efe or 0200:5efe followed by the IPv4 address.
+  if ((p[4]! & 0xfdff) === 0 && p[5] === 0x5efe) return { ipv4: v4(p[6]!, p[7]!), as: 'ISATAP' };
+  return undefined;
+}
+
+function kindOf(ip: ipaddr.IPv4 | ipaddr.IPv6): AddressKind | 'public' {
+  for (const [cidr, kind] of ip.kind() === 'ipv4' ? IPV4_SPECIAL : IPV6_SPECIAL) {
+    if (cidr[0].kind() === ip.kind() && ip.match(cidr)) return kind;
+  }
+  if (ip.kind() === 'ipv6' && !ip.match(GLOBAL_UNICAST_V6)) return 'reserved';
+  return 'public';
+}
+
+/**
+ * Parses an address as the URL parser and the socket layer read it. Only the canonical forms URLs
+ * and DNS answers have (so not 127.1 or 0x7f.1); brackets and a zone id allowed. ipaddr.js alone
+ * would read ::127.0.0.1 as ::ffff:127.0.0.1: IPv6 goes through WHATWG URL's parser first.
+ */
+function parseAddress(address: string): { ip: ipaddr.IPv4 | ipaddr.IPv6; zoned: boolean } | undefined {
+  const bare = address.replace(/^\[(.*)\]$/, '$1');
+  const zone = bare.indexOf('%');
+  const addr = zone >= 0 ? bare.slice(0, zone) : bare;
+  const family = isIP(addr);
+  if (family === 0 || (family === 4 && zone >= 0)) return undefined;
+  try {
+    return { ip: ipaddr.parse(family === 6 ? new URL(`http://[${addr}]/`).hostname.slice(1, -1) : addr), zoned: zone >= 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What an IP address is, as a webhook target: an IPv6 address that embeds an IPv4 one is that IPv4
+ * address. Undefined when `address` is not one (see parseAddress). An address with a zone id is
+ * scoped to one of this host's links: link-local, whatever it reads.
+ */
+export function classifyAddress(address: string): AddressClass | undefined {
+  const parsed = parseAddress(address);
+  if (!parsed) return undefined;
+  if (parsed.zoned) return { kind: 'link-local' };
+  const { ip } = parsed;
+  const kind = kindOf(ip);
+  if (ip.kind() === 'ipv6') {
+    const embedded = embeddedIpv4(ip as ipaddr.IPv6);
+    // ISATAP's prefix is any prefix: a link-local or unique-local one stays what it is.
+    if (embedded && (embedded.as !== 'ISATAP' || kind === 'public')) {
+      return { kind: kindOf(embedded.ipv4), embeds: { ipv4: embedded.ipv4.toString(), as: embedded.as } };
+    }
+  }
+  return { kind };
+}
+
+export interface TargetRules {
+  /** http:// allowed too (uat); production allows https only. */
+  allowHttp: boolean;
+  /** Loopback targets allowed (local development and tests only); nothing else that is not public ever is. */
+  allowLoopback: boolean;
+}
+
+/**
+ * Why an address may not be a webhook target under the rules, or undefined when it may. Loopback,
+ * where allowed, is 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104 (the socket layer's own spelling of
+ * 127/8): the other forms that embed 127/8 are routed off this host (to a NAT64 translator, a 6to4
+ * relay, an ISATAP router or the IPv6 default route), so they are refused in every mode.
+ */
+export function refusedAddress(address: string, rules: Pick<TargetRules, 'allowLoopback'>): string | undefined {
+  const c = classifyAddress(address);
+  if (!c) return 'is not an IP address';
+  if (c.kind === 'public') return undefined;
+  const hostLoopback = c.kind === 'loopback' && (!c.embeds || c.embeds.as === 'IPv4-mapped');
+  if (hostLoopback && rules.allowLoopback) return undefined;
+  const what = `${c.kind === 'unspecified' || c.kind === 'IETF protocol assignment' ? 'an' : 'a'} ${c.kind} address`;
+  if (!c.embeds) return `is ${what}`;
+  return `embeds ${c.embeds.ipv4} (${c.embeds.as}), which is ${what}${c.kind === 'loopback' && !hostLoopback ? ' (not this host\'s loopback that way)' : ''}`;
+}
+
+/** WEBHOOK_ALLOW_LOOPBACK_TARGETS (gateway and dispatcher); the old WEBHOOK_ALLOW_PRIVATE_TARGETS fails the start. */
+export function readAllowLoopbackTargets(env: EnvReader): boolean {
+  env.renamed('WEBHOOK_ALLOW_PRIVATE_TARGETS', 'WEBHOOK_ALLOW_LOOPBACK_TARGETS', 'it allows loopback targets only');
+  return env.bool('WEBHOOK_ALLOW_LOOPBACK_TARGETS', { default: false, doc: 'webhook URLs may point at loopback addresses (local development and tests only); never at other non-public ones' });
+}
+
+/** Problems with a URL as written (no DNS): scheme, length, credentials, an IP literal's class. */
+export function urlProblems(raw: string, rules: TargetRules): string[] {
+  if (raw.length > MAX_URL_LENGTH) return [`must be at most ${MAX_URL_LENGTH} characters`];
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return ['must be an absolute URL'];
+  }
+  const problems: string[] = [];
+  if (url.protocol !== 'https:' && !(rules.allowHttp && url.protocol === 'http:')) {
+    problems.push(rules.allowHttp ? 'must use https or http' : 'must use https');
+  }
+  if (url.username || url.password) problems.push('must not contain credentials');
+  if (url.hash) problems.push('must not contain a fragment');
+  const why = literalProblem(url, rules);
+  if (why) problems.push(`must not point at a private address: ${why}`);
+  return problems;
+}
+
+/**
+ * The refusal of a URL whose host is an IP literal, or undefined (a name, or an allowed address).
+ * The WHATWG URL parser has already turned 2130706433, 0x7f.1, 0177.0.0.1 and 127.1 into 127.0.0.1,
+ * and refuses IPv6 zone ids, so the host is an address in its canonical form or a name.
+ */
+export function literalProblem(url: URL, rules: Pick<TargetRules, 'allowLoopback'>): string | undefined {
+  const host = hostOf(url);
+  if (isIP(host) === 0) return undefined;
+  const why = refusedAddress(host, rules);
+  return why ? `${host} ${why}` : undefined;
+}
+
+/** The hostname of a URL without IPv6 brackets. */
+export function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
+/**
+ * Resolves a host and checks every address it has: the refusal reason when one is not allowed (a
+ * name that resolves to a mix is refused as a whole), or undefined. For the registration check.
+ */
+export async function hostProblem(host: string, rules: Pick<TargetRules, 'allowLoopback'>): Promise<string | undefined> {
+  if (isIP(host) !== 0) {
+    const why = refusedAddress(host, rules);
+    return why ? `${host} ${why}` : undefined;
+  }
+  const addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
+    dnsLookup(host, { all: true, verbatim: true }, (err, addrs) => (err ? reject(err) : resolve(addrs))),
+  ).catch((err: NodeJS.ErrnoException) => err);
+  if (addresses instanceof Error) return `${host} does not resolve (${addresses.code ?? addresses.message})`;
+  for (const a of addresses) {
+    const why = refusedAddress(a.address, rules);
+    if (why) return `${host} resolves to ${a.address}, which ${why}`;
+  }
+  return undefined;
+}
+
+export class RefusedTargetError extends Error {
+  readonly code = 'ERR_WEBHOOK_TARGET_REFUSED';
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for net/tls connect (and so for undici's connector): resolves the host once, refuses
+ * the connection when any address is not allowed, and hands the connector exactly the addresses it
+ * checked, so the socket goes where the check looked (no second resolution, no DNS rebinding).
+ */
+export function checkedLookup(rules: Pick<TargetRules, 'allowLoopback'>) {
+  return (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback): void => {
+    dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => {
+      if (err) return callback(err, []);
+      for (const a of addresses) {
+        const why = refusedAddress(a.address, rules);
+        if (why) return callback(new RefusedTargetError(`${hostname} resolves to ${a.address}, which ${why}`), []);
+      }
+      if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+      if (options.all) return callback(null, addresses);
+      const first = addresses[0]!;
+      return callback(null, first.address, first.family);
+    });
+  };
+}
