@@ -82,7 +82,9 @@ RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts \
  && rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
            /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg
 COPY proto/ proto/
+# The operator CLI and the one module it reads its local settings file with.
 COPY scripts/admin.mjs scripts/
+COPY scripts/lib/dev-env.mjs scripts/lib/
 COPY --from=build /out/services/ services/
 # The registry of processes: each process reads which gRPC services it calls from it at start.
 COPY services/processes.json services/

@@ -4,7 +4,7 @@
 // prefix (its streams deleted), ephemeral ports: it never collides with `npm start` or the tests.
 //   node scripts/image-smoke.mjs IMAGE        (scripts/image-smoke.sh builds IMAGE and calls this)
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { launch, serviceEntry } from './lib/launch.mjs';
 import { addressEnv, portVariables, processNames } from './lib/processes.mjs';
@@ -204,6 +204,10 @@ try {
   const body = await r.json().catch(() => ({}));
   if (r.status !== 401 || body?.error?.code !== 'unauthenticated') throw new Error(`gateway GET /v1/health without a token answered ${r.status} ${JSON.stringify(body)}`);
   console.log(`  gateway    GET /v1/health without a token: 401 ${body.error.code}`);
+  // The operator CLI runs from the image too (everything it imports is in it).
+  const envArgs = Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
+  const product = buildah('run', '--isolation', 'chroot', '--network', 'host', '--user', '1000:1000', ...envArgs, container, '--', 'node', 'scripts/admin.mjs', 'product', 'add', '--id', randomUUID(), '--name', 'Image smoke');
+  console.log(`  admin      product add: ${product.split('\n').at(-1)}`);
   console.log(`image smoke: all ${SERVICES.length} services ready from ${image} in ${since()}`);
 } catch (err) {
   failed = err;
