@@ -186,20 +186,23 @@ describe('upload and download', () => {
 describe('limits and refusals', () => {
   it('answers 413 as soon as the limit is crossed, with nothing left stored', async () => {
     const before = await storedRows(db);
-    // Chunked (no Content-Length): refused while streaming. Observe how much the client had sent.
     const u = new URL(stack.gatewayUrl);
     const boundary = 'lim1t';
-    const outcome = await new Promise<{ status: number; body: string; sentAtResponse: number }>((resolve, reject) => {
-      let written = 0;
-      let stop = false;
-      const req = http.request({
+    // A raw multipart upload (no agent: its own connection), its length announced by `framing`.
+    const rawUpload = (framing: Record<string, string>) =>
+      http.request({
         host: u.hostname,
         port: u.port,
         method: 'POST',
         path: base(),
         agent: false,
-        headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'transfer-encoding': 'chunked' },
+        headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, ...framing },
       });
+    // Chunked (no Content-Length): refused while streaming. Observe how much the client had sent.
+    const outcome = await new Promise<{ status: number; body: string; sentAtResponse: number }>((resolve, reject) => {
+      let written = 0;
+      let stop = false;
+      const req = rawUpload({ 'transfer-encoding': 'chunked' });
       req.on('response', (res) => {
         const sentAtResponse = written;
         stop = true;
@@ -231,14 +234,7 @@ describe('limits and refusals', () => {
 
     // With a Content-Length over the limit: refused before a byte of the body is read.
     const declared = await new Promise<number>((resolve, reject) => {
-      const req = http.request({
-        host: u.hostname,
-        port: u.port,
-        method: 'POST',
-        path: base(),
-        agent: false,
-        headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(LIMIT * 4) },
-      });
+      const req = rawUpload({ 'content-length': String(LIMIT * 4) });
       req.on('response', (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);

@@ -2,7 +2,7 @@
 // Deprecation (RFC 9745), Sunset (RFC 8594) and Link rel="deprecation"; others do not. The SDK and
 // the CLI warn once per deprecated operation.
 import { describe, expect, it } from 'vitest';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { PartnerClient, type DeprecationNotice } from '../sdk/client/src/index.js';
 import { ROOT, type ClientCreds } from './support/stack.js';
+import { runProcess } from './support/run.js';
 import { useStack } from './support/use-stack.js';
 
 const DOCS = 'https://docs.example.com/deprecations/policies-list';
@@ -71,27 +72,18 @@ describe('clients warn once per deprecated operation', () => {
 
   it('the CLI prints the warning on stderr, keeping stdout JSON', async () => {
     const home = mkdtempSync(join(tmpdir(), 'partner-deprecation-'));
-    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [join(ROOT, 'sdk/cli/dist/main.js'), 'policies', 'list', '--all'], {
-        cwd: home,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: home,
-          XDG_CONFIG_HOME: join(home, 'config'),
-          PARTNER_BASE_URL: stack.gatewayUrl,
-          PARTNER_AUTH_URL: stack.authUrl,
-          PARTNER_CLIENT_ID: creds.clientId,
-          PARTNER_CLIENT_SECRET: creds.clientSecret,
-          PARTNER_SCOPE: stack.scope,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    const run = await runProcess(process.execPath, [join(ROOT, 'sdk/cli/dist/main.js'), 'policies', 'list', '--all'], {
+      cwd: home,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        XDG_CONFIG_HOME: join(home, 'config'),
+        PARTNER_BASE_URL: stack.gatewayUrl,
+        PARTNER_AUTH_URL: stack.authUrl,
+        PARTNER_CLIENT_ID: creds.clientId,
+        PARTNER_CLIENT_SECRET: creds.clientSecret,
+        PARTNER_SCOPE: stack.scope,
+      },
     });
     expect(run.code, run.stderr).toBe(0);
     expect(() => JSON.parse(run.stdout)).not.toThrow();

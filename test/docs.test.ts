@@ -4,11 +4,12 @@
 // (a client, the demo-broker principal, the demo product, the demo policies, `.local/demo.json`),
 // with the documents' addresses replaced by the stack's.
 import { describe, expect, it } from 'vitest';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, type ClientCreds } from './support/stack.js';
+import { runProcess, type ProcessRun } from './support/run.js';
 import { useStack } from './support/use-stack.js';
 import { shellBlocks } from './support/doc-blocks.js';
 
@@ -46,27 +47,17 @@ function script(doc: string, report: string[]): { text: string; lines: number[] 
 }
 
 /** Runs the script in a fresh directory holding what `npm start` and a partner would have there. */
-function runScript(text: string): Promise<{ code: number | null; stdout: string; stderr: string; vars: Record<string, string> }> {
+async function runScript(text: string): Promise<ProcessRun & { vars: Record<string, string> }> {
   const cwd = mkdtempSync(join(tmpdir(), 'docs-run-'));
   mkdirSync(join(cwd, '.local'));
   writeFileSync(join(cwd, '.local/demo.json'), JSON.stringify({ clientId: creds.clientId, clientSecret: creds.clientSecret, productId: DEMO_PRODUCT }));
   writeFileSync(join(cwd, 'loss-runs.pdf'), '%PDF-1.4\n% a partner\'s loss run\n%%EOF\n');
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', text], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: cwd, CLIENT_ID: creds.clientId, CLIENT_SECRET: creds.clientSecret, PRODUCT_ID: DEMO_PRODUCT },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const vars = Object.fromEntries([...stdout.matchAll(/^::(\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
-      resolve({ code, stdout, stderr, vars });
-    });
+  const run = await runProcess('bash', ['-c', text], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: cwd, CLIENT_ID: creds.clientId, CLIENT_SECRET: creds.clientSecret, PRODUCT_ID: DEMO_PRODUCT },
   });
+  const vars = Object.fromEntries([...run.stdout.matchAll(/^::(\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
+  return { ...run, vars };
 }
 
 describe('the documents run as written', () => {

@@ -3,7 +3,7 @@
 // Services run in-process by default; spawnService() runs one as its own OS process (to kill it).
 // Which processes exist, their order, port variables and who calls whom: services/processes.json.
 import { randomBytes } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { launch } from '../../scripts/lib/launch.mjs';
 import { addressEnv, grpcAddrVar, portVariables, processNames, processOf } from '../../scripts/lib/processes.mjs';
@@ -28,6 +28,7 @@ import { startWorker } from '../../services/worker/src/app.js';
 import { readGatewayConfig } from '../../services/gateway/src/config.js';
 import { startGateway } from '../../services/gateway/src/app.js';
 import { checkResponse } from './conformance.js';
+import { runProcess, type ProcessRun } from './run.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -259,19 +260,8 @@ export class Stack {
     return JSON.parse(stdout);
   }
 
-  adminRaw(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [`${ROOT}scripts/admin.mjs`, ...args], {
-        env: { ...process.env, ...this.env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+  adminRaw(...args: string[]): Promise<ProcessRun> {
+    return runProcess(process.execPath, [`${ROOT}scripts/admin.mjs`, ...args], { env: { ...process.env, ...this.env } });
   }
 
   async createClient(opts: { permissions?: string[]; tenant?: string; partner?: string } = {}): Promise<ClientCreds> {

@@ -7,36 +7,11 @@ export type { DeprecationNotice } from './deprecation.js';
 export type { CallOptions, MutationOptions, PartnerClientOptions, RequestEvent, ResponseEvent, UploadOptions, WaitOptions } from './options.js';
 export type { MutationOutcome } from './mutations.js';
 export type { AttachmentDownload } from './attachments.js';
-export {
-  PartnerAbortError,
-  PartnerApiError,
-  PartnerAuthError,
-  PartnerError,
-  PartnerIdempotencyError,
-  PartnerNetworkError,
-  PartnerNotFoundError,
-  PartnerPermissionError,
-  PartnerRateLimitError,
-  PartnerTimeoutError,
-  PartnerUnavailableError,
-  PartnerValidationError,
-} from './errors.js';
-export type { ApiErrorCode, ErrorCode, PartnerApiErrorInit } from './errors.js';
+// Every error class and the error-code types (errors.ts exports nothing else).
+export * from './errors.js';
 export type { UploadProgress } from './multipart.js';
 export type * from './types.js';
 export type { EventListParams, EventPage, EventType, FollowOptions, PartnerEvent } from './events.js';
 export type * from './list-types.js';
-export { webhooks, WebhookVerificationError } from './webhooks.js';
-export type {
-  VerifyOptions,
-  WebhookDelivery,
-  WebhookDeliveryListParams,
-  WebhookEndpoint,
-  WebhookEndpointCreate,
-  WebhookEndpointDeleted,
-  WebhookEndpointUpdate,
-  WebhookEventType,
-  WebhookPinged,
-  WebhookRecovered,
-  WebhookSecretRotated,
-} from './webhooks.js';
+// webhooks.verify/sign/newSecret, WebhookVerificationError and the webhook types.
+export * from './webhooks.js';

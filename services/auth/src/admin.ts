@@ -40,6 +40,25 @@ async function announce(clientId: string): Promise<{ effective: string }> {
   return { effective: pushed ? 'on every gateway within seconds' : 'NATS not reachable: on every gateway within its client cache time (CLIENT_STATE_CACHE_MS)' };
 }
 
+/**
+ * A command on one client (--client ID) that changes its state and announces the change: `change`
+ * answers what to report, or undefined when there is no such client.
+ */
+function clientCommand(verb: string, change: (pool: Pool, clientId: string) => Promise<object | undefined>): CommandGroup[string] {
+  return {
+    usage: `client ${verb} --client ID`,
+    run: async (argv) => {
+      const { values } = parseFlags(argv, { client: { type: 'string' } });
+      const clientId = required(values, 'client');
+      return withPool(async (pool) => {
+        const changed = await change(pool, clientId);
+        if (!changed) throw new UsageError(`unknown client ${clientId}`);
+        return { clientId, ...changed, ...(await announce(clientId)) };
+      });
+    },
+  };
+}
+
 export const client: CommandGroup = {
   create: {
     usage: 'client create --tenant T --partner P --permissions health/read,policies/read,... [--name N]',
@@ -101,61 +120,42 @@ export const client: CommandGroup = {
       });
     },
   },
-  disable: {
-    usage: 'client disable --client ID',
-    run: async (argv) => {
-      const { values } = parseFlags(argv, { client: { type: 'string' } });
-      const clientId = required(values, 'client');
-      return withPool(async (pool) => {
-        const row = await repo.disableClient(pool, clientId);
-        if (!row) throw new UsageError(`unknown client ${clientId}`);
-        return { clientId, disabled: true, disabledAt: row.disabled_at.toISOString(), ...(await announce(clientId)) };
-      });
-    },
-  },
-  'revoke-tokens': {
-    usage: 'client revoke-tokens --client ID',
-    run: async (argv) => {
-      const { values } = parseFlags(argv, { client: { type: 'string' } });
-      const clientId = required(values, 'client');
-      return withPool(async (pool) => {
-        const row = await repo.revokeTokens(pool, clientId);
-        if (!row) throw new UsageError(`unknown client ${clientId}`);
-        return { clientId, tokensRevoked: true, tokenVersion: Number(row.token_version), ...(await announce(clientId)) };
-      });
-    },
-  },
+  disable: clientCommand('disable', async (pool, clientId) => {
+    const row = await repo.disableClient(pool, clientId);
+    return row && { disabled: true, disabledAt: row.disabled_at.toISOString() };
+  }),
+  'revoke-tokens': clientCommand('revoke-tokens', async (pool, clientId) => {
+    const row = await repo.revokeTokens(pool, clientId);
+    return row && { tokensRevoked: true, tokenVersion: Number(row.token_version) };
+  }),
 };
 
 const principalFlags = { tenant: { type: 'string' }, partner: { type: 'string' }, principal: { type: 'string' } } as const;
 
+/** A principal command: `change` adds or removes the principal and says whether anything changed. */
+function principalCommand(
+  verb: 'add' | 'remove',
+  outcome: 'added' | 'removed',
+  change: (pool: Pool, tenant: string, partnerId: string, principalId: string) => Promise<boolean>,
+): CommandGroup[string] {
+  return {
+    usage: `principal ${verb} --partner P --principal ID [--tenant T]`,
+    run: async (argv) => {
+      const { values } = parseFlags(argv, principalFlags);
+      const partnerId = identifier(required(values, 'partner'), 'partner');
+      const principalId = identifier(required(values, 'principal'), 'principal');
+      return withPool(async (pool) => {
+        const tenant = await tenantOf(pool, partnerId, values.tenant);
+        const changed = await change(pool, tenant, partnerId, principalId);
+        return { tenant, partnerId, principalId, [outcome]: changed };
+      });
+    },
+  };
+}
+
 export const principal: CommandGroup = {
-  add: {
-    usage: 'principal add --partner P --principal ID [--tenant T]',
-    run: async (argv) => {
-      const { values } = parseFlags(argv, principalFlags);
-      const partnerId = identifier(required(values, 'partner'), 'partner');
-      const principalId = identifier(required(values, 'principal'), 'principal');
-      return withPool(async (pool) => {
-        const tenant = await tenantOf(pool, partnerId, values.tenant);
-        const added = await repo.addPrincipal(pool, tenant, partnerId, principalId);
-        return { tenant, partnerId, principalId, added };
-      });
-    },
-  },
-  remove: {
-    usage: 'principal remove --partner P --principal ID [--tenant T]',
-    run: async (argv) => {
-      const { values } = parseFlags(argv, principalFlags);
-      const partnerId = identifier(required(values, 'partner'), 'partner');
-      const principalId = identifier(required(values, 'principal'), 'principal');
-      return withPool(async (pool) => {
-        const tenant = await tenantOf(pool, partnerId, values.tenant);
-        const removed = await repo.removePrincipal(pool, tenant, partnerId, principalId);
-        return { tenant, partnerId, principalId, removed };
-      });
-    },
-  },
+  add: principalCommand('add', 'added', repo.addPrincipal),
+  remove: principalCommand('remove', 'removed', repo.removePrincipal),
 };
 
 export const key: CommandGroup = {

@@ -2,7 +2,7 @@
 // publishes, and its backlog and oldest row (one query per scrape for both gauges).
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
-import { scrapedGauge, scrapeSource } from '@partner/shared/process/gauges';
+import { scrapedGauges } from '@partner/shared/process/gauges';
 import type { Pool } from '@partner/shared/db/pg';
 import { outboxBacklog } from './repo.js';
 
@@ -33,17 +33,10 @@ export function jobMetrics(registry: Registry, pool: Pool) {
     registers: [registry],
   });
   // One outbox query per scrape for both gauges; a failed read marks them NaN and is counted.
-  const outbox = scrapeSource(registry, 'partner_job_outbox_backlog', () => outboxBacklog(pool));
-  scrapedGauge(registry, outbox, {
-    name: 'partner_job_outbox_backlog',
-    help: 'Jobs committed but not yet published to JetStream (NaN when the count failed).',
-    value: (r) => r.n,
-  });
-  scrapedGauge(registry, outbox, {
-    name: 'partner_job_outbox_oldest_age_seconds',
-    help: 'Age of the oldest job waiting in the outbox (0 when empty; NaN when the read failed).',
-    value: (r) => r.age,
-  });
+  scrapedGauges(registry, () => outboxBacklog(pool), [
+    { name: 'partner_job_outbox_backlog', help: 'Jobs committed but not yet published to JetStream (NaN when the count failed).', value: (r) => r.n },
+    { name: 'partner_job_outbox_oldest_age_seconds', help: 'Age of the oldest job waiting in the outbox (0 when empty; NaN when the read failed).', value: (r) => r.age },
+  ]);
   return {
     accepted: (kind: string) => accepted.inc({ kind }),
     settled: (kind: string, outcome: string, seconds: number) => {

@@ -51,6 +51,14 @@ export function toProto(row: JobRow, withPayload = false): Job {
   };
 }
 
+// The end of both statements' key claim: a key already held is taken over only once it has expired
+// (a live key updates nothing, so its row claims no job).
+const RECLAIM_EXPIRED_KEY = `ON CONFLICT (tenant_id, partner_id, client_id, scope, key) DO UPDATE
+        SET fingerprint = EXCLUDED.fingerprint, job_id = EXCLUDED.job_id,
+            created_at = now(), expires_at = EXCLUDED.expires_at
+      WHERE idempotency_keys.expires_at <= now()
+     RETURNING job_id`;
+
 // One statement, so one round trip and one commit: claim the key (or reclaim an expired one), insert
 // the job and its outbox row. A live key claims nothing, so nothing is inserted and the statement
 // returns no row. Concurrent requests with one key serialize on the key's primary key: the loser's
@@ -58,11 +66,7 @@ export function toProto(row: JobRow, withPayload = false): Job {
 const SUBMIT_WITH_KEY = `WITH claimed AS (
      INSERT INTO idempotency_keys (tenant_id, partner_id, client_id, scope, key, fingerprint, job_id, expires_at)
      VALUES ($1, $2, $3, $10, $11, $12, $4, now() + make_interval(hours => $13))
-     ON CONFLICT (tenant_id, partner_id, client_id, scope, key) DO UPDATE
-        SET fingerprint = EXCLUDED.fingerprint, job_id = EXCLUDED.job_id,
-            created_at = now(), expires_at = EXCLUDED.expires_at
-      WHERE idempotency_keys.expires_at <= now()
-     RETURNING job_id
+     ${RECLAIM_EXPIRED_KEY}
    ), job AS (
      INSERT INTO jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
      SELECT $4::text, $5::text, $1::text, $2::text, $3::text, $6::text, $7::jsonb, 'accepted' FROM claimed
@@ -115,11 +119,7 @@ const SUBMIT_BATCH = `WITH input AS (
      SELECT tenant_id, partner_id, client_id, scope, key, fingerprint, job_id, now() + make_interval(hours => $13)
        FROM input WHERE key IS NOT NULL
       ORDER BY tenant_id, partner_id, client_id, scope, key
-     ON CONFLICT (tenant_id, partner_id, client_id, scope, key) DO UPDATE
-        SET fingerprint = EXCLUDED.fingerprint, job_id = EXCLUDED.job_id,
-            created_at = now(), expires_at = EXCLUDED.expires_at
-      WHERE idempotency_keys.expires_at <= now()
-     RETURNING job_id
+     ${RECLAIM_EXPIRED_KEY}
    ), job AS (
      INSERT INTO jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
      SELECT job_id, kind, tenant_id, partner_id, client_id, principal_id, payload::jsonb, 'accepted'

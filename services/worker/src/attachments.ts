@@ -5,7 +5,7 @@
 // anything retryable propagates, so the job is delivered again.
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { attachmentRecord } from '@partner/shared/domain/attachments';
-import { failOnRefusal, ownerOf, type Handler } from './handler-contract.js';
+import { failOnRefusal, jobScope, type Handler } from './handler-contract.js';
 
 /** Payload of attachment.create, as the gateway queues it. */
 export interface AttachmentCreatePayload {
@@ -24,8 +24,7 @@ const createAttachment: Handler = async (job, payload, ctx) => {
   const p = payload as AttachmentCreatePayload;
   const { attachment } = await ctx.clients.submission
     .CreateAttachment({
-      jobId: job.id,
-      owner: ownerOf(job),
+      ...jobScope(job),
       principalId: job.caller.principalId,
       submissionId: p.submissionId,
       uploadId: p.uploadId,
@@ -39,8 +38,7 @@ const deleteAttachment: Handler = async (job, payload, ctx) => {
   const p = payload as AttachmentDeletePayload;
   const { attachmentId } = await ctx.clients.submission
     .DeleteAttachment({
-      jobId: job.id,
-      owner: ownerOf(job),
+      ...jobScope(job),
       submissionId: p.submissionId,
       attachmentId: p.attachmentId,
     })

@@ -44,9 +44,12 @@ export function failOnRefusal(err: unknown): never {
   throw err;
 }
 
-/** The owner a job acts for, as the services' requests name it. */
-export function ownerOf(job: JobToRun): { tenantId: string; partnerId: string } {
-  return { tenantId: job.caller.tenantId, partnerId: job.caller.partnerId };
+/**
+ * What every request a handler makes carries: the job's id (the services are idempotent by it) and
+ * the owner the job acts for.
+ */
+export function jobScope(job: JobToRun): { jobId: string; owner: { tenantId: string; partnerId: string } } {
+  return { jobId: job.id, owner: { tenantId: job.caller.tenantId, partnerId: job.caller.partnerId } };
 }
 
 /**

@@ -5,7 +5,7 @@ import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { parseSandbox } from '@partner/shared/domain/sandbox';
 import { attachmentHandlers } from './attachments.js';
 import { webhookHandlers } from './webhooks.js';
-import { failOnRefusal, JobFailed, ownerOf, type Handler } from './handler-contract.js';
+import { failOnRefusal, JobFailed, jobScope, type Handler } from './handler-contract.js';
 
 export { deterministicFailure, JobFailed, type Handler, type HandlerContext, type JobToRun } from './handler-contract.js';
 
@@ -36,8 +36,7 @@ const createSubmission: Handler = async (job, payload, ctx) => {
     throw new JobFailed({ code: 'unknown_product', message: `product ${p.productId} does not exist or is not offered`, retryable: false });
   }
   const { submission } = await ctx.clients.submission.CreateSubmission({
-    jobId: job.id,
-    owner: ownerOf(job),
+    ...jobScope(job),
     principalId: job.caller.principalId,
     externalRef: p.externalRef,
     submissionType: p.submissionType,

@@ -7,7 +7,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { NatsConnection } from 'nats';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import type { natsNames } from '@partner/shared/nats/client';
-import { scrapedGauge, scrapeSource } from '@partner/shared/process/gauges';
+import { scrapedGauges } from '@partner/shared/process/gauges';
 
 export function workerMetrics(registry: Registry, concurrency: number) {
   const inUse = new Gauge({ name: 'partner_worker_concurrency_in_use', help: 'Jobs being processed by this worker.', registers: [registry] });
@@ -30,20 +30,17 @@ export function workerMetrics(registry: Registry, concurrency: number) {
 }
 
 export function consumerGauges(registry: Registry, nc: NatsConnection, names: ReturnType<typeof natsNames>): void {
-  const consumer = scrapeSource(registry, 'partner_worker_consumer_pending', async () => {
-    if (nc.isClosed()) return undefined;
-    const jsm = await nc.jetstreamManager({ timeout: 1_000, checkAPI: false });
-    return jsm.consumers.info(names.jobsStream, names.workerConsumer);
-  });
-  scrapedGauge(registry, consumer, {
-    name: 'partner_worker_consumer_pending',
-    help: 'Jobs in JetStream not yet delivered to any worker (the shared consumer).',
-    value: (i) => i.num_pending,
-  });
-  scrapedGauge(registry, consumer, { name: 'partner_worker_consumer_ack_pending', help: 'Jobs delivered to a worker and not yet acknowledged.', value: (i) => i.num_ack_pending });
-  scrapedGauge(registry, consumer, {
-    name: 'partner_worker_consumer_redelivered',
-    help: 'Jobs delivered more than once and not yet acknowledged.',
-    value: (i) => i.num_redelivered,
-  });
+  scrapedGauges(
+    registry,
+    async () => {
+      if (nc.isClosed()) return undefined;
+      const jsm = await nc.jetstreamManager({ timeout: 1_000, checkAPI: false });
+      return jsm.consumers.info(names.jobsStream, names.workerConsumer);
+    },
+    [
+      { name: 'partner_worker_consumer_pending', help: 'Jobs in JetStream not yet delivered to any worker (the shared consumer).', value: (i) => i.num_pending },
+      { name: 'partner_worker_consumer_ack_pending', help: 'Jobs delivered to a worker and not yet acknowledged.', value: (i) => i.num_ack_pending },
+      { name: 'partner_worker_consumer_redelivered', help: 'Jobs delivered more than once and not yet acknowledged.', value: (i) => i.num_redelivered },
+    ],
+  );
 }

@@ -2,7 +2,7 @@
 // and is idempotent by job id. Results never carry a secret (a rotation's result says when, not what).
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { endpointRecord, WEBHOOK_ENDPOINT_STATUS, type WebhookEndpointStatusName } from '@partner/shared/domain/webhooks';
-import { failOnRefusal, ownerOf, type Handler } from './handler-contract.js';
+import { failOnRefusal, jobScope, type Handler } from './handler-contract.js';
 
 /** Payloads as the gateway queues them. */
 export interface EndpointCreatePayload {
@@ -27,7 +27,7 @@ export interface EndpointRecoverPayload extends EndpointPayload {
 const create: Handler = async (job, payload, ctx) => {
   const p = payload as EndpointCreatePayload;
   const { endpoint } = await ctx.clients.events
-    .CreateWebhookEndpoint({ jobId: job.id, owner: ownerOf(job), url: p.url, eventTypes: p.eventTypes, description: p.description ?? '' })
+    .CreateWebhookEndpoint({ ...jobScope(job), url: p.url, eventTypes: p.eventTypes, description: p.description ?? '' })
     .catch(failOnRefusal);
   return endpointRecord(endpoint!);
 };
@@ -36,8 +36,7 @@ const update: Handler = async (job, payload, ctx) => {
   const p = payload as EndpointUpdatePayload;
   const { endpoint } = await ctx.clients.events
     .UpdateWebhookEndpoint({
-      jobId: job.id,
-      owner: ownerOf(job),
+      ...jobScope(job),
       endpointId: p.endpointId,
       ...(p.url !== undefined ? { url: p.url } : {}),
       eventTypes: p.eventTypes ?? [],
@@ -51,27 +50,27 @@ const update: Handler = async (job, payload, ctx) => {
 
 const remove: Handler = async (job, payload, ctx) => {
   const p = payload as EndpointPayload;
-  const r = await ctx.clients.events.DeleteWebhookEndpoint({ jobId: job.id, owner: ownerOf(job), endpointId: p.endpointId }).catch(failOnRefusal);
+  const r = await ctx.clients.events.DeleteWebhookEndpoint({ ...jobScope(job), endpointId: p.endpointId }).catch(failOnRefusal);
   return { endpointId: r.endpointId, deleted: true };
 };
 
 const rotate: Handler = async (job, payload, ctx) => {
   const p = payload as EndpointPayload;
-  const r = await ctx.clients.events.RotateWebhookSecret({ jobId: job.id, owner: ownerOf(job), endpointId: p.endpointId }).catch(failOnRefusal);
+  const r = await ctx.clients.events.RotateWebhookSecret({ ...jobScope(job), endpointId: p.endpointId }).catch(failOnRefusal);
   return { endpointId: r.endpointId, rotatedAt: r.rotatedAt, previousSecretExpiresAt: r.previousSecretExpiresAt };
 };
 
 const recover: Handler = async (job, payload, ctx) => {
   const p = payload as EndpointRecoverPayload;
   const r = await ctx.clients.events
-    .RecoverWebhookEndpoint({ jobId: job.id, owner: ownerOf(job), endpointId: p.endpointId, since: p.since })
+    .RecoverWebhookEndpoint({ ...jobScope(job), endpointId: p.endpointId, since: p.since })
     .catch(failOnRefusal);
   return { endpointId: r.endpointId, since: r.since, queued: r.queued };
 };
 
 const ping: Handler = async (job, payload, ctx) => {
   const p = payload as EndpointPayload;
-  const r = await ctx.clients.events.PingWebhookEndpoint({ jobId: job.id, owner: ownerOf(job), endpointId: p.endpointId }).catch(failOnRefusal);
+  const r = await ctx.clients.events.PingWebhookEndpoint({ ...jobScope(job), endpointId: p.endpointId }).catch(failOnRefusal);
   return { endpointId: r.endpointId, eventId: r.eventId };
 };
 

@@ -4,7 +4,7 @@
 // answer).
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Pool } from '@partner/shared/db/pg';
-import { scrapedGauge, scrapeSource } from '@partner/shared/process/gauges';
+import { scrapedGauges } from '@partner/shared/process/gauges';
 import type { DispatchMetrics } from './dispatcher.js';
 import { backlog } from './store.js';
 
@@ -47,17 +47,10 @@ export function dispatcherMetrics(registry: Registry, pool: Pool): DispatchMetri
   });
   const inFlight = new Gauge({ name: 'partner_webhook_in_flight', help: 'Deliveries this dispatcher holds (sending or queued behind an endpoint\'s sends).', registers: [registry] });
 
-  const pending = scrapeSource(registry, 'partner_webhook_pending_deliveries', () => backlog(pool));
-  scrapedGauge(registry, pending, {
-    name: 'partner_webhook_pending_deliveries',
-    help: 'Webhook deliveries not yet succeeded or failed (all dispatchers; aggregate with max).',
-    value: (b) => b.pending,
-  });
-  scrapedGauge(registry, pending, {
-    name: 'partner_webhook_oldest_pending_age_seconds',
-    help: 'How late the most overdue pending delivery is (due and not claimed); 0 when none is late.',
-    value: (b) => b.oldestDueAgeS,
-  });
+  const pending = scrapedGauges(registry, () => backlog(pool), [
+    { name: 'partner_webhook_pending_deliveries', help: 'Webhook deliveries not yet succeeded or failed (all dispatchers; aggregate with max).', value: (b) => b.pending },
+    { name: 'partner_webhook_oldest_pending_age_seconds', help: 'How late the most overdue pending delivery is (due and not claimed); 0 when none is late.', value: (b) => b.oldestDueAgeS },
+  ]);
   new Gauge({
     name: 'partner_webhook_partner_pending_deliveries',
     help: `Pending webhook deliveries of the ${TOP_PARTNERS} partners with the most; the rest summed as partner="other".`,

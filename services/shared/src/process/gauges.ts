@@ -25,8 +25,15 @@ export function scrapeSource<T>(registry: Registry, metric: string, read: () => 
       .finally(() => setTimeout(() => (reading = undefined), 100)));
 }
 
+/** A gauge read from a source: its name, help, and its value taken from what the source read. */
+export interface ScrapedGaugeSpec<T> {
+  name: string;
+  help: string;
+  value(read: T): number;
+}
+
 /** A gauge set at scrape time from a source: `value` of what it read, NaN when the read failed. */
-export function scrapedGauge<T>(registry: Registry, source: ScrapeSource<T>, spec: { name: string; help: string; value(read: T): number }): Gauge {
+export function scrapedGauge<T>(registry: Registry, source: ScrapeSource<T>, spec: ScrapedGaugeSpec<T>): Gauge {
   return new Gauge({
     name: spec.name,
     help: spec.help,
@@ -36,4 +43,18 @@ export function scrapedGauge<T>(registry: Registry, source: ScrapeSource<T>, spe
       this.set(read === undefined ? Number.NaN : spec.value(read));
     },
   });
+}
+
+/**
+ * Gauges sharing one source, read once per scrape; its failures are counted under the first gauge's
+ * name. Returns the source, for another metric built on the same read.
+ */
+export function scrapedGauges<T>(
+  registry: Registry,
+  read: () => Promise<T | undefined>,
+  specs: readonly [ScrapedGaugeSpec<T>, ...ScrapedGaugeSpec<T>[]],
+): ScrapeSource<T> {
+  const source = scrapeSource(registry, specs[0].name, read);
+  for (const spec of specs) scrapedGauge(registry, source, spec);
+  return source;
 }
