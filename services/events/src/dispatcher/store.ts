@@ -12,6 +12,14 @@ import { withTx, type Pool, type PoolClient } from '@partner/shared/db/pg';
 import type { WebhookDisabledReasonName } from '@partner/shared/domain/webhooks';
 import { endpointView, failPending, ENDPOINT_COLUMNS, type EndpointRow } from '../webhooks/repo.js';
 
+/**
+ * "Its endpoint is enabled", as a scalar subquery: PostgreSQL keeps it a per-row filter of the scan of
+ * the partial index on next_attempt_at (which stops after LIMIT rows), where a join would make it read
+ * and sort every pending delivery on each claim (measured: fan-out fell from ~660 to ~340 deliveries/s,
+ * and to 50/s with hanging endpoints).
+ */
+const ENABLED_ENDPOINT = `(SELECT w.status FROM webhook_endpoints w WHERE w.endpoint_id = d.endpoint_id) = 'enabled'`;
+
 /** A delivery a dispatcher holds: what to send, where, signed with which secrets. */
 export interface Claimed {
   lease: string;
@@ -53,8 +61,8 @@ export async function claimDue(pool: Pool, a: { limit: number; room: Map<string,
   }>(
     `WITH candidates AS (
        SELECT d.delivery_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
-         JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id AND w.status = 'enabled'
         WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND NOT (d.endpoint_id = ANY($1::text[]))
+          AND ${ENABLED_ENDPOINT}
         ORDER BY d.next_attempt_at
         LIMIT $2 * 4),
      ranked AS (
@@ -239,9 +247,9 @@ export async function backlog(pool: Pool): Promise<{ pending: number; oldestDueA
  */
 export async function nextDue(pool: Pool, full: string[] = []): Promise<Date | undefined> {
   const r = await pool.query<{ at: Date | null }>(
-    `SELECT min(d.next_attempt_at) AS at FROM webhook_deliveries d
-       JOIN webhook_endpoints w ON w.endpoint_id = d.endpoint_id AND w.status = 'enabled'
-      WHERE d.status = 'pending' AND NOT (d.endpoint_id = ANY($1::text[]))`,
+    `SELECT d.next_attempt_at AS at FROM webhook_deliveries d
+      WHERE d.status = 'pending' AND NOT (d.endpoint_id = ANY($1::text[])) AND ${ENABLED_ENDPOINT}
+      ORDER BY d.next_attempt_at LIMIT 1`,
     [full],
   );
   return r.rows[0]?.at ?? undefined;
