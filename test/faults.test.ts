@@ -19,7 +19,7 @@ describe('a worker killed after the effect, before the ack', () => {
 
   it('settles the job once, with the one submission the first delivery created', async () => {
     const fast = { WORKER_ACK_WAIT_MS: '1000', WORKER_BACKOFF_MS: '100' };
-    // Never marked running: the job's first delivery runs from its message alone.
+    // The job's first delivery runs from its message alone, after its claim.
     const doomed = await stack.spawnService('worker', { ...fast, WORKER_TEST_FAULT: 'exit-after-effect', WORKER_RUNNING_AFTER_MS: '60000' });
     const accepted = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Fault Tolerant Ltd') });
     expect(accepted.status).toBe(202);
@@ -29,7 +29,8 @@ describe('a worker killed after the effect, before the ack', () => {
     const made = await stack.sql<{ submission_id: string }>('SELECT submission_id FROM submission.submissions WHERE job_id = $1', [jobId]);
     expect(made).toHaveLength(1);
     const [unsettled] = await stack.sql<{ status: string; deliveries: number }>('SELECT status, deliveries FROM job.jobs WHERE job_id = $1', [jobId]);
-    expect(unsettled).toEqual({ status: 'accepted', deliveries: 0 });
+    // Claimed before the effect (accepted -> running, counting the delivery), never settled.
+    expect(unsettled).toEqual({ status: 'running', deliveries: 1 });
 
     await stack.spawnService('worker', fast);
     const settled = await stack.api('GET', `/v1/jobs/${jobId}`, { token, headers: { prefer: 'wait=25' } });
