@@ -171,7 +171,7 @@ describe('POST /v1/jobs/{id}/cancel', () => {
     // once the 1 s hold is over. The worker dies in the middle; a second one finishes the rest.
     const answers = new Map<string, number>();
     const cancels = accepted.map(async ({ id, at }) => {
-      const due = at + 600 + Math.random() * 800;
+      const due = at + 700 + Math.random() * 1_600;
       await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
       const r = await cancel(id, t);
       expect([200, 409]).toContain(r.status);
