@@ -78,7 +78,7 @@ describe('a delivery', () => {
     const { c, calls } = consumer();
     const ids = ['1', '2', '3', '4'].map((n) => `job_${n.repeat(32)}`);
     await Promise.all(ids.map((id) => c.process(message(jobMessageJson(id, 'submission.create', CALLER, JSON.stringify(PAYLOAD))).m)));
-    // The first goes alone and at once, as do the second (two in flight); the rest share the next call.
+    // The first goes alone and at once; the rest, arriving while it runs, share the next call.
     expect(calls.filter((x) => x === 'ClaimJobs').length).toBeLessThan(ids.length);
   });
 

@@ -67,9 +67,11 @@ export class JobConsumer {
     this.slots = new Semaphore(config.concurrency);
     this.names = natsNames(config.natsPrefix);
     this.products = cachedProducts(clients.policy, config.productCacheMs);
+    // One claim call in flight: a lone claim goes at once, and the claims that arrive meanwhile share
+    // the next call (one gRPC message, one UPDATE, one commit for all of them).
     this.claims = new Batcher(async (items) => (await this.clients.job.ClaimJobs({ items })).claimed, {
       maxSize: Math.max(1, config.concurrency),
-      maxInFlight: 2,
+      maxInFlight: 1,
       keyOf: (i) => i.jobId,
     });
   }
