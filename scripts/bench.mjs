@@ -225,6 +225,36 @@ async function main() {
   productProcs.worker = stack.procs.get('worker');
   say(`64 connections with WORKER_CONCURRENCY=64: product ${exp.product.rps} req/s, floor ${exp.floor.rps} req/s`);
 
+  // Experiment (issue 31): what the claim before every effect costs. 64 connections with the worker's
+  // claim off (WORKER_CLAIM=false, bench only), then on again, each beside the floor in the same slices
+  // (the floor shows how the machine drifted between the two): throughput and CPU per submit.
+  const claimRun = async (env) => {
+    await stack.stopService('worker');
+    await stack.startService('worker', { env });
+    await cannon({ url: gw, request: productSubmit(stack), check: checks.submitted, connections: 64, duration: P.warmS });
+    return interleave(
+      [
+        { name: 'floor', url: baselines.urls.floor, request: floorSubmit(stack), check: checks.submitted, measure: floorCpu },
+        {
+          name: 'product',
+          url: gw,
+          request: productSubmit(stack),
+          check: checks.submitted,
+          measure: (fn) => cpuDuring(stack, { procs: procsNow(), pgApps: submitPathWithDatabase() }, fn),
+        },
+      ],
+      { rounds: P.rounds, seconds: P.concS / P.rounds, connections: 64 },
+    );
+  };
+  const claimOff = await claimRun({ WORKER_CLAIM: 'false' });
+  const claimOn = await claimRun({});
+  productProcs.worker = stack.procs.get('worker');
+  r.experiments.claim = { off: { product: claimOff.product, floor: claimOff.floor }, on: { product: claimOn.product, floor: claimOn.floor } };
+  say(
+    `64 connections, claim off: ${claimOff.product.rps} req/s, ${claimOff.product.cpuMsPerRequest?.total} ms CPU/req (floor ${claimOff.floor.rps} req/s); ` +
+      `claim on: ${claimOn.product.rps} req/s, ${claimOn.product.cpuMsPerRequest?.total} ms CPU/req (floor ${claimOn.floor.rps} req/s)`,
+  );
+
   // Health at 50 connections: bare Koa, Koa + jose, the product, in alternating slices. At ~20,000
   // requests/s the load generator shares the 2 cores with the server, so the server's own CPU time per
   // request is recorded beside the throughput.

@@ -19,7 +19,7 @@ describe('a worker killed after the effect, before the ack', () => {
 
   it('settles the job once, with the one submission the first delivery created', async () => {
     const fast = { WORKER_ACK_WAIT_MS: '1000', WORKER_BACKOFF_MS: '100' };
-    // Never marked running: the job's first delivery runs from its message alone.
+    // The job's first delivery runs from its message alone, after its claim.
     const doomed = await stack.spawnService('worker', { ...fast, WORKER_TEST_FAULT: 'exit-after-effect', WORKER_RUNNING_AFTER_MS: '60000' });
     const accepted = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(undefined, 'Fault Tolerant Ltd') });
     expect(accepted.status).toBe(202);
@@ -29,7 +29,8 @@ describe('a worker killed after the effect, before the ack', () => {
     const made = await stack.sql<{ submission_id: string }>('SELECT submission_id FROM submission.submissions WHERE job_id = $1', [jobId]);
     expect(made).toHaveLength(1);
     const [unsettled] = await stack.sql<{ status: string; deliveries: number }>('SELECT status, deliveries FROM job.jobs WHERE job_id = $1', [jobId]);
-    expect(unsettled).toEqual({ status: 'accepted', deliveries: 0 });
+    // Claimed before the effect (accepted -> running, counting the delivery), never settled.
+    expect(unsettled).toEqual({ status: 'running', deliveries: 1 });
 
     await stack.spawnService('worker', fast);
     const settled = await stack.api('GET', `/v1/jobs/${jobId}`, { token, headers: { prefer: 'wait=25' } });
@@ -142,7 +143,7 @@ describe('jobs whose message is lost or has no job', () => {
     expect(await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [job!.job_id])).toHaveLength(1);
   });
 
-  it('reports a delivery that ran a job already settled the other way', async () => {
+  it('does not run a job again from a new full message once it has settled: the claim fails, the message is acked', async () => {
     const failed = await stack.api('POST', '/v1/submissions', {
       token,
       json: { ...submissionBody(), productId: randomUUID() },
@@ -154,15 +155,33 @@ describe('jobs whose message is lost or has no job', () => {
       'SELECT tenant_id, partner_id, client_id FROM job.jobs WHERE job_id = $1',
       [jobId],
     );
-    // The job delivered again as a new message, one that now runs (as after a consumer recreated by
-    // hand while the job's message was unacknowledged, and the product added meanwhile).
+    const skipped = async () => (await scrape(stack.opsUrls.worker!)).sum('partner_worker_jobs_processed_total', { outcome: 'skipped' });
+    const before = await skipped();
+    // The job delivered again as a new message, one that would now run (as after a consumer recreated
+    // by hand while the job's message was unacknowledged, and the product added meanwhile).
     const caller = { tenantId: row!.tenant_id, partnerId: row!.partner_id, clientId: row!.client_id, principalId: '' };
     await nc.jetstream().publish(`${stack.prefix}.jobs.submission_create`, jobMessageJson(jobId, 'submission.create', caller, JSON.stringify(submissionBody())), {
       msgID: `${jobId}-again`,
     });
-    await until('the worker reports it', async () => stack.logs.some((l) => l.includes(jobId) && l.includes('already settled with another outcome')));
+    await until('the worker skips it', async () => (await skipped()) === before + 1);
+    expect(await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [jobId])).toHaveLength(0);
     const [job] = await stack.sql<{ status: string }>('SELECT status FROM job.jobs WHERE job_id = $1', [jobId]);
     expect(job!.status).toBe('failed');
+  });
+
+  it('never queues a cancelled job again, nor runs it', async () => {
+    const accepted = await stack.api('POST', '/v1/submissions', { token, json: submissionBody('sandbox:hold=1') });
+    const jobId = accepted.body.id as string;
+    expect((await stack.api('POST', `/v1/jobs/${jobId}/cancel`, { token })).status).toBe(200);
+    // Its message comes back after the hold, fails its claim and is acked.
+    await until('the cancelled job\'s message is gone', async () => (await streamMessages()) === 0);
+    // Make it look forgotten: the stale-job sweep (every 200 ms, after 1.5 s) must still leave it alone.
+    await stack.sql("UPDATE job.jobs SET updated_at = now() - interval '1 hour' WHERE job_id = $1", [jobId]);
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // five sweeps: an observation window
+    expect(await streamMessages()).toBe(0);
+    expect(await stack.sql('SELECT 1 FROM job.outbox WHERE job_id = $1', [jobId])).toHaveLength(0);
+    expect(await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [jobId])).toHaveLength(0);
+    expect((await stack.sql<{ status: string }>('SELECT status FROM job.jobs WHERE job_id = $1', [jobId]))[0]!.status).toBe('canceled');
   });
 
   it('drops a message whose job the job service does not know, instead of redelivering it forever', async () => {

@@ -58,8 +58,7 @@ const submission = (externalRef = `ref-${randomUUID()}`) => ({
 const jobStatus = async (id: string) => (await stack.sql<{ status: string }>('SELECT status FROM job.jobs WHERE job_id = $1', [id]))[0]?.status;
 
 const stack = useStack(async (stack) => {
-  // Every job marked running (concurrently with its effect), so StartJob's calls and spans show too.
-  await stack.startAll({ WORKER_RUNNING_AFTER_MS: '0' }, { dispatcher: true });
+  await stack.startAll({}, { dispatcher: true });
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Observed Liability');
   client = await stack.createClient();
 
@@ -126,7 +125,7 @@ describe('/metrics', () => {
     expect(g.sum('partner_gateway_http_requests_total')).toBe(7);
     expect(g.sum('partner_gateway_http_request_duration_seconds_count', { route: '/v1/submissions', status: '200' })).toBe(1);
     // Label values are bounded: templates, never ids or raw paths.
-    expect(g.samples.every((s) => !/job_|[0-9a-f]{8}-[0-9a-f]{4}/.test(Object.values(s.labels).join(' ')))).toBe(true);
+    expect(g.samples.every((s) => !/job_[0-9a-f]{8}|[0-9a-f]{8}-[0-9a-f]{4}/.test(Object.values(s.labels).join(' ')))).toBe(true);
     expect(g.sum('partner_gateway_http_errors_total', { code: 'validation_error' })).toBe(1);
     expect(g.sum('partner_gateway_http_errors_total', { code: 'unknown_product' })).toBe(1);
     expect(g.sum('partner_gateway_wait_outcomes_total', { outcome: 'settled' })).toBe(2);
@@ -144,11 +143,11 @@ describe('/metrics', () => {
     expect(g.sum('partner_grpc_client_handled_total', rpc(JOB, 'GetJob'))).toBe(1); // the timed-out wait's re-read
     expect(g.sum('partner_grpc_client_handling_seconds_count', rpc(JOB, 'SubmitJob'))).toBe(3);
     const job = m.job!;
-    for (const method of ['SubmitJob', 'StartJob', 'SettleJob']) expect(job.sum('partner_grpc_server_handled_total', rpc(JOB, method))).toBe(3);
+    for (const method of ['SubmitJob', 'ClaimJobs', 'SettleJob']) expect(job.sum('partner_grpc_server_handled_total', rpc(JOB, method))).toBe(3);
     expect(job.sum('partner_grpc_server_handled_total', rpc(JOB, 'GetJob'))).toBe(1);
     expect(job.sum('partner_grpc_server_handling_seconds_count', { grpc_method: 'SettleJob' })).toBe(3);
     const w = m.worker!;
-    expect(w.sum('partner_grpc_client_handled_total', rpc(JOB, 'StartJob'))).toBe(3);
+    expect(w.sum('partner_grpc_client_handled_total', rpc(JOB, 'ClaimJobs'))).toBe(3);
     expect(w.sum('partner_grpc_client_handled_total', rpc(JOB, 'SettleJob'))).toBe(3);
     // Two submissions for one product: the worker asks the policy service once (it caches products).
     expect(w.sum('partner_grpc_client_handled_total', rpc(POLICY, 'GetProduct'))).toBe(1);
@@ -266,7 +265,7 @@ describe('traces', () => {
     expect(processJob.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
     expect(processJob.attributes['partner.job.outcome']).toBe('succeeded');
     // worker → policy, submission, job services (children of the consume span)
-    for (const name of ['partner.job.v1.JobService/StartJob', 'partner.policy.v1.PolicyService/GetProduct', 'partner.submission.v1.SubmissionService/CreateSubmission', 'partner.job.v1.JobService/SettleJob']) {
+    for (const name of ['partner.job.v1.JobService/ClaimJobs', 'partner.policy.v1.PolicyService/GetProduct', 'partner.submission.v1.SubmissionService/CreateSubmission', 'partner.job.v1.JobService/SettleJob']) {
       const c = one(SpanKind.CLIENT, name);
       expect(c.parentSpanContext?.spanId, name).toBe(processJob.spanContext().spanId);
       expect(one(SpanKind.SERVER, name).parentSpanContext?.spanId, name).toBe(c.spanContext().spanId);

@@ -16,9 +16,8 @@ let client: ClientCreds;
 let token: string;
 
 const stack = useStack(async (stack) => {
-  // A job is marked running after a second: far longer than a quick job takes on a loaded machine.
   // One partner holds a thousand waits below (the per-partner cap has its own test: noisy-neighbour).
-  await stack.startAll({ WORKER_RUNNING_AFTER_MS: '1000', MAX_WAITERS_PER_PARTNER: '2000' });
+  await stack.startAll({ MAX_WAITERS_PER_PARTNER: '2000' });
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test General Liability');
   await stack.admin('product', 'add', '--id', INACTIVE, '--name', 'Withdrawn', '--inactive');
   client = await stack.createClient();
@@ -176,21 +175,22 @@ describe('the job handle and polling', () => {
     });
   });
 
-  it('marks a job running once it takes a while; a quick one settles without that extra call', async () => {
-    const startJobCalls = async () => (await scrape(stack.opsUrls.job!)).sum('partner_grpc_server_handled_total', { grpc_method: 'StartJob' });
-    const before = await startJobCalls();
+  it('claims every job before its effect in ClaimJobs, without reading it (StartJob); the job is running from its claim', async () => {
+    const calls = async (method: string) => (await scrape(stack.opsUrls.job!)).sum('partner_grpc_server_handled_total', { grpc_method: method });
+    const startsBefore = await calls('StartJob');
+    const claimsBefore = await calls('ClaimJobs');
     const quick = await post(submission(), { prefer: 'wait=10' });
     expect(quick.status).toBe(200);
-    expect(await startJobCalls()).toBe(before);
+    expect(await calls('ClaimJobs')).toBe(claimsBefore + 1);
 
     const slow = await post(submission({ externalRef: 'sandbox:delay=2' }));
     expect(slow.status).toBe(202);
     const status = async () => (await stack.sql<{ status: string; deliveries: number }>('SELECT status, deliveries FROM job.jobs WHERE job_id = $1', [slow.body.id]))[0];
-    await until('the slow job is marked running', async () => (await status())?.status === 'running');
-    expect(await startJobCalls()).toBe(before + 1);
+    await until('the slow job is claimed', async () => (await status())?.status === 'running');
     const done = await stack.api('GET', jobPath(slow.body.statusUrl), { token, headers: { prefer: 'wait=15' } });
     expect(done.body.status).toBe('succeeded');
-    // Both count their one delivery: the quick job's is recorded when it settles.
+    expect(await calls('StartJob')).toBe(startsBefore);
+    // Both count their one delivery, recorded by the claim.
     const [quickJob] = await stack.sql<{ deliveries: number }>(
       "SELECT j.deliveries FROM job.jobs j JOIN submission.submissions s ON s.job_id = j.job_id WHERE s.submission_id = $1",
       [quick.body.submissionId],

@@ -181,7 +181,7 @@ export async function timeline(stack, records, tap) {
     'statement begins → job row inserted (idempotency-key INSERT, jobs INSERT: one statement)',
     'job row → job published to JetStream (outbox INSERT, COMMIT, fast-path publish)',
     'published → delivered to the worker (JetStream, pull consumer)',
-    'delivered → submission row inserted (CreateSubmission hop; GetProduct only on a cache miss, StartJob only past WORKER_RUNNING_AFTER_MS)',
+    'delivered → submission row inserted (ClaimJobs hop: the claim, UPDATE + COMMIT; CreateSubmission hop; GetProduct only on a cache miss)',
     'submission row → settling UPDATE starts (CreateSubmission reply, SettleJob hop)',
     'settling UPDATE → settlement event on NATS (UPDATE, COMMIT, publish)',
     'settlement event → response received (gateway wake-up, HTTP response)',

@@ -36,6 +36,13 @@ export function buildTable(r, { judge }) {
     const e = r.experiments.workerConcurrency64;
     add('submit+wait 64 conns, WORKER_CONCURRENCY=64', e.product.rps, 'req/s', e.floor.rps, 'floor pipeline, same slices');
   }
+  if (r.experiments?.claim) {
+    // Issue 31: the claim before every effect may cost at most 10 % of throughput and of CPU per submit.
+    const { on, off } = r.experiments.claim;
+    add('submit+wait 64 conns, claim on', on.product.rps, 'req/s', off.product.rps, 'claim off (WORKER_CLAIM=false)', { text: '≥ 90 % of claim off', check: (x) => x !== null && x >= 0.9 });
+    add('submit+wait 64 conns CPU/request, claim on', on.product.cpuMsPerRequest?.total, 'ms', off.product.cpuMsPerRequest?.total, 'claim off (WORKER_CLAIM=false)', { text: '≤ 110 % of claim off', check: (x) => x !== null && x <= 1.1 });
+    add('floor pipeline 64 conns beside claim on', on.floor.rps, 'req/s', off.floor.rps, 'floor beside claim off (drift)');
+  }
   const b = r.baselines;
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaBare.rps, 'bare Koa', { text: '≥ 60 % of bare Koa', check: (x) => x !== null && x >= 0.6 });
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaJose.rps, 'Koa + jose ES256');

@@ -3,9 +3,9 @@
 // (metrics.ts) and the periodic sweeps (sweeps.ts).
 import { fileURLToPath } from 'node:url';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
-import { notFound } from '@partner/shared/domain/errors';
+import { DomainError, notFound } from '@partner/shared/domain/errors';
 import { isJobId } from '@partner/shared/domain/ids';
-import { jobMessageJson } from '@partner/shared/domain/jobs';
+import { CANCELED_ERROR, jobMessageJson } from '@partner/shared/domain/jobs';
 import { ensureJobsStream, natsNames, traceHeaders } from '@partner/shared/nats/client';
 import { eventOutbox } from '@partner/shared/domain/events';
 import { OutboxRelay } from '@partner/shared/nats/outbox-relay';
@@ -142,6 +142,27 @@ export function startJob(config: JobConfig, opts: StartOptions = {}): Promise<Ru
               metrics.settled(out.row.kind, out.row.status, (out.row.updated_at.getTime() - out.row.created_at.getTime()) / 1000);
             }
             return { job: repo.toProto(out.row), settledNow: out.settledNow };
+          },
+          ClaimJobs: async (req) => {
+            const items = req.items.filter((i) => isJobId(i.jobId)).map((i) => ({ jobId: i.jobId, delivery: i.delivery }));
+            const claimed = items.length ? await repo.claimJobs(pool, items).catch(dbError) : new Set<string>();
+            return { claimed: req.items.map((i) => claimed.has(i.jobId)) };
+          },
+          CancelJob: async (req) => {
+            if (!isJobId(req.jobId) || !req.tenantId || !req.partnerId) throw notFound('job');
+            const owner = { tenantId: req.tenantId, partnerId: req.partnerId };
+            const out = await repo.cancelJob(pool, names, req.jobId, owner, CANCELED_ERROR).catch(dbError);
+            if (!out) throw notFound('job');
+            if (out.row.status !== 'canceled') {
+              throw new DomainError('job_not_cancelable', `the job has ${out.row.status === 'running' ? 'started' : out.row.status}; it can no longer be cancelled (read the job for its outcome)`);
+            }
+            if (out.event) eventRelay.publishNow(out.event.outboxId, out.event);
+            if (out.canceledNow) {
+              // Like a settlement: waiting requests are answered at once.
+              publishSettlement(out.row);
+              metrics.settled(out.row.kind, 'canceled', (out.row.updated_at.getTime() - out.row.created_at.getTime()) / 1000);
+            }
+            return { job: repo.toProto(out.row), canceledNow: out.canceledNow };
           },
         },
         logger,

@@ -50,10 +50,11 @@ export function parseListJobs(req: ListJobsRequest__Output, codec: CursorCodec):
 }
 
 const STATUS_SQL: Record<StatusFilter, string> = {
-  // Not settled; matches the predicate of jobs_owner_unsettled_created_idx (see migration 0003).
-  processing: "status NOT IN ('succeeded', 'failed')",
+  // Not settled; matches the predicate of jobs_owner_unsettled_created_idx (see migration 0005).
+  processing: "status NOT IN ('succeeded', 'failed', 'canceled')",
   succeeded: "status = 'succeeded'",
   failed: "status = 'failed'",
+  canceled: "status = 'canceled'",
 };
 
 /** The SQL of one page (limit + 1 rows). */

@@ -10,14 +10,14 @@ export function jobMetrics(registry: Registry, pool: Pool) {
   const accepted = new Counter({ name: 'partner_jobs_accepted_total', help: 'Jobs accepted, by kind.', labelNames: ['kind'], registers: [registry] });
   const settled = new Counter({
     name: 'partner_jobs_settled_total',
-    help: 'Jobs settled, by kind and outcome (succeeded/failed).',
+    help: 'Jobs settled, by kind and outcome (succeeded/failed/canceled).',
     labelNames: ['kind', 'outcome'],
     registers: [registry],
   });
   // Pre-initialised: the accepted-vs-settled panels and alerts see every kind from the first scrape.
   for (const kind of Object.values(JOB_KINDS)) {
     accepted.inc({ kind }, 0);
-    for (const outcome of ['succeeded', 'failed']) settled.inc({ kind, outcome }, 0);
+    for (const outcome of ['succeeded', 'failed', 'canceled']) settled.inc({ kind, outcome }, 0);
   }
   const settleLatency = new Histogram({
     name: 'partner_job_settle_latency_seconds',

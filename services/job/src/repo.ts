@@ -243,6 +243,76 @@ export async function startJob(pool: Pool, jobId: string, delivery: number): Pro
   return r.rows[0] ?? (await getJob(pool, jobId, undefined, COLUMNS_WITH_PAYLOAD));
 }
 
+/**
+ * Claims jobs for the deliveries that run them, before any effect, in one statement: an accepted
+ * job becomes running; a running one stays running (a redelivery of a job claimed earlier, by this
+ * worker or by one that died: JetStream redelivers only after the holder naked it or its ack wait —
+ * the claim's lease, kept alive by working() — ran out, and the effects are idempotent by job id).
+ * A settled or cancelled job matches nothing: it is not claimed and must not run. Answers the ids
+ * claimed.
+ */
+export async function claimJobs(pool: Pool, items: { jobId: string; delivery: number }[]): Promise<Set<string>> {
+  const r = await pool.query<{ job_id: string }>(
+    prepared(
+      `UPDATE jobs j SET status = 'running', deliveries = GREATEST(j.deliveries, i.delivery),
+              updated_at = date_trunc('milliseconds', clock_timestamp())
+         FROM unnest($1::text[], $2::int[]) AS i(job_id, delivery)
+        WHERE j.job_id = i.job_id AND j.status IN ('accepted', 'running')
+        RETURNING j.job_id`,
+      [items.map((i) => i.jobId), items.map((i) => i.delivery)],
+    ),
+  );
+  return new Set(r.rows.map((row) => row.job_id));
+}
+
+// One statement, so one round trip and one commit: cancel the job if no worker has claimed it, and
+// record job.canceled (data: the job) in event_outbox. A claimed or settled job matches nothing.
+const CANCEL = `WITH canceled AS (
+     UPDATE jobs SET status = 'canceled', error = $4::jsonb, settled_at = now(),
+            updated_at = date_trunc('milliseconds', clock_timestamp())
+      WHERE job_id = $1 AND tenant_id = $2 AND partner_id = $3 AND status = 'accepted'
+      RETURNING ${COLUMNS}
+   ), event AS (
+     ${outboxInsertSql({
+       source: 'canceled',
+       eventId: '$5',
+       subject: '$6',
+       type: "'job.canceled'",
+       timestampSql: sqlIso('s.updated_at'),
+       dataSql: `jsonb_build_object('id', s.job_id, 'kind', s.kind, 'status', s.status, 'error', s.error,
+                                    'createdAt', ${sqlIso('s.created_at')}, 'updatedAt', ${sqlIso('s.updated_at')})`,
+     })}
+   )
+   SELECT canceled.*, event.id AS outbox_id, event.body AS event_body FROM canceled, event`;
+
+/**
+ * Cancels a job of the owner that no worker has claimed (one statement; exactly one of a cancel and
+ * a claim wins, as both update the row only from `accepted`). Answers the job and its event when
+ * cancelled now; the job as it is otherwise (cancelled before, claimed or settled); undefined when
+ * the owner has no such job.
+ */
+export async function cancelJob(
+  pool: Pool,
+  names: ReturnType<typeof natsNames>,
+  jobId: string,
+  owner: { tenantId: string; partnerId: string },
+  error: JobError,
+): Promise<{ row: JobRow; canceledNow: boolean; event?: RecordedEvent } | undefined> {
+  const eventId = newEventId();
+  const subject = names.eventSubject('job.canceled');
+  type Out = JobRow & { outbox_id: string; event_body: string };
+  const r = await pool.query<Out>(
+    prepared(CANCEL, [jobId, owner.tenantId, owner.partnerId, JSON.stringify({ code: error.code, message: error.message, retryable: !!error.retryable }), eventId, subject]),
+  );
+  const done = r.rows[0];
+  if (done) {
+    const { outbox_id: outboxId, event_body: body, ...row } = done;
+    return { row, canceledNow: true, event: { outboxId, msgId: eventId, subject, body } };
+  }
+  const existing = await getJob(pool, jobId, owner);
+  return existing ? { row: existing, canceledNow: false } : undefined;
+}
+
 // One statement, so one round trip and one commit: settle the job if it is unsettled, and record its
 // event (job.succeeded / job.failed) in event_outbox. The event's data is the job as GET /v1/jobs/{id}
 // shows it, with its kind (timestamps as the API prints them; both columns are whole milliseconds).

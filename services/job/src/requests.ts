@@ -2,7 +2,7 @@
 // settled job announces: the pure parts of the handlers in app.ts (unit-tested in requests.test.ts).
 import { DomainError } from '@partner/shared/domain/errors';
 import { isJobId } from '@partner/shared/domain/ids';
-import { JOB_KINDS, type JobCaller, type SettlementEvent } from '@partner/shared/domain/jobs';
+import { hasError, JOB_KINDS, type JobCaller, type SettlementEvent } from '@partner/shared/domain/jobs';
 import type { SubmitJobRequest__Output } from '@partner/shared/generated/partner/job/v1/SubmitJobRequest';
 import type { SettleJobRequest__Output } from '@partner/shared/generated/partner/job/v1/SettleJobRequest';
 import type { JobRow } from './repo.js';
@@ -51,7 +51,7 @@ export function settlementEvent(row: JobRow): SettlementEvent {
       kind: row.kind,
       status: row.status,
       ...(row.status === 'succeeded' ? { result: row.result } : {}),
-      ...(row.status === 'failed' && row.error ? { error: row.error } : {}),
+      ...(hasError(row.status) && row.error ? { error: row.error } : {}),
       createdAt: row.created_at.toISOString(),
       updatedAt: row.updated_at.toISOString(),
     },

@@ -17,10 +17,15 @@ export interface WorkerConfig extends BaseConfig, NatsConfig {
   backoffMs: number[];
   streamReplicas: number;
   /**
-   * A first delivery is marked running (StartJob) only once it has taken this long; shorter jobs go
-   * from accepted straight to settled. 0 marks every job running, concurrently with its effect.
+   * With the claim off (bench only): a first delivery is marked running (StartJob) only once it has
+   * taken this long. 0 marks every job running, concurrently with its effect. Unused with the claim.
    */
   runningAfterMs: number;
+  /**
+   * Claim every job before its effect (the default; what makes cancellation safe). false only for the
+   * bench, to measure what the claim costs: first deliveries then run unclaimed, as before.
+   */
+  claim: boolean;
   /** How long a product lookup is cached (unknown products: a fifth of it). */
   productCacheMs: number;
   /** /livez fails once the job consumer has been down (and could not be restarted) this long. */
@@ -51,7 +56,8 @@ export function readWorkerConfig(env = new EnvReader()): Readonly<WorkerConfig> 
     maxDeliveries: env.int('WORKER_MAX_DELIVERIES', { default: 5, min: 1, max: 100, doc: 'attempts before a job failing on infrastructure errors fails with a retryable internal error' }),
     backoffMs: backoff,
     streamReplicas: env.int('JOBS_STREAM_REPLICAS', { default: 1, min: 1, max: 5, doc: 'replicas of the JetStream jobs stream (1 in development, 3 in production clusters)' }),
-    runningAfterMs: env.int('WORKER_RUNNING_AFTER_MS', { default: 100, min: 0, max: 60_000, doc: 'a job\'s first delivery is marked running once the worker has spent this long on it, so quicker jobs go from accepted straight to settled (0: mark every job running)' }),
+    runningAfterMs: env.int('WORKER_RUNNING_AFTER_MS', { default: 100, min: 0, max: 60_000, doc: 'with WORKER_CLAIM=false only (the bench\'s baseline): a job\'s first delivery is marked running once the worker has spent this long on it (0: at once); with the claim, every job is running from its claim' }),
+    claim: env.bool('WORKER_CLAIM', { default: true, doc: 'claim every job (accepted -> running) before its effect, so a cancel and a worker never both win; false is for the bench only (measures the claim\'s cost; a cancelled job may then run)' }),
     productCacheMs: env.int('WORKER_PRODUCT_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000, doc: 'how long a product lookup is cached (unknown products: a fifth of it)' }),
     livenessAfterMs: env.int('WORKER_LIVENESS_AFTER_MS', { default: 60_000, min: 1_000, max: 3_600_000, doc: '/livez fails once the JetStream consume loop has been down (and could not be restarted) this long' }),
     testFault: fault as 'exit-after-effect' | undefined,

@@ -18,7 +18,7 @@ function message(body: string, deliveryCount = 1) {
   const m = {
     subject: 'p.jobs.submission_create',
     headers: undefined,
-    info: { deliveryCount, streamSequence: 1 },
+    info: { deliveryCount, streamSequence: 1, timestampNanos: Date.now() * 1e6 },
     string: () => body,
     ack: () => void acks.push('ack'),
     nak: (ms?: number) => void acks.push(ms === undefined ? 'nak' : `nak ${ms}`),
@@ -28,7 +28,9 @@ function message(body: string, deliveryCount = 1) {
   return { m: m as unknown as JsMsg, acks };
 }
 
-function consumer(over: { createSubmission?: () => Promise<unknown>; startJob?: () => Promise<unknown>; afterEffect?: (id: string) => void } = {}) {
+function consumer(
+  over: { createSubmission?: () => Promise<unknown>; startJob?: () => Promise<unknown>; claimed?: boolean; afterEffect?: (id: string) => void; env?: Record<string, string> } = {},
+) {
   const calls: string[] = [];
   const settled: unknown[] = [];
   const clients = {
@@ -40,10 +42,11 @@ function consumer(over: { createSubmission?: () => Promise<unknown>; startJob?: 
     },
     job: {
       StartJob: over.startJob ?? (async () => (calls.push('StartJob'), { job: { kind: 'submission.create', status: 'JOB_STATUS_RUNNING', caller: CALLER, payloadJson: JSON.stringify(PAYLOAD) } })),
+      ClaimJobs: async (req: { items: unknown[] }) => (calls.push('ClaimJobs'), { claimed: req.items.map(() => over.claimed ?? true) }),
       SettleJob: async (req: unknown) => (calls.push('SettleJob'), settled.push(req), { settledNow: true, job: {} }),
     },
   };
-  const config = readWorkerConfig(new EnvReader({ WORKER_RUNNING_AFTER_MS: '60000', WORKER_BACKOFF_MS: '1000,5000', WORKER_MAX_DELIVERIES: '3' }));
+  const config = readWorkerConfig(new EnvReader({ WORKER_RUNNING_AFTER_MS: '60000', WORKER_BACKOFF_MS: '1000,5000', WORKER_MAX_DELIVERIES: '3', ...over.env }));
   const c = new JobConsumer({} as never, config, clients as never, createLogger('worker', 'silent'), undefined, over.afterEffect);
   return { c, calls, settled };
 }
@@ -51,20 +54,70 @@ function consumer(over: { createSubmission?: () => Promise<unknown>; startJob?: 
 const full = () => jobMessageJson(JOB, 'submission.create', CALLER, JSON.stringify(PAYLOAD));
 
 describe('a delivery', () => {
-  it('runs a first delivery from its message alone, settles it with the result, then acks', async () => {
+  it('claims a first delivery, runs it from its message alone, settles it with the result, then acks', async () => {
     const { c, calls, settled } = consumer();
     const { m, acks } = message(full());
     expect(await c.process(m)).toMatchObject({ jobId: JOB, kind: 'submission.create', outcome: 'succeeded' });
-    expect(calls).toEqual(['GetProduct', 'CreateSubmission', 'SettleJob']);
+    expect(calls).toEqual(['ClaimJobs', 'GetProduct', 'CreateSubmission', 'SettleJob']);
     expect(settled).toEqual([{ jobId: JOB, delivery: 1, resultJson: JSON.stringify({ submissionId: 's1', submissionName: 'Acme', status: 'submitted' }) }]);
     expect(acks).toEqual(['ack']);
   });
 
-  it('reads a redelivered job first (StartJob) and skips one that has settled, running nothing', async () => {
-    const { c, calls } = consumer({ startJob: async () => ({ job: { kind: 'submission.create', status: 'JOB_STATUS_SUCCEEDED', caller: CALLER, payloadJson: '{}' } }) });
+  it('acks a job it cannot claim (cancelled or settled), calling nothing else', async () => {
+    for (const delivery of [1, 2]) {
+      const { c, calls, settled } = consumer({ claimed: false });
+      const { m, acks } = message(full(), delivery);
+      expect(await c.process(m)).toMatchObject({ outcome: 'skipped' });
+      expect(calls).toEqual(['ClaimJobs']);
+      expect(settled).toEqual([]);
+      expect(acks).toEqual(['ack']);
+    }
+  });
+
+  it('claims concurrent deliveries together, in one ClaimJobs call', async () => {
+    const { c, calls } = consumer();
+    const ids = ['1', '2', '3', '4'].map((n) => `job_${n.repeat(32)}`);
+    await Promise.all(ids.map((id) => c.process(message(jobMessageJson(id, 'submission.create', CALLER, JSON.stringify(PAYLOAD))).m)));
+    // The first goes alone and at once; the rest, arriving while it runs, share the next call.
+    expect(calls.filter((x) => x === 'ClaimJobs').length).toBeLessThan(ids.length);
+  });
+
+  it('defers a sandbox:hold job unclaimed until its hold ends, without running anything', async () => {
+    const { c, calls } = consumer();
+    const { m, acks } = message(jobMessageJson(JOB, 'submission.create', CALLER, JSON.stringify({ ...PAYLOAD, externalRef: 'sandbox:hold=5;delay=1' })));
+    const r = await c.process(m);
+    expect(r).toMatchObject({ outcome: 'held' });
+    expect(r.retryInMs).toBeGreaterThan(4_000);
+    expect(r.retryInMs).toBeLessThanOrEqual(5_000);
+    expect(calls).toEqual([]);
+    expect(acks).toEqual([`nak ${r.retryInMs}`]);
+    // In production, a sandbox directive is an ordinary reference.
+    const prod = consumer({ env: { ENVIRONMENT: 'production' } });
+    const held = message(jobMessageJson(JOB, 'submission.create', CALLER, JSON.stringify({ ...PAYLOAD, externalRef: 'sandbox:hold=5' })));
+    expect(await prod.c.process(held.m)).toMatchObject({ outcome: 'succeeded' });
+  });
+
+  it('reads a job published by id alone first (StartJob: the claim) and skips one that has settled or was cancelled', async () => {
+    for (const status of ['JOB_STATUS_SUCCEEDED', 'JOB_STATUS_CANCELED']) {
+      const { c, calls } = consumer({ startJob: async () => ({ job: { kind: 'submission.create', status, caller: CALLER, payloadJson: '{}' } }) });
+      const { m, acks } = message(JSON.stringify({ jobId: JOB }), 2);
+      expect(await c.process(m)).toMatchObject({ outcome: 'skipped' });
+      expect(calls).toEqual([]);
+      expect(acks).toEqual(['ack']);
+    }
+  });
+
+  it('runs the first delivery unclaimed with WORKER_CLAIM=off (the bench\'s baseline)', async () => {
+    const { c, calls } = consumer({ env: { WORKER_CLAIM: 'false' } });
+    await c.process(message(full()).m);
+    expect(calls).toEqual(['GetProduct', 'CreateSubmission', 'SettleJob']);
+  });
+
+  it('skips a redelivered job that has settled, running nothing', async () => {
+    const { c, calls } = consumer({ claimed: false });
     const { m, acks } = message(full(), 2);
     expect(await c.process(m)).toMatchObject({ outcome: 'skipped' });
-    expect(calls).toEqual([]);
+    expect(calls).toEqual(['ClaimJobs']);
     expect(acks).toEqual(['ack']);
   });
 
@@ -110,6 +163,6 @@ describe('a delivery', () => {
     const seen: string[] = [];
     const { c, calls } = consumer({ afterEffect: (id) => seen.push(`${id} after ${calls.join(',')}`) });
     await c.process(message(full()).m);
-    expect(seen).toEqual([`${JOB} after GetProduct,CreateSubmission`]);
+    expect(seen).toEqual([`${JOB} after ClaimJobs,GetProduct,CreateSubmission`]);
   });
 });

@@ -6,7 +6,9 @@
 import { AckPolicy, DeliverPolicy, nanos, type ConsumerMessages, type JsMsg, type NatsConnection } from 'nats';
 import { DomainError } from '@partner/shared/domain/errors';
 import { isJobId } from '@partner/shared/domain/ids';
-import { JOB_STATUS, parseJobMessage } from '@partner/shared/domain/jobs';
+import { isSettled, JOB_STATUS, parseJobMessage } from '@partner/shared/domain/jobs';
+import { sandboxHoldS } from '@partner/shared/domain/sandbox';
+import { Batcher } from '@partner/shared/db/batcher';
 import { contextFromHeaders, DEFAULT_DUPLICATE_WINDOW_MS, ensureJobsStream, natsNames } from '@partner/shared/nats/client';
 import { inSpan, SpanKind, SpanStatusCode, traceFields } from '@partner/shared/telemetry/tracing';
 import type { Logger } from '@partner/shared/telemetry/logger';
@@ -18,7 +20,8 @@ import { Semaphore } from './semaphore.js';
 
 type Defs = ReturnType<typeof serviceDefs>;
 
-export type DeliveryOutcome = 'succeeded' | 'failed' | 'retried' | 'skipped';
+/** `skipped`: settled or cancelled before this delivery could claim it; `held`: deferred by sandbox:hold. */
+export type DeliveryOutcome = 'succeeded' | 'failed' | 'retried' | 'skipped' | 'held';
 
 /** What one delivery came to, for its span and log line. */
 export interface DeliveryReport {
@@ -49,6 +52,8 @@ export class JobConsumer {
   private stopping = false;
   private readonly products: ProductLookup;
   private readonly slots: Semaphore;
+  /** Claims of concurrent deliveries, sent together: one ClaimJobs call (one statement) for all. */
+  private readonly claims: Batcher<{ jobId: string; delivery: number }, boolean>;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -62,6 +67,13 @@ export class JobConsumer {
     this.slots = new Semaphore(config.concurrency);
     this.names = natsNames(config.natsPrefix);
     this.products = cachedProducts(clients.policy, config.productCacheMs);
+    // One claim call in flight: a lone claim goes at once, and the claims that arrive meanwhile share
+    // the next call (one gRPC message, one UPDATE, one commit for all of them).
+    this.claims = new Batcher(async (items) => (await this.clients.job.ClaimJobs({ items })).claimed, {
+      maxSize: Math.max(1, config.concurrency),
+      maxInFlight: 1,
+      keyOf: (i) => i.jobId,
+    });
   }
 
   private readonly names: ReturnType<typeof natsNames>;
@@ -253,6 +265,15 @@ export class JobConsumer {
     let kind = 'unknown';
     let loaded: Loaded | undefined;
     try {
+      const heldMs = this.heldFor(m, message);
+      if (heldMs > 0) {
+        // sandbox:hold: the job stays accepted (unclaimed, so cancellable); the message comes back
+        // when the hold ends, and this slot takes other work meanwhile.
+        const heldKind = 'kind' in message ? message.kind : 'unknown';
+        m.nak(heldMs);
+        this.metrics?.processed(heldKind, 'held');
+        return { jobId, kind: heldKind, outcome: 'held', retryInMs: heldMs };
+      }
       if (delivery > this.config.maxDeliveries) return await this.giveUp(m, jobId);
       loaded = await this.load(message, delivery, log);
       if ('settled' in loaded) {
@@ -276,6 +297,15 @@ export class JobConsumer {
     }
   }
 
+  /** How much longer a sandbox:hold keeps the job unclaimed (0: not held), counted from its publication. */
+  private heldFor(m: JsMsg, message: NonNullable<ReturnType<typeof parseJobMessage>>): number {
+    if (this.config.environment !== 'uat' || !('caller' in message)) return 0;
+    const holdS = sandboxHoldS(message.payload);
+    if (!holdS) return 0;
+    const publishedMs = m.info.timestampNanos / 1e6;
+    return Math.max(0, Math.ceil(publishedMs + holdS * 1000 - Date.now()));
+  }
+
   /** Past the last delivery: the job fails (retryable: the partner may send the request again). */
   private async giveUp(m: JsMsg, jobId: string): Promise<DeliveryReport> {
     await this.settleFailed(jobId, {
@@ -288,14 +318,22 @@ export class JobConsumer {
     return { jobId, kind: 'unknown', outcome: 'failed', error: 'failed after the maximum number of deliveries', gaveUp: true };
   }
 
-  /** The job to run, or that it has settled already (a redelivery of a finished job). */
+  /**
+   * The job to run, claimed for this delivery, or that it may not run: settled already (a redelivery
+   * of a finished job) or cancelled. Nothing that changes data is called before the claim.
+   */
   private async load(message: NonNullable<ReturnType<typeof parseJobMessage>>, delivery: number, log: () => Logger): Promise<Loaded> {
     const jobId = message.jobId;
+    if ('caller' in message && this.config.claim) {
+      // The message carries the whole job: claim it (with the claims of concurrent deliveries, in one
+      // call and one statement) and start on the effect; no read of the job is needed.
+      const claimed = await this.claims.call({ jobId, delivery });
+      if (!claimed) return { settled: true, kind: message.kind };
+      return { job: { id: jobId, kind: message.kind, caller: message.caller }, payload: message.payload, stopMarking: () => undefined, marked: async () => undefined };
+    }
     if (delivery === 1 && 'caller' in message) {
-      // The first delivery of the message published right after the job's commit, which carries
-      // the whole job: start on the effect at once. The job is marked running only if it outlasts
-      // runningAfterMs; a job that ends sooner goes from accepted straight to settled, sparing a
-      // gRPC hop and a commit.
+      // WORKER_CLAIM=off (bench only: the cost of the claim, measured): the first delivery runs
+      // unclaimed and is marked running only if it outlasts runningAfterMs. Not safe against a cancel.
       let marked: Promise<void> | undefined;
       const mark = () => {
         marked = this.clients.job.StartJob({ jobId, delivery }).then(
@@ -313,12 +351,13 @@ export class JobConsumer {
         marked: async () => marked,
       };
     }
-    // A redelivery, or a message carrying the job id alone (published by the outbox relay, or by an
-    // older version): read the job, count the delivery, and skip it if it has settled.
+    // A message carrying the job id alone (published by the outbox relay or a sweep, or by an older
+    // version): StartJob claims the job (the same one statement) and returns it with its payload; a
+    // settled or cancelled job comes back as it is, and is skipped.
     const started = (await this.clients.job.StartJob({ jobId, delivery })).job;
     if (!started?.caller) throw new DomainError('internal', 'StartJob returned no job');
     const status = JOB_STATUS.fromProto(started.status);
-    if (status === 'succeeded' || status === 'failed') return { settled: true, kind: started.kind };
+    if (!status || isSettled({ status })) return { settled: true, kind: started.kind };
     return {
       job: { id: jobId, kind: started.kind, caller: started.caller },
       payload: JSON.parse(started.payloadJson) as unknown,

@@ -18,11 +18,11 @@ export function workerMetrics(registry: Registry, concurrency: number) {
   }).set(concurrency);
   const processed = new Counter({
     name: 'partner_worker_jobs_processed_total',
-    help: 'Job deliveries handled, by kind and outcome (succeeded, failed, retried, skipped).',
+    help: 'Job deliveries handled, by kind and outcome (succeeded, failed, retried, skipped: settled or cancelled before the claim, held: sandbox:hold).',
     labelNames: ['kind', 'outcome'],
     registers: [registry],
   });
-  for (const kind of Object.values(JOB_KINDS)) for (const outcome of ['succeeded', 'failed', 'retried', 'skipped']) processed.inc({ kind, outcome }, 0);
+  for (const kind of Object.values(JOB_KINDS)) for (const outcome of ['succeeded', 'failed', 'retried', 'skipped', 'held']) processed.inc({ kind, outcome }, 0);
   return {
     inUse: (d: number) => inUse.inc(d),
     processed: (kind: string, outcome: string) => processed.inc({ kind, outcome }),

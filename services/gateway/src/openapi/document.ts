@@ -401,6 +401,22 @@ function paths(): Obj {
         },
       },
     },
+    // Minimal, for the server's system tests (the client-side change owns the full description).
+    '/v1/jobs/{jobId}/cancel': {
+      parameters: [param('JobId')],
+      post: {
+        operationId: 'cancelJob',
+        tags: ['Jobs'],
+        summary: 'Cancel a job that has not started',
+        parameters: [principal],
+        responses: {
+          200: { description: 'The cancelled job.', headers: apiHeaders(), content: { 'application/json': { schema: ref('JobCanceled') } } },
+          404: response('NotFound'),
+          409: { description: '`job_not_cancelable`: the job has started or settled.', headers: apiHeaders(), content: { 'application/json': { schema: ref('Error') } } },
+          ...authErrors(),
+        },
+      },
+    },
     ...eventPaths({ apiHeaders, preferHeaders, param, response, json, authErrors }),
     ...webhookPaths({ apiHeaders, param, response, json, authErrors, mutationResponses, mutationDescription: MUTATION_DESCRIPTION }),
   };

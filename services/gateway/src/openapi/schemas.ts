@@ -226,16 +226,31 @@ export const schemas: Record<string, Schema> = {
       updatedAt: ref('Timestamp'),
     },
   },
+  // Minimal, for the server's system tests (the client-side change owns the full description).
+  JobCanceled: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'kind', 'status', 'error', 'createdAt', 'updatedAt'],
+    properties: {
+      id: ref('JobId'),
+      kind: ref('JobKind'),
+      status: { const: 'canceled' },
+      error: ref('ErrorObject'),
+      createdAt: ref('Timestamp'),
+      updatedAt: ref('Timestamp'),
+    },
+  },
   Job: {
     description:
       'A job as `GET /v1/jobs/{id}` shows it: settled (`succeeded` with `result`, or `failed` with `error`), or the `processing` body ' +
       'while it is accepted or running.',
-    oneOf: [ref('JobSucceeded'), ref('JobFailed'), ref('JobProcessing')],
+    oneOf: [ref('JobSucceeded'), ref('JobFailed'), ref('JobCanceled'), ref('JobProcessing')],
     discriminator: {
       propertyName: 'status',
       mapping: {
         succeeded: '#/components/schemas/JobSucceeded',
         failed: '#/components/schemas/JobFailed',
+        canceled: '#/components/schemas/JobCanceled',
         processing: '#/components/schemas/JobProcessing',
       },
     },
@@ -266,12 +281,13 @@ export const schemas: Record<string, Schema> = {
   },
   JobListItem: {
     description: 'A job in the list: settled exactly as `GET /v1/jobs/{id}` shows it, or `processing` with its times.',
-    oneOf: [ref('JobSucceeded'), ref('JobFailed'), ref('JobListProcessing')],
+    oneOf: [ref('JobSucceeded'), ref('JobFailed'), ref('JobCanceled'), ref('JobListProcessing')],
     discriminator: {
       propertyName: 'status',
       mapping: {
         succeeded: '#/components/schemas/JobSucceeded',
         failed: '#/components/schemas/JobFailed',
+        canceled: '#/components/schemas/JobCanceled',
         processing: '#/components/schemas/JobListProcessing',
       },
     },

@@ -1,10 +1,12 @@
 // GET /v1/jobs/{id} (jobs/read): the settled job, or the `processing` body with Retry-After; under
-// Prefer: wait=N, held until the job settles or N seconds pass.
+// Prefer: wait=N, held until the job settles or N seconds pass. POST /v1/jobs/{id}/cancel (the write
+// permission of the job's kind): cancels a job no worker has claimed (200 with the cancelled job, the
+// same again for a cancelled one; 409 job_not_cancelable once claimed or settled).
 import type Router from '@koa/router';
 import { isJobId } from '@partner/shared/domain/ids';
-import { isSettled, type JobView } from '@partner/shared/domain/jobs';
-import type { GatewayContext, GatewayState } from '../context.js';
-import { notFound } from '@partner/shared/domain/errors';
+import { cancelPermissionOf, isSettled, jobView, type JobView } from '@partner/shared/domain/jobs';
+import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
+import { DomainError, notFound } from '@partner/shared/domain/errors';
 import type { RouteDeps } from './deps.js';
 import { preferredWait, readJob, respondProcessing } from '../jobs/responses.js';
 import { answerOnSettlement, holdWait } from '../jobs/prefer-wait.js';
@@ -43,5 +45,19 @@ export function jobRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
     }
     if (!waiter) return respondProcessing(ctx, id);
     answerOnSettlement(ctx, deps, id, waiter, (settled) => (settled ? respondJob(ctx, settled) : respondProcessing(ctx, id)));
+  });
+
+  router.post('/jobs/:id/cancel', async (ctx) => {
+    const id = ctx.params.id ?? '';
+    if (!isJobId(id)) throw notFound('job');
+    // The permission depends on the job's kind: read the job first (another partner's job is not
+    // found, before any permission is judged, so it stays indistinguishable from a missing one).
+    const job = await readJob(ctx, deps, id);
+    const permission = cancelPermissionOf(job.kind);
+    if (!permission) throw new DomainError('forbidden', `jobs of kind ${job.kind} cannot be cancelled`);
+    await deps.guard(permission)(ctx, async () => {
+      const { job: canceled } = await deps.clients.job.CancelJob({ jobId: id, ...ownerOf(ctx) }, grpcOptions(ctx, deps.config.grpcTimeoutMs));
+      respondJob(ctx, jobView(canceled!));
+    });
   });
 }

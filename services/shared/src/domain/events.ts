@@ -12,6 +12,7 @@ import type { OutboxOptions } from '../nats/outbox-relay.js';
 export const EVENT_TYPES = [
   'job.succeeded',
   'job.failed',
+  'job.canceled',
   'submission.created',
   'attachment.created',
   'attachment.deleted',

@@ -3,6 +3,7 @@ import type { Job__Output } from '../generated/partner/job/v1/Job.js';
 import type { JobStatus__Output } from '../generated/partner/job/v1/JobStatus.js';
 import type { JobStatusFilter__Output } from '../generated/partner/job/v1/JobStatusFilter.js';
 import { protoEnum } from './proto-enums.js';
+import type { Permission } from './permissions.js';
 
 export const JOB_KINDS = {
   submissionCreate: 'submission.create',
@@ -16,6 +17,26 @@ export const JOB_KINDS = {
   webhookEndpointPing: 'webhook_endpoint.ping',
 } as const;
 export type JobKind = (typeof JOB_KINDS)[keyof typeof JOB_KINDS];
+
+/** The permission a job's mutation needs, which is also what cancelling the job needs. */
+export const JOB_KIND_PERMISSION: Record<JobKind, Permission> = {
+  'submission.create': 'submissions/write',
+  'attachment.create': 'submissions/write',
+  'attachment.delete': 'submissions/write',
+  'webhook_endpoint.create': 'webhooks/write',
+  'webhook_endpoint.update': 'webhooks/write',
+  'webhook_endpoint.delete': 'webhooks/write',
+  'webhook_endpoint.rotate_secret': 'webhooks/write',
+  'webhook_endpoint.recover': 'webhooks/write',
+  'webhook_endpoint.ping': 'webhooks/write',
+};
+
+/** The write permission cancelling a job of this kind needs (undefined for an unknown kind). */
+export const cancelPermissionOf = (kind: string): Permission | undefined =>
+  Object.hasOwn(JOB_KIND_PERMISSION, kind) ? JOB_KIND_PERMISSION[kind as JobKind] : undefined;
+
+/** The error a cancelled job carries (GET /v1/jobs/{id}, a waiting mutation, job.canceled). */
+export const CANCELED_ERROR: JobErrorView = { code: 'canceled', message: 'the job was cancelled by its partner before it started', retryable: false };
 
 export interface JobErrorView {
   code: string;
@@ -43,15 +64,20 @@ export interface SettlementEvent {
 }
 
 /** A job's status (the API's names; the proto's JOB_STATUS_*; the job table's status column). */
-export const JOB_STATUSES = ['accepted', 'running', 'succeeded', 'failed'] as const;
+export const JOB_STATUSES = ['accepted', 'running', 'succeeded', 'failed', 'canceled'] as const;
 export type JobStatusName = (typeof JOB_STATUSES)[number];
 export const JOB_STATUS = protoEnum<JobStatusName, JobStatus__Output>('JOB_STATUS_', JOB_STATUSES);
+/** The settled statuses: a job in one of them never changes again. */
+export const SETTLED_JOB_STATUSES = ['succeeded', 'failed', 'canceled'] as const satisfies readonly JobStatusName[];
 /** The job list's status filter (the proto's JOB_STATUS_FILTER_*): `processing` is accepted or running. */
-export const JOB_STATUS_FILTERS = ['processing', 'succeeded', 'failed'] as const;
+export const JOB_STATUS_FILTERS = ['processing', 'succeeded', 'failed', 'canceled'] as const;
 export type JobStatusFilterName = (typeof JOB_STATUS_FILTERS)[number];
 export const JOB_STATUS_FILTER = protoEnum<JobStatusFilterName, JobStatusFilter__Output>('JOB_STATUS_FILTER_', JOB_STATUS_FILTERS);
 
-export const isSettled = (j: Pick<JobView, 'status'>): boolean => j.status === 'succeeded' || j.status === 'failed';
+export const isSettled = (j: Pick<JobView, 'status'>): boolean => (SETTLED_JOB_STATUSES as readonly string[]).includes(j.status);
+
+/** A job that ended with an error: failed, or cancelled by its partner. */
+export const hasError = (status: JobStatusName): boolean => status === 'failed' || status === 'canceled';
 
 /** The API view of a gRPC Job. */
 export function jobView(j: Job__Output): JobView {
@@ -61,7 +87,7 @@ export function jobView(j: Job__Output): JobView {
     kind: j.kind,
     status,
     ...(status === 'succeeded' ? { result: JSON.parse(j.resultJson) as unknown } : {}),
-    ...(status === 'failed' && j.error ? { error: { code: j.error.code, message: j.error.message, retryable: j.error.retryable } } : {}),
+    ...(hasError(status) && j.error ? { error: { code: j.error.code, message: j.error.message, retryable: j.error.retryable } } : {}),
     createdAt: j.createdAt,
     updatedAt: j.updatedAt,
   };

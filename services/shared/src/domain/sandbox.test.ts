@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from './errors.js';
-import { JOB_FAILURE_CODES, parseSandbox } from './sandbox.js';
+import { JOB_FAILURE_CODES, parseSandbox, sandboxHoldS } from './sandbox.js';
 
 describe('UAT sandbox directives', () => {
   it.each([
@@ -10,6 +10,11 @@ describe('UAT sandbox directives', () => {
     ['sandbox:fail=unavailable', { fail: { code: 'unavailable', retryable: true } }],
     ['sandbox:fail=internal', { fail: { code: 'internal', retryable: true } }],
     ['sandbox:delay=3;fail=conflict', { delayS: 3, fail: { code: 'conflict', retryable: false } }],
+    ['sandbox:fail=conflict;delay=2', { delayS: 2, fail: { code: 'conflict', retryable: false } }],
+    ['sandbox:hold=1', { holdS: 1 }],
+    ['sandbox:hold=60', { holdS: 60 }],
+    ['sandbox:hold=5;delay=2;fail=conflict', { holdS: 5, delayS: 2, fail: { code: 'conflict', retryable: false } }],
+    ['sandbox:fail=unavailable;hold=3', { holdS: 3, fail: { code: 'unavailable', retryable: true } }],
   ])('reads %s', (ref, expected) => {
     expect(parseSandbox(ref)).toEqual(expected);
   });
@@ -30,7 +35,12 @@ describe('UAT sandbox directives', () => {
     'sandbox:fail=rate_limited',
     'sandbox:fail=unauthenticated',
     'sandbox:fail=Unknown_Product',
-    'sandbox:fail=conflict;delay=2',
+    'sandbox:hold=0',
+    'sandbox:hold=61',
+    'sandbox:hold=1;hold=2',
+    'sandbox:delay=1;delay=1',
+    'sandbox:hold=2;;delay=1',
+    'sandbox:wait=2',
     'sandbox:delay=2;fail=bogus',
     'sandbox:delay=2;',
   ])('refuses %j as a malformed directive', (ref) => {
@@ -39,6 +49,14 @@ describe('UAT sandbox directives', () => {
 
   it.each(['PO-123', 'my sandbox:delay=5', 'sandbox-delay=5', ''])('treats %j as an ordinary reference', (ref) => {
     expect(parseSandbox(ref)).toBeUndefined();
+  });
+
+  it('reads the hold of a job payload', () => {
+    expect(sandboxHoldS({ externalRef: 'sandbox:hold=7;delay=1' })).toBe(7);
+    expect(sandboxHoldS({ externalRef: 'sandbox:delay=1' })).toBe(0);
+    expect(sandboxHoldS({ externalRef: 'sandbox:hold=99' })).toBe(0);
+    expect(sandboxHoldS({})).toBe(0);
+    expect(sandboxHoldS(null)).toBe(0);
   });
 
   it('forces only codes of the error table, with its retryable', () => {

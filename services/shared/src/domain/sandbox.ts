@@ -1,6 +1,7 @@
 // UAT sandbox directives in a submission's externalRef (README.md, "Sandbox directives (UAT only)"):
-// `sandbox:delay=<1..60>`, `sandbox:fail=<code>` and `sandbox:delay=<n>;fail=<code>`. The gateway
-// refuses any other value that looks like a directive; the worker obeys the parsed directive.
+// `sandbox:delay=<1..60>`, `sandbox:fail=<code>`, `sandbox:hold=<1..60>` and any of them combined with
+// `;` in any order, each at most once (`sandbox:hold=5;delay=2;fail=conflict`). The gateway refuses
+// any other value that looks like a directive; the worker obeys the parsed directive.
 import { ERROR_CODES, type ErrorCode } from './errors.js';
 
 /** Codes a job can end with, so the codes `sandbox:fail=<code>` may force. Status and retryable come from ERROR_CODES. */
@@ -10,18 +11,21 @@ export type JobFailureCode = (typeof JOB_FAILURE_CODES)[number];
 export interface SandboxDirective {
   /** Seconds the job takes before it settles (1..60). */
   delayS?: number;
+  /** Seconds the job stays accepted (unclaimed) before a worker claims it (1..60), so it can be cancelled. */
+  holdS?: number;
   /** The code the job fails with, with the error table's retryable. */
   fail?: { code: JobFailureCode; retryable: boolean };
 }
 
-export const SANDBOX_GRAMMAR = `sandbox:delay=<1..60>, sandbox:fail=<code> or sandbox:delay=<1..60>;fail=<code>, where <code> is one of ${JOB_FAILURE_CODES.join(', ')}`;
+export const SANDBOX_GRAMMAR = `sandbox:delay=<1..60>, sandbox:hold=<1..60> or sandbox:fail=<code>, or several of them joined by ; (each once, any order, e.g. sandbox:hold=5;delay=2;fail=conflict), where <code> is one of ${JOB_FAILURE_CODES.join(', ')}`;
 
 /** True when the value is meant as a directive: it begins with `sandbox:` in any case, surrounding spaces ignored. */
 export function looksLikeSandbox(externalRef: string): boolean {
   return externalRef.trim().toLowerCase().startsWith('sandbox:');
 }
 
-const DIRECTIVE = /^sandbox:(?:delay=([1-9]\d?)(?:;fail=([a-z_]+))?|fail=([a-z_]+))$/;
+const PART = /^(delay|hold|fail)=([a-z0-9_]+)$/;
+const SECONDS = /^[1-9]\d?$/;
 
 /**
  * The directive an externalRef carries: undefined for an ordinary reference, null for a value that
@@ -29,19 +33,32 @@ const DIRECTIVE = /^sandbox:(?:delay=([1-9]\d?)(?:;fail=([a-z_]+))?|fail=([a-z_]
  */
 export function parseSandbox(externalRef: string): SandboxDirective | null | undefined {
   if (!looksLikeSandbox(externalRef)) return undefined;
-  const m = DIRECTIVE.exec(externalRef);
-  if (!m) return null;
+  if (!externalRef.startsWith('sandbox:')) return null;
   const directive: SandboxDirective = {};
-  if (m[1] !== undefined) {
-    const s = Number(m[1]);
-    if (s < 1 || s > 60) return null;
-    directive.delayS = s;
-  }
-  const code = m[2] ?? m[3];
-  if (code !== undefined) {
-    if (!(JOB_FAILURE_CODES as readonly string[]).includes(code)) return null;
-    const c = code as JobFailureCode;
-    directive.fail = { code: c, retryable: ERROR_CODES[c].retryable };
+  const seen = new Set<string>();
+  for (const part of externalRef.slice('sandbox:'.length).split(';')) {
+    const m = PART.exec(part);
+    if (!m || seen.has(m[1]!)) return null;
+    const [, key, value] = m as unknown as [string, 'delay' | 'hold' | 'fail', string];
+    seen.add(key);
+    if (key === 'fail') {
+      if (!(JOB_FAILURE_CODES as readonly string[]).includes(value)) return null;
+      const c = value as JobFailureCode;
+      directive.fail = { code: c, retryable: ERROR_CODES[c].retryable };
+      continue;
+    }
+    if (!SECONDS.test(value)) return null;
+    const n = Number(value);
+    if (n < 1 || n > 60) return null;
+    if (key === 'delay') directive.delayS = n;
+    else directive.holdS = n;
   }
   return directive;
+}
+
+/** The seconds a job's payload asks to stay unclaimed (sandbox:hold), when it asks; 0 otherwise. */
+export function sandboxHoldS(payload: unknown): number {
+  const ref = (payload as { externalRef?: unknown } | null)?.externalRef;
+  if (typeof ref !== 'string') return 0;
+  return parseSandbox(ref)?.holdS ?? 0;
 }

@@ -43,6 +43,8 @@ const handlers = {
     return { job: job(req.jobId) };
   },
   ListJobs: async () => ({ jobs: [], nextPageToken: '' }),
+  ClaimJobs: async (req) => ({ claimed: req.items.map(() => true) }),
+  CancelJob: async (req) => ({ job: job(req.jobId), canceledNow: true }),
   StartJob: async (req) => ({ job: job(req.jobId) }),
 } as Handlers<Def>;
 
@@ -73,6 +75,7 @@ describe('the call stream', () => {
     expect([...STREAMED_METHODS]).toEqual([
       serviceDefs().job.SubmitJob.path,
       serviceDefs().job.SettleJob.path,
+      serviceDefs().job.ClaimJobs.path,
       serviceDefs().submission.CreateSubmission.path,
     ]);
   });

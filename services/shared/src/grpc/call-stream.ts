@@ -28,6 +28,7 @@ import { serviceDefs, type AnyMethod, type ServiceBinding } from './loader.js';
 export const STREAMED_METHODS: ReadonlySet<string> = new Set([
   '/partner.job.v1.JobService/SubmitJob',
   '/partner.job.v1.JobService/SettleJob',
+  '/partner.job.v1.JobService/ClaimJobs',
   '/partner.submission.v1.SubmissionService/CreateSubmission',
 ]);
 
