@@ -417,9 +417,8 @@ function paths(): Obj {
         tags: ['Jobs'],
         summary: 'Cancel a job that has not started',
         description:
-          'Stops a job before it takes effect. Not itself a job: no body, no `Idempotency-Key`, answered at once. Needs the write ' +
-          'permission of the job\'s kind (`submissions/write` for `submission.create` and the attachment kinds, `webhooks/write` for ' +
-          'the webhook endpoint kinds). A worker claims a job (in one statement that fails on a cancelled job) before it does ' +
+          'Stops a job before it takes effect. Not itself a job: no body, no `Idempotency-Key`, answered at once. Needs the ' +
+          'permission the mutation that queued the job needed (403 `forbidden` without it). A worker claims a job (in one statement that fails on a cancelled job) before it does ' +
           'anything, so **of a cancel and a worker racing, exactly one wins, whatever the timing, and the answer says which**: 200 ' +
           'with the job `canceled` (it never takes effect, `job.canceled` is emitted, requests waiting on it are answered at once: a ' +
           'mutation with 409 `canceled`, `GET /v1/jobs/{jobId}` with the cancelled job), or 409 `job_not_cancelable` (the worker ' +
