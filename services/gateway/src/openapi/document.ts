@@ -460,8 +460,10 @@ in this document. \`x-principal-id\` attributes a request to a principal registe
 
 ## Mutations are jobs
 Every mutation is queued as a job. Send a fresh \`Idempotency-Key\` and \`Prefer: wait=15\`. On 200 use the result. On 202 poll
-\`statusUrl\` honouring \`Retry-After\` (5 s) until the job has \`succeeded\` or \`failed\`. After a dropped connection resend the
-original request with the same key: it returns the same job and never creates a duplicate. Keys are kept 24 hours.
+\`statusUrl\` honouring \`Retry-After\` (5 s) until the job has \`succeeded\` or \`failed\` (or was \`canceled\`). After a dropped
+connection resend the original request with the same key: it returns the same job and never creates a duplicate. Keys are kept
+24 hours. A job that has not started can be cancelled (\`POST /v1/jobs/{jobId}/cancel\`): of a cancel and a worker racing, exactly
+one wins, whatever the timing, and the answer says which.
 
 ## Errors
 Every error is \`{"error": {"code", "message", "retryable", "details"?}}\`; a mutation whose job failed within the wait adds
