@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ERROR_CODES } from '@partner/shared/domain/errors';
 import { EVENT_TYPES } from '@partner/shared/domain/events';
 import { DOCUMENT_TYPES } from '@partner/shared/domain/attachments';
-import { JOB_STATUS_FILTER } from '@partner/shared/domain/jobs';
+import { JOB_STATUS, JOB_STATUS_FILTER } from '@partner/shared/domain/jobs';
 import { POLICY_STATUSES } from '@partner/shared/domain/policies';
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_DISABLED_REASONS, WEBHOOK_ENDPOINT_STATUSES } from '@partner/shared/domain/webhooks';
 import { ROOT } from './support/stack.js';
@@ -53,6 +53,22 @@ describe("the SDK's and CLI's copies of the API's vocabularies", () => {
     expect(sorted(list('sdk/cli/src/command.ts', 'POLICY_STATUSES'))).toEqual(sorted(POLICY_STATUSES));
     expect(sorted(union('sdk/client/src/types.ts', 'DocumentType'))).toEqual(sorted(DOCUMENT_TYPES));
     expect(sorted(list('sdk/cli/src/command.ts', 'DOCUMENT_TYPES'))).toEqual(sorted(DOCUMENT_TYPES));
+  });
+
+  it("job statuses in the SDK's JobStatus: what GET /v1/jobs/{id} shows (accepted and running as processing), canceled included", () => {
+    const shown = JOB_STATUS.names.filter((s) => s !== 'accepted' && s !== 'running');
+    expect(sorted(union('sdk/client/src/types.ts', 'JobStatus'))).toEqual(sorted(['processing', ...shown]));
+    expect(shown).toContain('canceled');
+  });
+
+  it('a cancelled job and a lost cancel have their typed errors, with the status of the server\'s table', () => {
+    const errors = source('sdk/client/src/errors.ts');
+    for (const [code, cls] of [['canceled', 'JobCanceledError'], ['job_not_cancelable', 'JobNotCancelableError']] as const) {
+      expect(Object.keys(ERROR_CODES), code).toContain(code);
+      expect(ERROR_CODES[code as keyof typeof ERROR_CODES].http, code).toBe(409);
+      expect(errors, code).toMatch(new RegExp(`case '${code}':\\s*return ${cls};`));
+      expect(errors, cls).toMatch(new RegExp(`export class ${cls} extends PartnerApiError`));
+    }
   });
 
   it("the job list's status filter in the SDK types and the CLI", () => {

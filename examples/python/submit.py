@@ -82,7 +82,7 @@ class Client:
                 status, headers, job = self.request("GET", f"/v1/jobs/{job_id}")
                 if job.get("status") == "succeeded":
                     return job["result"]
-                if job.get("status") == "failed":
+                if job.get("status") in ("failed", "canceled"):  # canceled: cancelled before it started
                     raise ApiError(job["error"], job_id)
                 retry_after = int(headers.get("Retry-After", "5"))
         if status == 200:

@@ -146,6 +146,17 @@ describe('dashboard', () => {
       expect(uses(metric), metric).toBe(true);
     }
   });
+
+  it('shows settled jobs by outcome, cancelled ones beside succeeded and failed', () => {
+    const panel = dashboard(production).panels.find((p) => p.title === 'Jobs accepted vs settled')!;
+    const byOutcome = (panel.targets ?? []).find((t) => promql(t.expr).includes('partner_jobs_settled_total') && /by \(outcome\)/.test(t.expr)) as
+      | { expr: string; legendFormat?: string }
+      | undefined;
+    expect(byOutcome, 'a settled-by-outcome series').toBeDefined();
+    const outcomes = /outcome=~"([^"]+)"/.exec(byOutcome!.expr)?.[1]?.split('|');
+    expect(outcomes?.sort()).toEqual(['canceled', 'failed', 'succeeded']);
+    expect(byOutcome!.legendFormat).toBe('{{outcome}}/s');
+  });
 });
 
 describe('image', () => {

@@ -37,7 +37,7 @@ export const COMMANDS: Record<string, Command> = {
     options: [],
     run: async (ctx, [shell]) => {
       if (shell !== 'bash' && shell !== 'zsh') throw new UsageError('completion: bash or zsh');
-      ctx.io.stdout.write(completionScript(shell, COMMANDS, GLOBAL.filter((o) => o !== 'version'), { status: [...POLICY_STATUSES, 'processing', 'succeeded', 'failed', 'submitted'], type: DOCUMENT_TYPES }));
+      ctx.io.stdout.write(completionScript(shell, COMMANDS, GLOBAL.filter((o) => o !== 'version'), { status: [...POLICY_STATUSES, 'processing', 'succeeded', 'failed', 'canceled', 'submitted'], type: DOCUMENT_TYPES }));
       return EXIT.ok;
     },
   },

@@ -84,6 +84,10 @@ export const EXAMPLES: Record<string, string[]> = {
   'jobs list': ['partner jobs list --status failed --created-since 2026-11-20T00:00:00Z', 'partner jobs list --kind submission.create --all --json'],
   'jobs get': ['partner jobs get job_0199a3e47c1d7b529a0e3f2d4c5b6a72'],
   'jobs wait': ['partner jobs wait job_0199a3e47c1d7b529a0e3f2d4c5b6a72', 'partner jobs wait job_0199a3e47c1d7b529a0e3f2d4c5b6a72 --timeout 30'],
+  'jobs cancel': [
+    'partner jobs cancel job_0199a3e47c1d7b529a0e3f2d4c5b6a72',
+    'partner jobs cancel job_0199a3e47c1d7b529a0e3f2d4c5b6a72 --json   # exit 1 with job_not_cancelable once the job has started',
+  ],
   'events tail': ['partner events tail', 'partner events tail --types job.failed --json', 'partner events tail --since 2026-11-23T00:00:00Z'],
   'webhooks create': [
     'partner webhooks create --url https://hooks.example.com/partner --types submission.created,job.failed',

@@ -2,6 +2,8 @@
 // base URL normalisation, uploads without a type, aborting a wait, deprecation warnings.
 import { describe, expect, it } from 'vitest';
 import {
+  JobCanceledError,
+  JobNotCancelableError,
   lastResponseOf,
   PartnerAbortError,
   PartnerApiError,
@@ -72,6 +74,8 @@ describe('typed errors', () => {
     [404, 'not_found', PartnerNotFoundError],
     [503, 'unavailable', PartnerUnavailableError],
     [422, 'unknown_product', PartnerApiError],
+    [409, 'canceled', JobCanceledError],
+    [409, 'job_not_cancelable', JobNotCancelableError],
   ])('%i %s is a %o', async (status, code, Class) => {
     const { fetch } = scripted(() => ({ status, body: err(code, status >= 500 || status === 429) }));
     const e = await client(fetch, { maxRetries: 0 }).getPolicy('p').catch((x: unknown) => x);
@@ -147,6 +151,80 @@ describe('waiting for a job', () => {
     const job = await client(fetch).waitForJob('job_7');
     expect(job).toMatchObject({ status: 'succeeded', result: { ok: true } });
     expect(calls[0]!.url.pathname).toBe('/v1/jobs/job_7');
+  });
+});
+
+describe('cancelling a job', () => {
+  const canceledError = { code: 'canceled', message: 'the job was cancelled by its partner before it started', retryable: false };
+  const canceled = { id: 'job_9', kind: 'submission.create', status: 'canceled', error: canceledError, createdAt: '2026-11-21T12:00:00.000Z', updatedAt: '2026-11-21T12:00:03.000Z' };
+
+  it('POSTs /v1/jobs/{id}/cancel with no body and resolves with the cancelled job', async () => {
+    const { fetch, calls } = scripted([{ status: 200, body: canceled }]);
+    const job = await client(fetch).cancelJob('job_9');
+    expect(job).toEqual(canceled);
+    expect(job.lastResponse).toMatchObject({ status: 200, requestId: 'req-1' });
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.init.method).toBe('POST');
+    expect(calls[0]!.url.pathname).toBe('/v1/jobs/job_9/cancel');
+    expect(calls[0]!.init.body ?? undefined).toBeUndefined();
+    expect(new Headers(calls[0]!.init.headers).get('idempotency-key')).toBeNull();
+  });
+
+  it('takes a statusUrl as well as an id', async () => {
+    const { fetch, calls } = scripted([{ status: 200, body: canceled }]);
+    await client(fetch).cancelJob('https://api.example.com/v1/jobs/job_9');
+    expect(calls[0]!.url.href).toBe('https://api.example.com/v1/jobs/job_9/cancel');
+  });
+
+  it('a re-cancel resolves the same; a dropped answer is resent (cancelling is idempotent)', async () => {
+    const { fetch, calls } = scripted(['drop', { status: 200, body: canceled }, { status: 200, body: canceled }]);
+    const api = client(fetch);
+    expect(await api.cancelJob('job_9')).toEqual(canceled);
+    expect(await api.cancelJob('job_9')).toEqual(canceled);
+    expect(calls).toHaveLength(3);
+  });
+
+  it('a job that has started or settled: JobNotCancelableError (409 job_not_cancelable), not retried', async () => {
+    const { fetch, calls } = scripted(() => ({ status: 409, body: err('job_not_cancelable') }));
+    const e = await client(fetch).cancelJob('job_9').catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(JobNotCancelableError);
+    expect(e).toBeInstanceOf(PartnerApiError);
+    expect(e).toMatchObject({ name: 'JobNotCancelableError', status: 409, code: 'job_not_cancelable', retryable: false });
+    expect(calls).toHaveLength(1);
+  });
+
+  it.each([
+    [404, 'not_found', PartnerNotFoundError],
+    [403, 'forbidden', PartnerPermissionError],
+  ])('%i %s is a %o', async (status, code, Class) => {
+    const { fetch } = scripted(() => ({ status, body: err(code) }));
+    await expect(client(fetch).cancelJob('job_9')).rejects.toBeInstanceOf(Class);
+  });
+
+  it('a mutation waiting on a job that gets cancelled throws JobCanceledError with the jobId (409 canceled), under no new key', async () => {
+    const { fetch, calls } = scripted(() => ({ status: 409, body: { error: canceledError, jobId: 'job_9' } }));
+    const e = await client(fetch).createSubmission({} as never).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(JobCanceledError);
+    expect(e).toMatchObject({ status: 409, code: 'canceled', retryable: false, jobId: 'job_9' });
+    expect(calls).toHaveLength(1);
+  });
+
+  it('a mutation following its job that turns out cancelled throws JobCanceledError with the jobId', async () => {
+    const accepted = { status: 202, body: { id: 'job_9', status: 'accepted', statusUrl: 'https://api.example.com/v1/jobs/job_9' }, headers: { 'retry-after': '0' } };
+    const { fetch, calls } = scripted([accepted, { status: 200, body: canceled }]);
+    const e = await client(fetch).createSubmission({} as never).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(JobCanceledError);
+    expect(e).toMatchObject({ code: 'canceled', retryable: false, jobId: 'job_9' });
+    expect(calls).toHaveLength(2);
+  });
+
+  it('waitForJob and getJob return a cancelled job as settled', async () => {
+    const { fetch } = scripted(() => ({ status: 200, body: canceled }));
+    const api = client(fetch);
+    const waited = await api.waitForJob('job_9');
+    expect(waited.status).toBe('canceled');
+    if (waited.status === 'canceled') expect(waited.error.code).toBe('canceled');
+    expect((await api.getJob('job_9')).status).toBe('canceled');
   });
 });
 

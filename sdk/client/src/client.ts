@@ -26,6 +26,7 @@ import type {
   AttachmentDeleted,
   Health,
   Job,
+  JobCanceled,
   Page,
   PageParams,
   Policy,
@@ -116,8 +117,19 @@ export class PartnerClient {
   }
 
   /**
-   * Polls a job until it settles, never sooner than Retry-After says, and returns it (succeeded or
-   * failed). Takes the job id or its statusUrl; the poll goes to this client's base URL, so the
+   * POST /v1/jobs/{id}/cancel: stops a job that has not started. Resolves with the job, `canceled`
+   * (also when an earlier cancel did it); it never takes effect, and a mutation waiting on it throws
+   * JobCanceledError. Throws JobNotCancelableError (409 job_not_cancelable) when the job has already
+   * started or settled: of a cancel and a worker racing, exactly one wins, and the answer says which.
+   * Needs the write permission of the job's kind (PartnerPermissionError without it).
+   */
+  async cancelJob(jobIdOrStatusUrl: string, opts: CallOptions = {}): Promise<WithResponse<JobCanceled>> {
+    return this.jobs.cancel(jobIdOrStatusUrl, opts);
+  }
+
+  /**
+   * Polls a job until it settles, never sooner than Retry-After says, and returns it (succeeded,
+   * failed or canceled). Takes the job id or its statusUrl; the poll goes to this client's base URL, so the
    * token is never sent anywhere else.
    */
   async waitForJob<T = unknown>(jobIdOrStatusUrl: string, opts: WaitOptions = {}): Promise<SettledJob<T>> {

@@ -1,6 +1,6 @@
 // Typed errors. Everything the SDK throws, except an abort (which rethrows the signal's reason), is
 // a PartnerError; `retryable` says whether trying again later can succeed.
-import type { ErrorDetail, ErrorObject, JobFailed } from './types.js';
+import type { ErrorDetail, ErrorObject, JobCanceled, JobFailed } from './types.js';
 
 export class PartnerError extends Error {
   override readonly name: string = 'PartnerError';
@@ -33,6 +33,8 @@ export type ApiErrorCode =
   | 'unknown_product'
   | 'upload_expired'
   | 'conflict'
+  | 'job_not_cancelable'
+  | 'canceled'
   | 'unsupported_media_type'
   | 'payload_too_large'
   | 'cursor_expired'
@@ -81,15 +83,16 @@ export class PartnerApiError extends PartnerError {
     this.retryAfterSeconds = init.retryAfterSeconds;
   }
 
-  /** The error of a job that failed (read with GET /v1/jobs/{id}). */
-  static fromJob(job: JobFailed, requestId?: string): PartnerApiError {
+  /** The error of a job that failed or was cancelled (read with GET /v1/jobs/{id}); a cancelled one is a JobCanceledError. */
+  static fromJob(job: JobFailed | JobCanceled, requestId?: string): PartnerApiError {
     return PartnerApiError.of({ status: 0, ...job.error, jobId: job.id, requestId });
   }
 
   /**
    * The error as an instance of its category's subclass (PartnerAuthError, PartnerPermissionError,
    * PartnerRateLimitError, PartnerValidationError, PartnerIdempotencyError, PartnerNotFoundError,
-   * PartnerUnavailableError), by code, else by HTTP status; a plain PartnerApiError otherwise.
+   * PartnerUnavailableError, JobCanceledError, JobNotCancelableError), by code, else by HTTP status;
+   * a plain PartnerApiError otherwise.
    */
   static of(init: PartnerApiErrorInit): PartnerApiError {
     const Category = categoryOf(init.code, init.status);
@@ -145,6 +148,23 @@ export class PartnerUnavailableError extends PartnerApiError {
   override readonly name: string = 'PartnerUnavailableError';
 }
 
+/**
+ * 409 canceled: the job was cancelled (cancelJob) before it started, so it never took effect. A
+ * mutation waiting on the job, or following it, throws this; `jobId` names the job. Not retryable
+ * with the same job: send the mutation again (a new Idempotency-Key) if it is still wanted.
+ */
+export class JobCanceledError extends PartnerApiError {
+  override readonly name: string = 'JobCanceledError';
+}
+
+/**
+ * 409 job_not_cancelable (from cancelJob): the job had already started or settled, so the cancel
+ * lost; it runs (or ran) to its own outcome. Read it with getJob or waitForJob.
+ */
+export class JobNotCancelableError extends PartnerApiError {
+  override readonly name: string = 'JobNotCancelableError';
+}
+
 type ApiErrorClass = new (init: PartnerApiErrorInit) => PartnerApiError;
 
 function categoryOf(code: string, status: number): ApiErrorClass {
@@ -167,6 +187,10 @@ function categoryOf(code: string, status: number): ApiErrorClass {
       return PartnerIdempotencyError;
     case 'not_found':
       return PartnerNotFoundError;
+    case 'canceled':
+      return JobCanceledError;
+    case 'job_not_cancelable':
+      return JobNotCancelableError;
     case 'unavailable':
     case 'internal':
       return PartnerUnavailableError;

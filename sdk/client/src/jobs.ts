@@ -1,11 +1,11 @@
-// Jobs: every mutation is carried out as one. Reading a job, listing them, and following one until
-// it settles, never polling sooner than Retry-After says.
+// Jobs: every mutation is carried out as one. Reading a job, listing them, following one until it
+// settles (never polling sooner than Retry-After says), and cancelling one that has not started.
 import { PartnerAbortError, PartnerError, PartnerTimeoutError } from './errors.js';
 import type { JobListItem, JobListParams } from './list-types.js';
 import type { CallOptions, WaitOptions } from './options.js';
 import { parseRetryAfter, sleep } from './timing.js';
-import { paginate, passOn, seg, type Transport } from './transport.js';
-import type { Job, Page, SettledJob } from './types.js';
+import { paginate, passOn, seg, type Transport, type WithResponse } from './transport.js';
+import type { Job, JobCanceled, Page, SettledJob } from './types.js';
 
 /** Poll interval when an answer carries no Retry-After (the API's own hint is 5 s). */
 export const DEFAULT_POLL_SECONDS = 5;
@@ -28,6 +28,17 @@ export class Jobs {
         ...opts,
       })
     ).body;
+  }
+
+  /**
+   * POST /v1/jobs/{id}/cancel: not itself a job, answered at once. Resolves with the cancelled job
+   * (also when it was cancelled before); a job that has started or settled is a JobNotCancelableError.
+   * Of a cancel and a worker racing, exactly one wins, and the answer says which. Safe to resend after
+   * a dropped connection: a second cancel answers as the first did (200 again, or 409 again).
+   */
+  async cancel(jobIdOrStatusUrl: string, opts: CallOptions): Promise<WithResponse<JobCanceled>> {
+    const id = jobIdOf(jobIdOrStatusUrl);
+    return (await this.transport.request<JobCanceled>({ method: 'POST', path: `/v1/jobs/${seg(id)}/cancel`, ...opts })).body;
   }
 
   async list(params: JobListParams, opts: CallOptions): Promise<Page<JobListItem>> {

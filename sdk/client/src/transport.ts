@@ -5,7 +5,8 @@
 // - its time limits: one per attempt (longer for transfers and held requests), and the call's own;
 // - its retries: after no answer, and where the API says `retryable` (429, 503) after Retry-After,
 //   with jittered exponential backoff and a bounded number of attempts.
-// Every request is safe to resend: reads are, and mutations carry their Idempotency-Key (mutations.ts).
+// Every request is safe to resend: reads are, a job's cancel is (the same answer again), and mutations
+// carry their Idempotency-Key (mutations.ts).
 import { DeprecationNotices } from './deprecation.js';
 import { PartnerApiError, PartnerNetworkError } from './errors.js';
 import type { CallOptions, PartnerClientOptions, RequestEvent, ResponseEvent } from './options.js';

@@ -23,7 +23,10 @@ export interface Health {
 }
 
 export interface SubmissionCreate {
-  /** Your own reference, 1–200 characters. In UAT, `sandbox:delay=N` and `sandbox:fail=<code>` steer the job. */
+  /**
+   * Your own reference, 1–200 characters. In UAT, `sandbox:delay=N` and `sandbox:fail=<code>` steer the job, and
+   * `sandbox:hold=N` keeps it unstarted N seconds (1..60) so cancelJob can be tried; combine them with `;`.
+   */
   externalRef: string;
   submissionType: 'application';
   /** Calendar date `YYYY-MM-DD`. */
@@ -82,7 +85,30 @@ export interface JobFailed {
   updatedAt: string;
 }
 
-export type SettledJob<T = unknown> = JobSucceeded<T> | JobFailed;
+/** The `error` of a cancelled job: always code `canceled`, never retryable. */
+export interface CanceledErrorObject extends ErrorObject {
+  code: 'canceled';
+  retryable: false;
+}
+
+/** A job its partner cancelled before it started (cancelJob): settled, it never takes effect. */
+export interface JobCanceled {
+  id: string;
+  kind?: string;
+  status: 'canceled';
+  error: CanceledErrorObject;
+  createdAt: string;
+  /** When it was cancelled. */
+  updatedAt: string;
+}
+
+/**
+ * A job's status as GET /v1/jobs/{id} shows it: `processing` until it settles, then `succeeded`,
+ * `failed` or `canceled`. New statuses may be added within /v1 only as an additive change.
+ */
+export type JobStatus = 'processing' | 'succeeded' | 'failed' | 'canceled';
+
+export type SettledJob<T = unknown> = JobSucceeded<T> | JobFailed | JobCanceled;
 export type Job<T = unknown> = SettledJob<T> | JobProcessing;
 
 export type PolicyStatus = 'active' | 'cancelled' | 'expired' | 'pending';

@@ -1,13 +1,14 @@
-// `partner jobs list|get|wait`: the jobs behind every mutation; `wait` is answered the moment one settles.
-import type { JobListItem, JobListParams } from '@partner/sdk';
+// `partner jobs list|get|wait|cancel`: the jobs behind every mutation; `wait` is answered the moment
+// one settles; `cancel` stops one that has not started.
+import { JobNotCancelableError, type JobListItem, type JobListParams } from '@partner/sdk';
 import { EXIT, intOption, showList, UsageError, type Command } from '../command.js';
 
-const JOB_STATUSES = ['processing', 'succeeded', 'failed'] as const;
+const JOB_STATUSES = ['processing', 'succeeded', 'failed', 'canceled'] as const;
 
 export const JOB_COMMANDS: Record<string, Command> = {
   'jobs list': {
-    usage: 'jobs list [--status processing|succeeded|failed] [--kind KIND] [--created-since TS] [--created-before TS] [--limit N] [--cursor C] [--all]',
-    summary: 'your jobs, newest first: find the ones still running, or the ones that failed',
+    usage: 'jobs list [--status processing|succeeded|failed|canceled] [--kind KIND] [--created-since TS] [--created-before TS] [--limit N] [--cursor C] [--all]',
+    summary: 'your jobs, newest first: find the ones still running, or the ones that failed or were cancelled',
     args: [],
     options: ['status', 'kind', 'created-since', 'created-before', 'limit', 'cursor', 'all'],
     run: async (ctx) => {
@@ -68,9 +69,28 @@ export const JOB_COMMANDS: Record<string, Command> = {
         ctx.progress.done();
         ctx.out.record(job);
         if (job.status === 'failed') return job.error.retryable ? EXIT.retryable : EXIT.apiError;
+        // Cancelled: settled, and it never took effect.
+        if (job.status === 'canceled') return EXIT.apiError;
         return EXIT.ok;
       } finally {
         ctx.progress.done();
+      }
+    },
+  },
+  'jobs cancel': {
+    usage: 'jobs cancel JOB_ID',
+    summary:
+      'cancel a job that has not started: it never takes effect. Of a cancel and the job starting, exactly one wins; ' +
+      'exit 0 when the cancel did (again 0 for a job already cancelled), 1 with job_not_cancelable when the job had started or settled',
+    args: ['JOB_ID'],
+    options: [],
+    run: async (ctx, [id]) => {
+      try {
+        ctx.out.record(await ctx.client().cancelJob(id!, { signal: ctx.signal }));
+        return EXIT.ok;
+      } catch (err) {
+        if (err instanceof JobNotCancelableError) ctx.out.note(`job ${id} had already started or settled, so it goes to its own outcome; see it with: partner jobs wait ${id}`);
+        throw err;
       }
     },
   },

@@ -68,11 +68,20 @@ const EXAMPLE_JOBS = {
     createdAt: '2026-11-21T11:59:00.000Z',
     updatedAt: '2026-11-21T11:59:00.020Z',
   },
+  canceled: {
+    id: 'job_0199a3e27c1d7b529a0e3f2d4c5b6a70',
+    kind: 'submission.create',
+    status: 'canceled',
+    error: { code: 'canceled', message: 'the job was cancelled by its partner before it started', retryable: false },
+    createdAt: '2026-11-21T11:58:00.000Z',
+    updatedAt: '2026-11-21T11:58:03.410Z',
+  },
 };
 
 const JOB_EXAMPLES: Obj = {
   succeeded: { summary: 'Succeeded, with its result', value: EXAMPLE_JOBS.succeeded },
   failed: { summary: 'Failed, with its error', value: EXAMPLE_JOBS.failed },
+  canceled: { summary: 'Cancelled before it started, with the `canceled` error', value: EXAMPLE_JOBS.canceled },
   processing: { summary: 'Not settled yet (answered with Retry-After: 5)', value: { id: EXAMPLE_JOBS.processing.id, status: 'processing', retryAfter: 5 } },
 };
 
@@ -352,7 +361,7 @@ function paths(): Obj {
           "The calling partner's jobs, newest first (by `createdAt`, then `id`; both immutable, so walking the pages returns every job " +
           'that existed when the walk began exactly once, while new ones land ahead of it). A settled job is shown exactly as ' +
           '`GET /v1/jobs/{id}` shows it; an unsettled one as `{id, kind, status: "processing", createdAt, updatedAt}`. For ' +
-          'reconciliation: find the jobs still running, or the ones that failed, since a time. ' +
+          'reconciliation: find the jobs still running, or the ones that failed or were cancelled, since a time. ' +
           LIST_400,
         parameters: [
           param('Limit'),
@@ -360,7 +369,7 @@ function paths(): Obj {
           {
             name: 'status',
             in: 'query',
-            description: '`processing` (not settled yet: accepted or running), `succeeded` or `failed`.',
+            description: '`processing` (not settled yet: accepted or running), `succeeded`, `failed` or `canceled`.',
             schema: ref('JobStatusFilter'),
           },
           { name: 'kind', in: 'query', description: 'Only jobs of this kind.', schema: ref('JobKind') },
@@ -386,7 +395,7 @@ function paths(): Obj {
         tags: ['Jobs'],
         summary: 'Read a job',
         description:
-          'The settled job (`succeeded` with `result`, or `failed` with `error`), or while it is unsettled the `processing` body with ' +
+          'The settled job (`succeeded` with `result`, `failed` with `error`, or `canceled` with the `canceled` error), or while it is unsettled the `processing` body with ' +
           '`Retry-After: 5`: poll again after that many seconds, never sooner. With `Prefer: wait=N` the request is held until the job ' +
           'settles or N seconds pass, and answered the moment it settles.',
         parameters: [param('Prefer'), principal],
@@ -401,18 +410,35 @@ function paths(): Obj {
         },
       },
     },
-    // Minimal, for the server's system tests (the client-side change owns the full description).
     '/v1/jobs/{jobId}/cancel': {
       parameters: [param('JobId')],
       post: {
         operationId: 'cancelJob',
         tags: ['Jobs'],
         summary: 'Cancel a job that has not started',
+        description:
+          'Stops a job before it takes effect. Not itself a job: no body, no `Idempotency-Key`, answered at once. Needs the ' +
+          'permission the mutation that queued the job needed (403 `forbidden` without it). A worker claims a job (in one statement that fails on a cancelled job) before it does ' +
+          'anything, so **of a cancel and a worker racing, exactly one wins, whatever the timing, and the answer says which**: 200 ' +
+          'with the job `canceled` (it never takes effect, `job.canceled` is emitted, requests waiting on it are answered at once: a ' +
+          'mutation with 409 `canceled`, `GET /v1/jobs/{jobId}` with the cancelled job), or 409 `job_not_cancelable` (the worker ' +
+          'won, or the job had already settled: read the job for its outcome). Cancelling a cancelled job answers the same 200 again. ' +
+          'In `uat`, a submission with `externalRef` `sandbox:hold=<1..60>` stays unstarted that many seconds, to try this.',
         parameters: [principal],
         responses: {
-          200: { description: 'The cancelled job.', headers: apiHeaders(), content: { 'application/json': { schema: ref('JobCanceled') } } },
+          200: {
+            description: 'The job is cancelled (now, or by an earlier cancel): `status: "canceled"` with the `canceled` error.',
+            headers: apiHeaders(),
+            content: { 'application/json': { schema: ref('JobCanceled'), examples: { canceled: JOB_EXAMPLES.canceled } } },
+          },
           404: response('NotFound'),
-          409: { description: '`job_not_cancelable`: the job has started or settled.', headers: apiHeaders(), content: { 'application/json': { schema: ref('Error') } } },
+          409: {
+            description:
+              '`job_not_cancelable`: the job has started or settled (succeeded or failed) and can no longer be cancelled. Read the job ' +
+              '(`GET /v1/jobs/{jobId}`) for its outcome.',
+            headers: apiHeaders(),
+            content: json(ref('Error')),
+          },
           ...authErrors(),
         },
       },
@@ -434,8 +460,10 @@ in this document. \`x-principal-id\` attributes a request to a principal registe
 
 ## Mutations are jobs
 Every mutation is queued as a job. Send a fresh \`Idempotency-Key\` and \`Prefer: wait=15\`. On 200 use the result. On 202 poll
-\`statusUrl\` honouring \`Retry-After\` (5 s) until the job has \`succeeded\` or \`failed\`. After a dropped connection resend the
-original request with the same key: it returns the same job and never creates a duplicate. Keys are kept 24 hours.
+\`statusUrl\` honouring \`Retry-After\` (5 s) until the job has \`succeeded\` or \`failed\` (or was \`canceled\`). After a dropped
+connection resend the original request with the same key: it returns the same job and never creates a duplicate. Keys are kept
+24 hours. A job that has not started can be cancelled (\`POST /v1/jobs/{jobId}/cancel\`): of a cancel and a worker racing, exactly
+one wins, whatever the timing, and the answer says which.
 
 ## Errors
 Every error is \`{"error": {"code", "message", "retryable", "details"?}}\`; a mutation whose job failed within the wait adds

@@ -68,7 +68,8 @@ export const schemas: Record<string, Schema> = {
     type: 'object',
     description:
       "A mutation whose job failed within the `Prefer: wait`: the job's error as the HTTP error, with the job's id beside it. " +
-      'The status follows the code (422 for business rules such as `unknown_product`, 409 `conflict`, 503 when retryable, ' +
+      'The status follows the code (422 for business rules such as `unknown_product`, 409 `conflict`, 409 `canceled` for a job its ' +
+      'partner cancelled, 503 when retryable, ' +
       'otherwise the status of the code table or 422). The same key replays the same failed job; use a new `Idempotency-Key` to try again.',
     additionalProperties: false,
     required: ['error', 'jobId'],
@@ -109,6 +110,8 @@ export const schemas: Record<string, Schema> = {
       'each listed in `details`). In the `uat` environment an `externalRef` of `sandbox:delay=<1..60>` makes the job take that many ' +
       'seconds, `sandbox:fail=<code>` makes it fail with that code (status and `retryable` as the error table says), and ' +
       '`sandbox:delay=<n>;fail=<code>` does both. `<code>` is one of ' + JOB_FAILURE_CODES.map((c) => '`' + c + '`').join(', ') + '. ' +
+      '`sandbox:hold=<1..60>` keeps the job `accepted` (not started) that many seconds, so `POST /v1/jobs/{jobId}/cancel` can be tried; ' +
+      'it combines with the others (`sandbox:hold=10;fail=conflict`). ' +
       'Any other value beginning with `sandbox:` (any case, surrounding spaces ignored) is a `validation_error` naming `externalRef`.',
     properties: {
       ...submissionCreate.properties,
@@ -226,24 +229,36 @@ export const schemas: Record<string, Schema> = {
       updatedAt: ref('Timestamp'),
     },
   },
-  // Minimal, for the server's system tests (the client-side change owns the full description).
   JobCanceled: {
     type: 'object',
+    description:
+      'A job its partner cancelled before it started (`POST /v1/jobs/{jobId}/cancel`): settled, it never takes effect. `error` is ' +
+      'always `{code: "canceled", retryable: false}`; a request that was waiting on the mutation was answered with it (409 `canceled`).',
     additionalProperties: false,
     required: ['id', 'kind', 'status', 'error', 'createdAt', 'updatedAt'],
     properties: {
       id: ref('JobId'),
       kind: ref('JobKind'),
       status: { const: 'canceled' },
-      error: ref('ErrorObject'),
+      error: {
+        type: 'object',
+        description: 'The error every cancelled job carries (an `ErrorObject` with code `canceled`).',
+        additionalProperties: false,
+        required: ['code', 'message', 'retryable'],
+        properties: {
+          code: { const: 'canceled' },
+          message: { type: 'string', examples: ['the job was cancelled by its partner before it started'] },
+          retryable: { const: false },
+        },
+      },
       createdAt: ref('Timestamp'),
       updatedAt: ref('Timestamp'),
     },
   },
   Job: {
     description:
-      'A job as `GET /v1/jobs/{id}` shows it: settled (`succeeded` with `result`, or `failed` with `error`), or the `processing` body ' +
-      'while it is accepted or running.',
+      'A job as `GET /v1/jobs/{id}` shows it: settled (`succeeded` with `result`, `failed` with `error`, or `canceled` with the ' +
+      '`canceled` error), or the `processing` body while it is accepted or running.',
     oneOf: [ref('JobSucceeded'), ref('JobFailed'), ref('JobCanceled'), ref('JobProcessing')],
     discriminator: {
       propertyName: 'status',
@@ -264,7 +279,7 @@ export const schemas: Record<string, Schema> = {
   JobStatusFilter: {
     type: 'string',
     enum: [...JOB_STATUS_FILTERS],
-    description: 'A job list filter: `processing` (not settled yet: accepted or running), `succeeded` or `failed`.',
+    description: 'A job list filter: `processing` (not settled yet: accepted or running), `succeeded`, `failed` or `canceled`.',
   },
   JobListProcessing: {
     type: 'object',
