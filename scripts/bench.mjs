@@ -200,35 +200,10 @@ async function main() {
     );
   }
 
-  // Experiment: at 64 connections, is the product bound by the worker's default concurrency (16
-  // jobs at once) rather than by CPU? The same run with WORKER_CONCURRENCY=64, then back.
-  await stack.stopService('worker');
-  await stack.startService('worker', { env: { WORKER_CONCURRENCY: '64' } });
+  // The worker run with `env` (then submit+wait at 64 connections beside the floor in the same slices,
+  // so the floor shows how the machine drifted between two such runs).
   const procsNow = () => Object.fromEntries(submitPath().map((s) => [s, stack.procs.get(s)]));
-  await cannon({ url: gw, request: productSubmit(stack), check: checks.submitted, connections: 64, duration: P.warmS });
-  const exp = await interleave(
-    [
-      { name: 'floor', url: baselines.urls.floor, request: floorSubmit(stack), check: checks.submitted, measure: floorCpu },
-      {
-        name: 'product',
-        url: gw,
-        request: productSubmit(stack),
-        check: checks.submitted,
-        measure: (fn) => cpuDuring(stack, { procs: procsNow(), pgApps: submitPathWithDatabase() }, fn),
-      },
-    ],
-    { rounds: 1, seconds: P.concS / P.rounds, connections: 64 },
-  );
-  r.experiments = { workerConcurrency64: { product: exp.product, floor: exp.floor } };
-  await stack.stopService('worker');
-  await stack.startService('worker');
-  productProcs.worker = stack.procs.get('worker');
-  say(`64 connections with WORKER_CONCURRENCY=64: product ${exp.product.rps} req/s, floor ${exp.floor.rps} req/s`);
-
-  // Experiment (issue 31): what the claim before every effect costs. 64 connections with the worker's
-  // claim off (WORKER_CLAIM=false, bench only), then on again, each beside the floor in the same slices
-  // (the floor shows how the machine drifted between the two): throughput and CPU per submit.
-  const claimRun = async (env) => {
+  const withWorker = async (env, rounds) => {
     await stack.stopService('worker');
     await stack.startService('worker', { env });
     await cannon({ url: gw, request: productSubmit(stack), check: checks.submitted, connections: 64, duration: P.warmS });
@@ -243,9 +218,19 @@ async function main() {
           measure: (fn) => cpuDuring(stack, { procs: procsNow(), pgApps: submitPathWithDatabase() }, fn),
         },
       ],
-      { rounds: P.rounds, seconds: P.concS / P.rounds, connections: 64 },
+      { rounds, seconds: P.concS / P.rounds, connections: 64 },
     );
   };
+
+  // Experiment: at 64 connections, is the product bound by the worker's default concurrency (16
+  // jobs at once) rather than by CPU? The same run with WORKER_CONCURRENCY=64, then back.
+  const exp = await withWorker({ WORKER_CONCURRENCY: '64' }, 1);
+  r.experiments = { workerConcurrency64: { product: exp.product, floor: exp.floor } };
+  say(`64 connections with WORKER_CONCURRENCY=64: product ${exp.product.rps} req/s, floor ${exp.floor.rps} req/s`);
+
+  // Experiment (issue 31): what the claim before every effect costs. 64 connections with the worker's
+  // claim off (WORKER_CLAIM=false, bench only), then on again (the default worker from here on).
+  const claimRun = (env) => withWorker(env, P.rounds);
   const claimOff = await claimRun({ WORKER_CLAIM: 'false' });
   const claimOn = await claimRun({});
   productProcs.worker = stack.procs.get('worker');
