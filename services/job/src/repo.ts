@@ -248,16 +248,23 @@ export async function startJob(pool: Pool, jobId: string, delivery: number): Pro
  * job becomes running; a running one stays running (a redelivery of a job claimed earlier, by this
  * worker or by one that died: JetStream redelivers only after the holder naked it or its ack wait —
  * the claim's lease, kept alive by working() — ran out, and the effects are idempotent by job id).
- * A settled or cancelled job matches nothing: it is not claimed and must not run. Answers the ids
- * claimed.
+ * A settled or cancelled job matches nothing: it is not claimed and must not run. The rows are
+ * locked in job-id order first, so two overlapping claim batches (redeliveries) wait for each other
+ * instead of deadlocking. Answers the ids claimed.
  */
 export async function claimJobs(pool: Pool, items: { jobId: string; delivery: number }[]): Promise<Set<string>> {
   const r = await pool.query<{ job_id: string }>(
     prepared(
-      `UPDATE jobs j SET status = 'running', deliveries = GREATEST(j.deliveries, i.delivery),
+      `WITH i AS (SELECT * FROM unnest($1::text[], $2::int[]) AS i(job_id, delivery)),
+       locked AS (
+         SELECT j.job_id FROM jobs j JOIN i USING (job_id)
+          WHERE j.status IN ('accepted', 'running')
+          ORDER BY j.job_id
+          FOR UPDATE OF j)
+       UPDATE jobs j SET status = 'running', deliveries = GREATEST(j.deliveries, i.delivery),
               updated_at = date_trunc('milliseconds', clock_timestamp())
-         FROM unnest($1::text[], $2::int[]) AS i(job_id, delivery)
-        WHERE j.job_id = i.job_id AND j.status IN ('accepted', 'running')
+         FROM i, locked
+        WHERE j.job_id = i.job_id AND locked.job_id = j.job_id AND j.status IN ('accepted', 'running')
         RETURNING j.job_id`,
       [items.map((i) => i.jobId), items.map((i) => i.delivery)],
     ),
