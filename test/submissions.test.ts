@@ -95,6 +95,48 @@ describe('validation before any job exists', () => {
   });
 });
 
+describe('the applicant: taxId and address', () => {
+  const address = { line1: '1 Main Street', city: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' };
+
+  it('stores the FEIN as 9 digits and the address as given, in the submission, the list and submission.created', async () => {
+    const r = await post(submission({ applicant: { legalName: 'Acme Holdings LLC', taxId: '12-3456789', address: { ...address, line2: 'Suite 2' } } }), { prefer: 'wait=10' });
+    expect(r.status).toBe(200);
+    const s = await stack.api('GET', `/v1/submissions/${r.body.submissionId}`, { token });
+    expect(s.body.applicant).toEqual({ legalName: 'Acme Holdings LLC', taxId: '123456789', address: { ...address, line2: 'Suite 2' } });
+    const list = await stack.api('GET', `/v1/submissions?externalRef=${encodeURIComponent(s.body.externalRef)}`, { token });
+    expect(list.body.items[0].applicant).toEqual(s.body.applicant);
+    const created = async () =>
+      (await stack.sql<{ data: { applicant: unknown } }>(
+        `SELECT data FROM events.events WHERE type = 'submission.created' AND data->>'submissionId' = $1`,
+        [r.body.submissionId],
+      ))[0];
+    await until('submission.created stored in the feed', async () => (await created()) !== undefined);
+    expect((await created())!.data.applicant).toEqual(s.body.applicant);
+  });
+
+  it('leaves out what was not given', async () => {
+    const r = await post(submission({ applicant: { legalName: 'Plain Name Ltd' } }), { prefer: 'wait=10' });
+    const s = await stack.api('GET', `/v1/submissions/${r.body.submissionId}`, { token });
+    expect(s.body.applicant).toEqual({ legalName: 'Plain Name Ltd' });
+  });
+
+  it.each([
+    [{ taxId: '12345678' }, 'applicant.taxId', 'US FEIN'],
+    [{ taxId: '12-345-6789' }, 'applicant.taxId', 'US FEIN'],
+    [{ address: { ...address, country: 'XX' } }, 'applicant.address.country', 'ISO 3166-1'],
+    [{ address: { ...address, country: 'us' } }, 'applicant.address.country', 'ISO 3166-1'],
+    [{ address: { ...address, postalCode: '' } }, 'applicant.address.postalCode', 'fewer than 1'],
+    [{ address: { ...address, city: undefined } }, 'applicant.address.city', 'required'],
+    [{ address: { ...address, zip: '1' } }, 'applicant.address.zip', 'not a known field'],
+  ])('refuses %j naming the field', async (over, field, issue) => {
+    const r = await post(submission({ applicant: { legalName: 'Acme', ...over } }));
+    expect(r.status).toBe(400);
+    const details = r.body.error.details as { field: string; issue: string }[];
+    expect([...new Set(details.map((d) => d.field))]).toEqual([field]);
+    expect(details[0]!.issue).toContain(issue);
+  });
+});
+
 describe('UAT sandbox directives', () => {
   it.each(['sandbox:delay=61', 'sandbox:delay=0', 'sandbox:delay=5s', 'SANDBOX:fail=unknown_product', 'sandbox:delay=2 ', 'sandbox:fail=bogus_code', 'sandbox:fail=rate_limited'])(
     'refuses the malformed directive %j before any job exists',

@@ -33,7 +33,26 @@ export interface SubmissionCreate {
   effectiveDate: string;
   /** A product UUID. */
   productId: string;
-  applicant: { legalName: string };
+  applicant: Applicant;
+}
+
+export interface Address {
+  line1: string;
+  line2?: string;
+  city: string;
+  region: string;
+  postalCode: string;
+  /** ISO 3166-1 alpha-2, e.g. `US`. */
+  country: string;
+}
+
+export interface Applicant {
+  /** 1–200 characters. */
+  legalName: string;
+  /** US FEIN: `NN-NNNNNNN` or 9 digits when sent; returned as 9 digits. Required where the product says so. */
+  taxId?: string;
+  /** Required where the product says so. */
+  address?: Address;
 }
 
 export interface SubmissionResult {
@@ -47,7 +66,7 @@ export interface Submission extends SubmissionResult {
   submissionType: 'application';
   effectiveDate: string;
   productId: string;
-  applicant: { legalName: string };
+  applicant: Applicant;
   principalId: string | null;
   createdAt: string;
   updatedAt: string;

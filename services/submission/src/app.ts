@@ -1,5 +1,6 @@
 // Builds the submission service: submissions and their attachments over gRPC, and the sweep of
 // abandoned uploads.
+import { applicantFromMessage } from '@partner/shared/domain/applicant';
 import { fileURLToPath } from 'node:url';
 import { implementWithStreaming, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { DomainError, notFound } from '@partner/shared/domain/errors';
@@ -71,7 +72,7 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
                 submissionType: req.submissionType,
                 effectiveDate: req.effectiveDate,
                 productId: req.productId,
-                legalName: req.applicant.legalName,
+                applicant: applicantFromMessage(req.applicant),
               }, (s) => creates.call(s))
               .catch(dbError);
             if (out.event) events.publishNow(out.event.outboxId, out.event);

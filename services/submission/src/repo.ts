@@ -4,6 +4,7 @@ import { prepared, type Pool } from '@partner/shared/db/pg';
 import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Submission } from '@partner/shared/grpc/proto-types';
+import { applicantToMessage, type Applicant } from '@partner/shared/domain/applicant';
 
 export interface SubmissionRow {
   submission_id: string;
@@ -14,7 +15,7 @@ export interface SubmissionRow {
   submission_type: string;
   effective_date: string;
   product_id: string;
-  applicant: { legalName: string };
+  applicant: Applicant;
   submission_name: string;
   status: string;
   created_at: Date;
@@ -40,7 +41,7 @@ export function toProto(r: SubmissionRow): Submission {
     submissionType: r.submission_type,
     effectiveDate: r.effective_date,
     productId: r.product_id,
-    applicant: { legalName: r.applicant.legalName },
+    applicant: applicantToMessage(r.applicant),
     principalId: r.principal_id ?? '',
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
@@ -56,7 +57,8 @@ export interface NewSubmission {
   submissionType: string;
   effectiveDate: string;
   productId: string;
-  legalName: string;
+  /** As stored and shown: normalizeApplicant's form. */
+  applicant: Applicant;
 }
 
 const CREATED_EVENT = {
@@ -64,7 +66,7 @@ const CREATED_EVENT = {
   timestampSql: sqlIso('s.created_at'),
   dataSql: `jsonb_build_object('submissionId', s.submission_id, 'submissionName', s.submission_name, 'status', s.status,
               'externalRef', s.external_ref, 'submissionType', s.submission_type, 'effectiveDate', s.effective_date,
-              'productId', s.product_id, 'applicant', jsonb_build_object('legalName', s.applicant->'legalName'),
+              'productId', s.product_id, 'applicant', s.applicant,
               'principalId', s.principal_id, 'createdAt', ${sqlIso('s.created_at')}, 'updatedAt', ${sqlIso('s.updated_at')})`,
 };
 
@@ -88,12 +90,12 @@ const CREATE_BATCH = `WITH input AS (
      SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                           $9::uuid[], $10::text[], $11::text[], $12::text[])
        AS t(submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date,
-            product_id, legal_name, submission_name, event_id)
+            product_id, applicant, submission_name, event_id)
    ), ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                               effective_date, product_id, applicant, submission_name, status)
      SELECT submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date::date,
-            product_id, jsonb_build_object('legalName', legal_name), submission_name, 'submitted'
+            product_id, applicant::jsonb, submission_name, 'submitted'
        FROM input
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${COLUMNS}, job_id
@@ -115,7 +117,7 @@ export type Created = { row: SubmissionRow; event: RecordedEvent } | undefined;
  */
 export async function createSubmissions(pool: Pool, names: ReturnType<typeof natsNames>, inputs: NewSubmission[]): Promise<Created[]> {
   const subject = names.eventSubject('submission.created');
-  const rows = inputs.map((s) => ({ ...s, submissionId: newUuid(), eventId: newEventId(), name: submissionName(s.legalName) }));
+  const rows = inputs.map((s) => ({ ...s, submissionId: newUuid(), eventId: newEventId(), name: submissionName(s.applicant.legalName), applicantJson: JSON.stringify(s.applicant) }));
   type Out = SubmissionRow & { outbox_id: string; event_body: string; event_id?: string };
   let found: Out[];
   if (rows.length === 1) {
@@ -132,7 +134,7 @@ export async function createSubmissions(pool: Pool, names: ReturnType<typeof nat
           s.submissionType,
           s.effectiveDate,
           s.productId,
-          JSON.stringify({ legalName: s.legalName }),
+          s.applicantJson,
           s.name,
           s.eventId,
           subject,
@@ -153,7 +155,7 @@ export async function createSubmissions(pool: Pool, names: ReturnType<typeof nat
           col('submissionType'),
           col('effectiveDate'),
           col('productId'),
-          col('legalName'),
+          col('applicantJson'),
           col('name'),
           col('eventId'),
           subject,

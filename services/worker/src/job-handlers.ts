@@ -2,6 +2,7 @@
 // job must settle with (a business rule said no), and lets anything else (a dependency down)
 // propagate, which makes the message be delivered again later. Effects are idempotent by job id.
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
+import { applicantToMessage, type Applicant } from '@partner/shared/domain/applicant';
 import { parseSandbox } from '@partner/shared/domain/sandbox';
 import { attachmentHandlers } from './attachments.js';
 import { webhookHandlers } from './webhooks.js';
@@ -14,7 +15,7 @@ interface SubmissionPayload {
   submissionType: string;
   effectiveDate: string;
   productId: string;
-  applicant: { legalName: string };
+  applicant: Applicant;
 }
 
 const createSubmission: Handler = async (job, payload, ctx) => {
@@ -42,7 +43,7 @@ const createSubmission: Handler = async (job, payload, ctx) => {
     submissionType: p.submissionType,
     effectiveDate: p.effectiveDate,
     productId: p.productId,
-    applicant: { legalName: p.applicant.legalName },
+    applicant: applicantToMessage(p.applicant),
   }).catch(failOnRefusal);
   return { submissionId: submission!.submissionId, submissionName: submission!.submissionName, status: submission!.status };
 };

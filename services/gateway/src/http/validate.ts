@@ -3,6 +3,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule, { type FormatsPluginOptions } from 'ajv-formats';
 import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
+import { TAX_ID_PATTERN } from '@partner/shared/domain/applicant';
 import { isCalendarDate, parseTimestamp } from '@partner/shared/domain/time';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives as the module object.
@@ -23,6 +24,7 @@ ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseTimes
 export const VISIBLE_TEXT = '[\\p{L}\\p{N}\\p{P}\\p{S}]';
 const PATTERN_ISSUES: Record<string, string> = {
   [VISIBLE_TEXT]: 'must contain a visible character (not only spaces or invisible characters)',
+  [TAX_ID_PATTERN]: 'must be a US FEIN: NN-NNNNNNN or 9 digits',
 };
 
 function detail(e: ErrorObject): ErrorDetail {
@@ -37,8 +39,13 @@ function detail(e: ErrorObject): ErrorDetail {
       return { field: base || '(body)', issue: `must be a valid ${(e.params as { format: string }).format}` };
     case 'pattern':
       return { field: base || '(body)', issue: PATTERN_ISSUES[(e.params as { pattern: string }).pattern] ?? e.message ?? 'is invalid' };
-    case 'enum':
+    case 'enum': {
+      // A long list (country codes) is named by the schema's description rather than spelled out.
+      const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+      const description = (e.parentSchema as { description?: string } | undefined)?.description;
+      if (allowed.length > 12 && description) return { field: base || '(body)', issue: `must be ${description}` };
       return { field: base || '(body)', issue: `must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` };
+    }
     case 'oneOf':
     case 'anyOf': {
       const description = (e.parentSchema as { description?: string } | undefined)?.description;

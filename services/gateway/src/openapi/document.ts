@@ -43,7 +43,11 @@ const EXAMPLE_SUBMISSION = {
   submissionType: 'application',
   effectiveDate: '2027-01-01',
   productId: '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70',
-  applicant: { legalName: 'Acme Holdings LLC' },
+  applicant: {
+    legalName: 'Acme Holdings LLC',
+    taxId: '123456789',
+    address: { line1: '1 Main Street', city: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' },
+  },
   principalId: 'demo-broker',
   createdAt: '2026-11-21T12:00:08.012Z',
   updatedAt: '2026-11-21T12:00:08.012Z',

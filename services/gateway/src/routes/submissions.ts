@@ -1,5 +1,6 @@
 // POST /v1/submissions (submissions/write; a job) and GET /v1/submissions/{id} (submissions/read).
 import type Router from '@koa/router';
+import { applicantFromMessage, COUNTRY_CODES, normalizeApplicant, TAX_ID_PATTERN, type Applicant } from '@partner/shared/domain/applicant';
 import { isUuid } from '@partner/shared/domain/ids';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { grpcOptions, ownerOf, type GatewayState } from '../context.js';
@@ -16,8 +17,10 @@ export interface SubmissionCreate {
   submissionType: 'application';
   effectiveDate: string;
   productId: string;
-  applicant: { legalName: string };
+  applicant: Applicant;
 }
+
+const text = { type: 'string', minLength: 1, maxLength: 200, pattern: VISIBLE_TEXT } as const;
 
 export const submissionCreateSchema = {
   type: 'object',
@@ -32,7 +35,23 @@ export const submissionCreateSchema = {
       type: 'object',
       additionalProperties: false,
       required: ['legalName'],
-      properties: { legalName: { type: 'string', minLength: 1, maxLength: 200, pattern: VISIBLE_TEXT } },
+      properties: {
+        legalName: text,
+        taxId: { type: 'string', pattern: TAX_ID_PATTERN },
+        address: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['line1', 'city', 'region', 'postalCode', 'country'],
+          properties: {
+            line1: text,
+            line2: text,
+            city: text,
+            region: text,
+            postalCode: text,
+            country: { type: 'string', description: 'an ISO 3166-1 alpha-2 country code (e.g. US)', enum: COUNTRY_CODES },
+          },
+        },
+      },
     },
   },
 } as const;
@@ -55,7 +74,7 @@ export function submissionRecord(s: Submission__Output): Record<string, unknown>
     submissionType: s.submissionType,
     effectiveDate: s.effectiveDate,
     productId: s.productId,
-    applicant: { legalName: s.applicant?.legalName ?? '' },
+    applicant: applicantFromMessage(s.applicant),
     principalId: s.principalId || null,
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
@@ -68,7 +87,7 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
   router.post('/submissions', deps.guard('submissions/write'), async (ctx) => {
     const body = validateCreate(await readJson(ctx, deps.config.jsonLimitBytes));
     if (deps.config.environment === 'uat') checkSandbox(body.externalRef);
-    const payload = { ...body, productId: body.productId.toLowerCase() };
+    const payload = { ...body, productId: body.productId.toLowerCase(), applicant: normalizeApplicant(body.applicant) };
     await runMutation(ctx, deps, {
       kind: JOB_KINDS.submissionCreate,
       payload,
