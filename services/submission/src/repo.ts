@@ -1,6 +1,8 @@
 // Data access for submissions. Creation is idempotent by job id.
 import { newUuid } from '@partner/shared/domain/ids';
-import { prepared, type Pool } from '@partner/shared/db/pg';
+import { prepared, withTx, type Pool, type PoolClient } from '@partner/shared/db/pg';
+
+type Queryable = Pick<PoolClient, 'query'>;
 import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Submission } from '@partner/shared/grpc/proto-types';
@@ -111,19 +113,54 @@ const CREATE_BATCH = `WITH input AS (
 export type Created = { row: SubmissionRow; event: RecordedEvent } | undefined;
 
 /**
- * Creates the submissions of jobs with their submission.created events, all in one statement (one
- * commit). One input runs the single-row statement; several run CREATE_BATCH. Answers per input, in
- * order: undefined for a job whose submission exists already.
+ * Creates the submissions of jobs with their submission.created events, in one transaction of three
+ * steps (one input runs the single-row statement in step 3; several run CREATE_BATCH):
+ *  1. Locks, taken in one fixed order by every transaction that needs more than one, so batches never
+ *     deadlock: the risk keys clearance decides on (sorted), then the partners' receipt chains (sorted).
+ *  2. Reads made after the locks. Under READ COMMITTED each statement sees what committed before it
+ *     began, so a read in a later statement than the lock sees everything the lock's previous holder
+ *     wrote: that is what makes "decide, then write" safe here (never a read-then-write without a lock).
+ *  3. One statement inserting the new submissions with their events.
+ * Answers per input, in order: undefined for a job whose submission exists already.
  */
 export async function createSubmissions(pool: Pool, names: ReturnType<typeof natsNames>, inputs: NewSubmission[]): Promise<Created[]> {
   const subject = names.eventSubject('submission.created');
-  const rows = inputs.map((s) => ({ ...s, submissionId: newUuid(), eventId: newEventId(), name: submissionName(s.applicant.legalName), applicantJson: JSON.stringify(s.applicant) }));
-  type Out = SubmissionRow & { outbox_id: string; event_body: string; event_id?: string };
-  let found: Out[];
+  const rows = inputs.map((s) => ({
+    ...s,
+    submissionId: newUuid(),
+    eventId: newEventId(),
+    name: submissionName(s.applicant.legalName),
+    applicantJson: JSON.stringify(s.applicant),
+  }));
+  return withTx(pool, async (tx) => {
+    // Step 1 (locks) and step 2 (reads after them): none yet.
+    // Step 3: insert.
+    const found = await insertSubmissions(tx, rows, subject);
+    // The single statement answers its one row (or none); the batch names each row's event.
+    const byEvent = new Map(found.map((r) => [r.event_id ?? rows[0]!.eventId, r]));
+    return rows.map((x) => {
+      const created = byEvent.get(x.eventId);
+      if (!created) return undefined;
+      const { outbox_id: outboxId, event_body: body, event_id: _eventId, ...row } = created;
+      return { row, event: { outboxId, msgId: x.eventId, subject, body } };
+    });
+  });
+}
+
+interface InsertRow extends NewSubmission {
+  submissionId: string;
+  eventId: string;
+  name: string;
+  applicantJson: string;
+}
+type Inserted = SubmissionRow & { outbox_id: string; event_body: string; event_id?: string };
+
+/** Step 3 of createSubmissions: the submissions and their events, one statement. */
+async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: string): Promise<Inserted[]> {
   if (rows.length === 1) {
     const s = rows[0]!;
-    found = (
-      await pool.query<Out>(
+    return (
+      await tx.query<Inserted>(
         prepared(CREATE, [
           s.submissionId,
           s.jobId,
@@ -141,36 +178,27 @@ export async function createSubmissions(pool: Pool, names: ReturnType<typeof nat
         ]),
       )
     ).rows;
-  } else {
-    const col = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((x) => x[k]);
-    found = (
-      await pool.query<Out>(
-        prepared(CREATE_BATCH, [
-          col('submissionId'),
-          col('jobId'),
-          col('tenantId'),
-          col('partnerId'),
-          col('principalId'),
-          col('externalRef'),
-          col('submissionType'),
-          col('effectiveDate'),
-          col('productId'),
-          col('applicantJson'),
-          col('name'),
-          col('eventId'),
-          subject,
-        ]),
-      )
-    ).rows;
   }
-  // The single statement answers its one row (or none); the batch names each row's event.
-  const byEvent = new Map(found.map((r) => [r.event_id ?? rows[0]!.eventId, r]));
-  return rows.map((x) => {
-    const created = byEvent.get(x.eventId);
-    if (!created) return undefined;
-    const { outbox_id: outboxId, event_body: body, event_id: _eventId, ...row } = created;
-    return { row, event: { outboxId, msgId: x.eventId, subject, body } };
-  });
+  const col = <K extends keyof InsertRow>(k: K) => rows.map((x) => x[k]);
+  return (
+    await tx.query<Inserted>(
+      prepared(CREATE_BATCH, [
+        col('submissionId'),
+        col('jobId'),
+        col('tenantId'),
+        col('partnerId'),
+        col('principalId'),
+        col('externalRef'),
+        col('submissionType'),
+        col('effectiveDate'),
+        col('productId'),
+        col('applicantJson'),
+        col('name'),
+        col('eventId'),
+        subject,
+      ]),
+    )
+  ).rows;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { Batcher, dbBatcher, rowCausedError } from './batcher.js';
+import { sqlStateError } from '../domain/errors.js';
 
 /** A step whose batches finish only when the test says so; records every batch it was given. */
 function gatedStep(fail?: (item: number) => unknown) {
@@ -149,6 +150,12 @@ describe('rowCausedError', () => {
     expect(['22007', '23505', '40P01', '40001', '54000'].map((c) => rowCausedError(sqlError(c)))).toEqual([true, true, true, true, true]);
     expect(['08006', '57P01', 'ECONNRESET', '42601'].map((c) => rowCausedError(sqlError(c)))).toEqual([false, false, false, false]);
     expect(rowCausedError(new Error('no code'))).toBe(false);
+  });
+
+  it('judges what withTx made of a database error by its cause', () => {
+    expect(rowCausedError(sqlStateError(sqlError('22007')))).toBe(true);
+    expect(rowCausedError(sqlStateError(sqlError('40P01')))).toBe(true);
+    expect(rowCausedError(sqlStateError(sqlError('57P01')))).toBe(false);
   });
 });
 

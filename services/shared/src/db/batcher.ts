@@ -115,7 +115,9 @@ export class Batcher<I, O> {
  * with one of these is split; connection errors and the rest fail it whole.
  */
 export function rowCausedError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
+  // A batch run in withTx fails with what dbError made of the database's error: look at its cause.
+  const cause = err instanceof Error && err.cause !== undefined ? err.cause : err;
+  const code = (cause as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^(22|23|40|54)/.test(code);
 }
 
