@@ -54,7 +54,7 @@ async function unpublishedJob(): Promise<string> {
 async function settle(jobId: string): Promise<void> {
   const jobs = createClient(serviceDefs().job, stack.env.JOB_GRPC_ADDR!, 5_000);
   try {
-    await jobs.SettleJob({ jobId, resultJson: JSON.stringify({ submissionId: randomUUID(), submissionName: 'Waited Upon Ltd', status: 'submitted' }) });
+    await jobs.SettleJob({ jobId, resultJson: JSON.stringify({ submissionId: randomUUID(), submissionName: 'Waited Upon Ltd', status: 'submitted', clearance: { status: 'cleared', basis: null, decidedAt: new Date().toISOString() } }) });
   } finally {
     jobs.close();
   }
