@@ -24,10 +24,12 @@ ALTER TABLE submissions
   ADD CONSTRAINT submissions_cleared_has_no_basis CHECK ((clearance_status = 'cleared') = (clearance_basis IS NULL)),
   ADD CONSTRAINT submissions_withdrawn_has_withdrawal CHECK ((status = 'withdrawn') = (withdrawal IS NOT NULL));
 
--- The reads after the locks: live submissions of a tenant and product with one FEIN or one name.
-CREATE INDEX submissions_risk_tax_idx ON submissions (tenant_id, product_id, risk_tax_id, effective_date)
+-- The reads after the locks: live submissions of a tenant and product with one FEIN or one name, by
+-- partner and age (the partner's own earliest match, another partner's match: one index probe each,
+-- however many submissions a risk has).
+CREATE INDEX submissions_risk_tax_idx ON submissions (tenant_id, product_id, risk_tax_id, partner_id, created_at)
   WHERE status <> 'withdrawn' AND risk_tax_id IS NOT NULL;
-CREATE INDEX submissions_risk_name_idx ON submissions (tenant_id, product_id, risk_name, effective_date)
+CREATE INDEX submissions_risk_name_idx ON submissions (tenant_id, product_id, risk_name, partner_id, created_at)
   WHERE status <> 'withdrawn' AND risk_name IS NOT NULL;
 -- GET /v1/submissions?clearance=…, in list order.
 CREATE INDEX submissions_owner_clearance_idx ON submissions (tenant_id, partner_id, clearance_status, created_at, submission_id);

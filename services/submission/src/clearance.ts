@@ -10,6 +10,7 @@ import { DomainError, notFound } from '@partner/shared/domain/errors';
 import { outboxInsertSql, newEventId, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
 import type { natsNames } from '@partner/shared/nats/client';
 import {
+  SAME_RISK_DAYS,
   riskKeyOf,
   sameRisk,
   sortedRiskLocks,
@@ -132,10 +133,53 @@ export function decide(key: RiskKey, partnerId: string, earlier: Holder[]): Pick
   return { clearanceStatus: 'cleared', clearanceBasis: null, clearanceDuplicateOf: null };
 }
 
+// What decides a new submission, per key (step 2 of createSubmissions), each part one index probe
+// however many live submissions a risk has: the partner's own earliest live match by FEIN and by name
+// (with its basis), and whether another partner has a live match by FEIN, by name and address, or by
+// name alone. Parameters are per key: tenant, product, FEIN (or null), name, effective date, partner,
+// country and postal code (or null).
+const window = `s.tenant_id = k.tenant_id AND s.product_id = k.product_id AND s.status <> 'withdrawn'
+        AND s.effective_date BETWEEN k.d - ${SAME_RISK_DAYS} AND k.d + ${SAME_RISK_DAYS}`;
+const ownBasis = `CASE WHEN s.risk_tax_id = k.tax_id THEN 'tax_id'
+                       WHEN s.risk_country = k.country AND s.risk_postal_code = k.postal THEN 'name_address' ELSE 'name_only' END`;
+const own = (match: string) => `SELECT s.submission_id, s.created_at, ${ownBasis} AS basis FROM submissions s
+      WHERE ${window} AND ${match} AND s.partner_id = k.partner_id ORDER BY s.created_at, s.submission_id LIMIT 1`;
+// Another partner: partner_id below or above this one (two index ranges; "<>" would read every own row).
+const other = (match: string) => `SELECT true AS found FROM (
+        (SELECT 1 FROM submissions s WHERE ${window} AND ${match} AND s.partner_id < k.partner_id LIMIT 1)
+        UNION ALL
+        (SELECT 1 FROM submissions s WHERE ${window} AND ${match} AND s.partner_id > k.partner_id LIMIT 1)) o LIMIT 1`;
+const FACTS = `SELECT k.ord::int AS ord,
+          own_tax.submission_id AS own_tax_id, own_tax.created_at AS own_tax_at, own_tax.basis AS own_tax_basis,
+          own_name.submission_id AS own_name_id, own_name.created_at AS own_name_at, own_name.basis AS own_name_basis,
+          coalesce(other_tax.found, false) AS other_tax, coalesce(other_address.found, false) AS other_address,
+          coalesce(other_name.found, false) AS other_name
+     FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::date[], $6::text[], $7::text[], $8::text[])
+            WITH ORDINALITY AS k(tenant_id, product_id, tax_id, name, d, partner_id, country, postal, ord)
+     LEFT JOIN LATERAL (${own('s.risk_tax_id = k.tax_id')}) own_tax ON true
+     LEFT JOIN LATERAL (${own('s.risk_name = k.name')}) own_name ON true
+     LEFT JOIN LATERAL (${other('s.risk_tax_id = k.tax_id')}) other_tax ON true
+     LEFT JOIN LATERAL (${other('s.risk_name = k.name AND s.risk_country = k.country AND s.risk_postal_code = k.postal')}) other_address ON true
+     LEFT JOIN LATERAL (${other('s.risk_name = k.name')}) other_name ON true
+    ORDER BY k.ord`;
+
+interface FactsRow {
+  ord: number;
+  own_tax_id: string | null;
+  own_tax_at: Date | null;
+  own_tax_basis: ClearanceBasis | null;
+  own_name_id: string | null;
+  own_name_at: Date | null;
+  own_name_basis: ClearanceBasis | null;
+  other_tax: boolean;
+  other_address: boolean;
+  other_name: boolean;
+}
+
 /**
- * Steps 1 and 2 of createSubmissions: locks the inputs' risks (all of them, sorted), reads the live
- * submissions of those risks, and decides each input in input order (an earlier input of the batch
- * counts as an earlier submission for the later ones).
+ * Steps 1 and 2 of createSubmissions: locks the inputs' risks (all of them, sorted), reads what decides
+ * each input from the live submissions committed before (FACTS), and decides each input in input order:
+ * an earlier input of the batch counts as an earlier submission for the later ones (sameRisk).
  */
 export async function decideClearance(
   tx: Queryable,
@@ -143,11 +187,39 @@ export async function decideClearance(
 ): Promise<ClearanceColumns[]> {
   const keys = inputs.map((s) => riskKeyOf(s.tenantId, s.productId, s.effectiveDate, s.applicant));
   await lockRisks(tx, keys);
-  const holders = await readHolders(tx, keys);
+  const { rows } = await tx.query<FactsRow>(
+    prepared(FACTS, [
+      keys.map((k) => k.tenantId),
+      keys.map((k) => k.productId),
+      keys.map((k) => k.taxId ?? null),
+      keys.map((k) => k.name),
+      keys.map((k) => k.effectiveDate),
+      inputs.map((s) => s.partnerId),
+      keys.map((k) => k.country ?? null),
+      keys.map((k) => k.postalCode ?? null),
+    ]),
+  );
+  const earlier: Holder[] = [];
   return inputs.map((s, i) => {
     const key = keys[i]!;
-    const decision = decide(key, s.partnerId, holders);
-    holders.push({ submissionId: s.submissionId, partnerId: s.partnerId, clearanceStatus: decision.clearanceStatus, key });
+    const f = rows[i]!;
+    // The committed submissions first (they are all earlier than this batch), then the batch's earlier inputs.
+    const ownDb = [
+      f.own_tax_id ? { id: f.own_tax_id, at: f.own_tax_at!.getTime(), basis: f.own_tax_basis! } : undefined,
+      f.own_name_id ? { id: f.own_name_id, at: f.own_name_at!.getTime(), basis: f.own_name_basis! } : undefined,
+    ].filter((x) => x !== undefined).sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1))[0];
+    const fromBatch = decide(key, s.partnerId, earlier);
+    let decision: Pick<ClearanceColumns, 'clearanceStatus' | 'clearanceBasis' | 'clearanceDuplicateOf'>;
+    if (ownDb) decision = { clearanceStatus: 'duplicate', clearanceBasis: ownDb.basis, clearanceDuplicateOf: ownDb.id };
+    else if (fromBatch.clearanceStatus === 'duplicate') decision = fromBatch;
+    else if (f.other_tax || (fromBatch.clearanceStatus === 'blocked' && fromBatch.clearanceBasis === 'tax_id')) {
+      decision = { clearanceStatus: 'blocked', clearanceBasis: 'tax_id', clearanceDuplicateOf: null };
+    } else if (f.other_address || fromBatch.clearanceStatus === 'blocked') {
+      decision = { clearanceStatus: 'blocked', clearanceBasis: 'name_address', clearanceDuplicateOf: null };
+    } else if (f.other_name || fromBatch.clearanceStatus === 'review') {
+      decision = { clearanceStatus: 'review', clearanceBasis: 'name_only', clearanceDuplicateOf: null };
+    } else decision = { clearanceStatus: 'cleared', clearanceBasis: null, clearanceDuplicateOf: null };
+    earlier.push({ submissionId: s.submissionId, partnerId: s.partnerId, clearanceStatus: decision.clearanceStatus, key });
     return {
       riskName: key.name,
       riskTaxId: key.taxId ?? null,
