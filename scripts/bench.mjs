@@ -28,6 +28,7 @@ import { buildTable, renderTable } from '../bench/lib/report.mjs';
 import { runProfile } from '../bench/lib/profile.mjs';
 import { feedReads, feedWakeup, idleFeedReaders } from '../bench/lib/events.mjs';
 import { webhookFanout, webhookLatency } from '../bench/lib/webhooks.mjs';
+import { clearanceCost } from '../bench/lib/clearance.mjs';
 import { noisyNeighbour } from '../bench/lib/noisy.mjs';
 
 const argv = process.argv.slice(2);
@@ -240,6 +241,13 @@ async function main() {
       `claim on: ${claimOn.product.rps} req/s, ${claimOn.product.cpuMsPerRequest?.total} ms CPU/req (floor ${claimOn.floor.rps} req/s)`,
   );
 
+  // Clearance (issue 30): submit+wait with a taxId on every submission against the same run without one.
+  r.clearance = await clearanceCost(stack, { total: P.seq, block: P.block, rounds: P.rounds, seconds: P.concS / P.rounds, warmS: P.warmS });
+  say(
+    `clearance: sequential p50 ${r.clearance.sequential.withTaxId.p50} ms with a taxId, ${r.clearance.sequential.without.p50} ms without (${r.clearance.sequential.p50Ratio}×); ` +
+      `64 connections ${r.clearance.c64.withTaxId.rps} req/s with, ${r.clearance.c64.without.rps} without (${r.clearance.c64.rpsRatio}×)`,
+  );
+
   // Health at 50 connections: bare Koa, Koa + jose, the product, in alternating slices. At ~20,000
   // requests/s the load generator shares the 2 cores with the server, so the server's own CPU time per
   // request is recorded beside the throughput.
@@ -344,6 +352,7 @@ async function main() {
     ['submit sequential', r.submit.sequential.product.errors],
     ['submit 16', r.submit.c16.errors],
     ['submit 64', r.submit.c64.errors],
+    ['clearance', r.clearance.sequential.withTaxId.errors + r.clearance.sequential.without.errors + r.clearance.c64.withTaxId.errors + r.clearance.c64.without.errors],
     ['health', r.health.product.errors],
     ['jobs read', r.jobsRead.errors],
     ['policies', r.policiesList.errors],
