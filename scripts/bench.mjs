@@ -6,6 +6,7 @@
 //   npm run bench                   the full run (a few minutes on 2 cores)
 //   npm run bench -- --smoke        seconds, tiny counts, no thresholds (CI; or BENCH_SMOKE=1)
 //   npm run bench -- --profile      CPU profiles of every service and database round trips per request
+//   npm run bench -- --clearance    only the clearance phase (taxId on every submission vs none), full counts
 //   options: --no-build (use the existing dist/), --out FILE (write the JSON there instead)
 //
 // It never touches a running `npm start`: its own database (partner_bench_<id>, dropped at the end),
@@ -147,6 +148,12 @@ async function main() {
     return;
   }
   await stack.start({ onStep: say, policies: P.policies });
+  if (flag('--clearance')) {
+    const clearance = await clearanceCost(stack, { total: P.seq, block: P.block, rounds: P.rounds, seconds: P.concS / P.rounds, warmS: P.warmS });
+    say(`clearance: ${JSON.stringify({ sequential: clearance.sequential, c64rps: { withTaxId: clearance.c64.withTaxId.rps, without: clearance.c64.without.rps, ratio: clearance.c64.rpsRatio } })}`);
+    writeResults({ meta: { ...meta(), loadavgBefore: loadBefore }, clearance }, 'clearance');
+    return;
+  }
   const baselines = await startBaselines(stack);
   say('baselines ready (bare Koa, Koa + jose, floor pipeline)');
   const gw = stack.gatewayUrl;

@@ -13,6 +13,10 @@ import { until } from './support/poll.js';
 import { scrape } from './support/metrics.js';
 import { multipart, upload } from './support/attachments.js';
 import { PRODUCT } from './support/fixtures.js';
+import { PartnerApiError, PartnerClient } from '../sdk/client/src/index.js';
+import { join } from 'node:path';
+import { ROOT } from './support/stack.js';
+import { runProcess } from './support/run.js';
 
 const TENANT = `tenant-clear-${randomUUID().slice(0, 8)}`;
 const WAIT = { prefer: 'wait=20' };
@@ -338,5 +342,49 @@ describe('operators: clearance list and decide', () => {
     expect(events.map((e) => e.data.clearance.status)).toEqual(['blocked', 'cleared']);
     expect(JSON.stringify(events)).not.toContain(first.submissionId);
     expect(JSON.stringify(events)).not.toContain('ops-jane');
+  });
+});
+
+describe('SDK and CLI', () => {
+  it('withdrawSubmission and `partner submissions withdraw`; clearance in `submissions get/list`', async () => {
+    const sdk = new PartnerClient({ baseUrl: stack.gatewayUrl, authUrl: stack.authUrl, clientId: a.creds.clientId, clientSecret: a.creds.clientSecret, scope: stack.scope });
+    const taxId = newTaxId();
+    const created = await sdk.createSubmission(body({ legalName: `Sdk ${randomUUID().slice(0, 8)}`, taxId }) as never);
+    expect(created.clearance.status).toBe('cleared');
+    const withdrawn = await sdk.withdrawSubmission(created.submissionId, { reason: 'entered_in_error' });
+    expect(withdrawn).toMatchObject({ submissionId: created.submissionId, status: 'withdrawn', withdrawal: { reason: 'entered_in_error' } });
+    const again = await sdk.withdrawSubmission(created.submissionId, { reason: 'entered_in_error' }).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(PartnerApiError);
+    expect(again).toMatchObject({ status: 409, code: 'not_withdrawable' });
+
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: '/nonexistent',
+      PARTNER_BASE_URL: stack.gatewayUrl,
+      PARTNER_AUTH_URL: stack.authUrl,
+      PARTNER_CLIENT_ID: b.creds.clientId,
+      PARTNER_CLIENT_SECRET: b.creds.clientSecret,
+      PARTNER_SCOPE: stack.scope,
+    };
+    const cli = (...args: string[]) => runProcess(process.execPath, [join(ROOT, 'sdk/cli/dist/main.js'), ...args], { env });
+    const mine = await create(b, body({ legalName: `Cli ${randomUUID().slice(0, 8)}`, taxId }));
+    expect(mine.clearance.status).toBe('cleared'); // the SDK's one is withdrawn: the risk was free
+    const got = await cli('submissions', 'get', mine.submissionId, '--json');
+    expect(got.code, got.stderr).toBe(0);
+    expect(JSON.parse(got.stdout).clearance).toEqual(mine.clearance);
+    const listed = await cli('submissions', 'list', '--clearance', 'cleared', '--limit', '5');
+    expect(listed.code, listed.stderr).toBe(0);
+    // Not a terminal: JSON (a terminal gets the table, with its CLEARANCE column).
+    const items = (JSON.parse(listed.stdout) as { items: { submissionId: string; clearance: { status: string } }[] }).items;
+    expect(items.find((i) => i.submissionId === mine.submissionId)?.clearance.status).toBe('cleared');
+    expect(items.every((i) => i.clearance.status === 'cleared')).toBe(true);
+    const out = await cli('submissions', 'withdraw', mine.submissionId, '--reason', 'duplicate', '--note', 'sent twice', '--json');
+    expect(out.code, out.stderr).toBe(0);
+    expect(JSON.parse(out.stdout)).toMatchObject({ status: 'withdrawn', withdrawal: { reason: 'duplicate', note: 'sent twice' } });
+    const twice = await cli('submissions', 'withdraw', mine.submissionId, '--reason', 'duplicate');
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain('not_withdrawable');
+    const bad = await cli('submissions', 'withdraw', mine.submissionId, '--reason', 'bored');
+    expect(bad.code).toBe(2);
   });
 });
