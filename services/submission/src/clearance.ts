@@ -327,7 +327,8 @@ export async function withdrawSubmission(
     }
     const events = [withdrawn.event];
     let released: SubmissionRow | undefined;
-    if (key && row.clearance_status === 'cleared') {
+    // Whether it held the risk as of now, under the locks (a release or an operator may have changed it since the read above).
+    if (key && withdrawn.row.clearance_status === 'cleared') {
       // Step 2, after the locks and the withdrawal: the risk's live submissions without it.
       const live = await readHolders(tx, [key]);
       const ofRisk = live.filter((h) => sameRisk(key, h.key) !== undefined);
@@ -367,14 +368,17 @@ export class DecisionRefused extends Error {}
  */
 export async function decideByOperator(pool: Pool, names: Names, d: OperatorDecision): Promise<{ row: SubmissionRow; event: RecordedEvent; heldBy: string[] }> {
   return withTx(pool, async (tx) => {
-    const row = (await tx.query<RiskRow>(prepared(`SELECT ${riskColumns()} FROM submissions WHERE submission_id = $1`, [d.submissionId]))).rows[0];
-    if (!row) throw new DecisionRefused(`no submission ${d.submissionId}`);
+    const read = async () => (await tx.query<RiskRow>(prepared(`SELECT ${riskColumns()} FROM submissions WHERE submission_id = $1`, [d.submissionId]))).rows[0];
+    const before = await read();
+    if (!before) throw new DecisionRefused(`no submission ${d.submissionId}`);
+    const key = riskKeyOfRow(before);
+    if (key) await lockRisks(tx, [key]);
+    // Read again under the locks: what the decision is checked against.
+    const row = (await read())!;
     if (row.status === 'withdrawn') throw new DecisionRefused('the submission is withdrawn');
     if (d.status === 'blocked' && row.clearance_status !== 'blocked' && row.clearance_status !== 'review') {
       throw new DecisionRefused(`only a blocked or review submission can be blocked (this one is ${row.clearance_status})`);
     }
-    const key = riskKeyOfRow(row);
-    if (key) await lockRisks(tx, [key]);
     const heldBy = key
       ? (await readHolders(tx, [key])).filter((h) => h.submissionId !== row.submission_id && h.clearanceStatus === 'cleared' && sameRisk(key, h.key)).map((h) => h.submissionId)
       : [];
