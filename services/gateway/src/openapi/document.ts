@@ -277,7 +277,8 @@ function paths(): Obj {
           'Uploads a file as `multipart/form-data` (a `file` part and an optional `documentType` field). The bytes are stored before ' +
           'the job is queued; the job makes them an attachment, and its result is the attachment record. The file may be at most 25 MiB ' +
           '(configurable per environment; 413 beyond); empty files and unknown fields are 400; file types outside the allowlist 415. ' +
-          `The submission must exist and be the caller's (404 before any byte is read). ${MUTATION_DESCRIPTION}`,
+          "The submission must exist and be the caller's (404 before any byte is read); the job of an upload to a withdrawn " +
+          `submission fails with 409 \`not_withdrawable\`. ${MUTATION_DESCRIPTION}`,
         parameters: [param('IdempotencyKey'), param('Prefer'), principal],
         requestBody: {
           required: true,
