@@ -138,17 +138,17 @@ export function decide(key: RiskKey, partnerId: string, earlier: Holder[]): Pick
 // (with its basis), and whether another partner has a live match by FEIN, by name and address, or by
 // name alone. Parameters are per key: tenant, product, FEIN (or null), name, effective date, partner,
 // country and postal code (or null).
-const window = `s.tenant_id = k.tenant_id AND s.product_id = k.product_id AND s.status <> 'withdrawn'
+const liveInWindow = `s.tenant_id = k.tenant_id AND s.product_id = k.product_id AND s.status <> 'withdrawn'
         AND s.effective_date BETWEEN k.d - ${SAME_RISK_DAYS} AND k.d + ${SAME_RISK_DAYS}`;
 const ownBasis = `CASE WHEN s.risk_tax_id = k.tax_id THEN 'tax_id'
                        WHEN s.risk_country = k.country AND s.risk_postal_code = k.postal THEN 'name_address' ELSE 'name_only' END`;
 const own = (match: string) => `SELECT s.submission_id, s.created_at, ${ownBasis} AS basis FROM submissions s
-      WHERE ${window} AND ${match} AND s.partner_id = k.partner_id ORDER BY s.created_at, s.submission_id LIMIT 1`;
+      WHERE ${liveInWindow} AND ${match} AND s.partner_id = k.partner_id ORDER BY s.created_at, s.submission_id LIMIT 1`;
 // Another partner: partner_id below or above this one (two index ranges; "<>" would read every own row).
 const other = (match: string) => `SELECT true AS found FROM (
-        (SELECT 1 FROM submissions s WHERE ${window} AND ${match} AND s.partner_id < k.partner_id LIMIT 1)
+        (SELECT 1 FROM submissions s WHERE ${liveInWindow} AND ${match} AND s.partner_id < k.partner_id LIMIT 1)
         UNION ALL
-        (SELECT 1 FROM submissions s WHERE ${window} AND ${match} AND s.partner_id > k.partner_id LIMIT 1)) o LIMIT 1`;
+        (SELECT 1 FROM submissions s WHERE ${liveInWindow} AND ${match} AND s.partner_id > k.partner_id LIMIT 1)) o LIMIT 1`;
 const FACTS = `SELECT k.ord::int AS ord,
           own_tax.submission_id AS own_tax_id, own_tax.created_at AS own_tax_at, own_tax.basis AS own_tax_basis,
           own_name.submission_id AS own_name_id, own_name.created_at AS own_name_at, own_name.basis AS own_name_basis,
