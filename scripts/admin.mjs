@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The admin CLI: `npm run -s admin -- <group> <command> [flags]`. Each group belongs to the service
-// that owns its data (client/principal/key → auth; product/policy → policy). Reads .local/dev.env
+// that owns its data (client/principal/key → auth; product/policy → policy; clearance → submission). Reads .local/dev.env
 // (written by `npm start`) for local defaults; variables already set in the environment win.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ const GROUPS = {
   key: 'auth',
   product: 'policy',
   policy: 'policy',
+  clearance: 'submission',
 };
 
 const [group, ...rest] = process.argv.slice(2);

@@ -6,6 +6,7 @@
 //   npm run bench                   the full run (a few minutes on 2 cores)
 //   npm run bench -- --smoke        seconds, tiny counts, no thresholds (CI; or BENCH_SMOKE=1)
 //   npm run bench -- --profile      CPU profiles of every service and database round trips per request
+//   npm run bench -- --clearance    only the clearance phase (taxId on every submission vs none), full counts
 //   options: --no-build (use the existing dist/), --out FILE (write the JSON there instead)
 //
 // It never touches a running `npm start`: its own database (partner_bench_<id>, dropped at the end),
@@ -28,6 +29,7 @@ import { buildTable, renderTable } from '../bench/lib/report.mjs';
 import { runProfile } from '../bench/lib/profile.mjs';
 import { feedReads, feedWakeup, idleFeedReaders } from '../bench/lib/events.mjs';
 import { webhookFanout, webhookLatency } from '../bench/lib/webhooks.mjs';
+import { clearanceCost } from '../bench/lib/clearance.mjs';
 import { noisyNeighbour } from '../bench/lib/noisy.mjs';
 
 const argv = process.argv.slice(2);
@@ -146,6 +148,12 @@ async function main() {
     return;
   }
   await stack.start({ onStep: say, policies: P.policies });
+  if (flag('--clearance')) {
+    const clearance = await clearanceCost(stack, { total: P.seq, block: P.block, rounds: P.rounds, seconds: P.concS / P.rounds, warmS: P.warmS });
+    say(`clearance: ${JSON.stringify({ sequential: clearance.sequential, c64rps: { withTaxId: clearance.c64.withTaxId.rps, without: clearance.c64.without.rps, ratio: clearance.c64.rpsRatio } })}`);
+    writeResults({ meta: { ...meta(), loadavgBefore: loadBefore }, clearance }, 'clearance');
+    return;
+  }
   const baselines = await startBaselines(stack);
   say('baselines ready (bare Koa, Koa + jose, floor pipeline)');
   const gw = stack.gatewayUrl;
@@ -238,6 +246,13 @@ async function main() {
   say(
     `64 connections, claim off: ${claimOff.product.rps} req/s, ${claimOff.product.cpuMsPerRequest?.total} ms CPU/req (floor ${claimOff.floor.rps} req/s); ` +
       `claim on: ${claimOn.product.rps} req/s, ${claimOn.product.cpuMsPerRequest?.total} ms CPU/req (floor ${claimOn.floor.rps} req/s)`,
+  );
+
+  // Clearance (issue 30): submit+wait with a taxId on every submission against the same run without one.
+  r.clearance = await clearanceCost(stack, { total: P.seq, block: P.block, rounds: P.rounds, seconds: P.concS / P.rounds, warmS: P.warmS });
+  say(
+    `clearance: sequential p50 ${r.clearance.sequential.withTaxId.p50} ms with a taxId, ${r.clearance.sequential.without.p50} ms without (${r.clearance.sequential.p50Ratio}×); ` +
+      `64 connections ${r.clearance.c64.withTaxId.rps} req/s with, ${r.clearance.c64.without.rps} without (${r.clearance.c64.rpsRatio}×)`,
   );
 
   // Health at 50 connections: bare Koa, Koa + jose, the product, in alternating slices. At ~20,000
@@ -344,6 +359,7 @@ async function main() {
     ['submit sequential', r.submit.sequential.product.errors],
     ['submit 16', r.submit.c16.errors],
     ['submit 64', r.submit.c64.errors],
+    ['clearance', r.clearance.sequential.withTaxId.errors + r.clearance.sequential.without.errors + r.clearance.c64.withTaxId.errors + r.clearance.c64.without.errors],
     ['health', r.health.product.errors],
     ['jobs read', r.jobsRead.errors],
     ['policies', r.policiesList.errors],

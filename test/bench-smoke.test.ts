@@ -35,7 +35,7 @@ describe('npm run bench -- --smoke', () => {
     const r = JSON.parse(readFileSync(out, 'utf8'));
 
     expect(r.meta.mode).toBe('smoke');
-    for (const section of ['baselines', 'submit', 'health', 'jobsRead', 'policiesList', 'timeline', 'hops', 'wakeup', 'events', 'webhooks', 'waiters', 'table']) {
+    for (const section of ['baselines', 'submit', 'health', 'jobsRead', 'policiesList', 'timeline', 'hops', 'wakeup', 'events', 'webhooks', 'waiters', 'clearance', 'table']) {
       expect(r, `section ${section}`).toHaveProperty(section);
     }
     for (const b of ['koaBare', 'koaJose']) expect(r.baselines[b].ok).toBeGreaterThan(0);
@@ -46,6 +46,9 @@ describe('npm run bench -- --smoke', () => {
     expect(r.submit.sequential.product.ok).toBeGreaterThan(0);
     expect(r.submit.c16.ok).toBeGreaterThan(0);
     expect(r.submit.c64.ok).toBeGreaterThan(0);
+    // Clearance: every submission there is a risk of its own, so each is cleared, with and without a taxId.
+    for (const w of ['withTaxId', 'without']) expect(r.clearance.c64[w].ok, `clearance ${w}`).toBeGreaterThan(0);
+    expect(r.clearance.c64.withTaxId.errors + r.clearance.c64.without.errors).toBe(0);
     expect(r.health.product.ok).toBeGreaterThan(0);
     expect(r.experiments.workerConcurrency64.product.ok).toBeGreaterThan(0);
     expect(r.jobsRead.ok).toBeGreaterThan(0);

@@ -12,6 +12,7 @@ import { ERROR_CODES } from '@partner/shared/domain/errors';
 import { healthRoutes } from '../services/gateway/src/routes/health.js';
 import { policyRoutes } from '../services/gateway/src/routes/policies.js';
 import { submissionRoutes } from '../services/gateway/src/routes/submissions.js';
+import { withdrawRoutes } from '../services/gateway/src/routes/withdraw.js';
 import { jobRoutes } from '../services/gateway/src/routes/jobs.js';
 import { attachmentRoutes } from '../services/gateway/src/routes/attachments.js';
 import { listRoutes } from '../services/gateway/src/routes/lists.js';
@@ -118,7 +119,7 @@ describe('the document and the gateway stay in step', () => {
   it('lists exactly the operations the gateway routes', () => {
     const router = new Router<GatewayState>({ prefix: '/v1' });
     const deps = { config: { grpcTimeoutMs: 1000, jsonLimitBytes: 1024 }, clients: {}, waiters: {}, guard: () => async (_ctx: unknown, next: () => Promise<void>) => next() } as unknown as RouteDeps;
-    for (const register of [healthRoutes, policyRoutes, submissionRoutes, jobRoutes, attachmentRoutes, listRoutes, eventRoutes, webhookRoutes]) register(router, deps);
+    for (const register of [healthRoutes, policyRoutes, submissionRoutes, withdrawRoutes, jobRoutes, attachmentRoutes, listRoutes, eventRoutes, webhookRoutes]) register(router, deps);
     const routed = new Set<string>();
     for (const layer of router.stack) {
       for (const method of layer.methods) {

@@ -54,7 +54,7 @@ async function unpublishedJob(): Promise<string> {
 async function settle(jobId: string): Promise<void> {
   const jobs = createClient(serviceDefs().job, stack.env.JOB_GRPC_ADDR!, 5_000);
   try {
-    await jobs.SettleJob({ jobId, resultJson: JSON.stringify({ submissionId: randomUUID(), submissionName: 'Waited Upon Ltd', status: 'submitted' }) });
+    await jobs.SettleJob({ jobId, resultJson: JSON.stringify({ submissionId: randomUUID(), submissionName: 'Waited Upon Ltd', status: 'submitted', clearance: { status: 'cleared', basis: null, decidedAt: new Date().toISOString() } }) });
   } finally {
     jobs.close();
   }
@@ -196,7 +196,12 @@ describe('the job handle and polling', () => {
     expect(done.headers.get('vary')).toContain('Prefer');
     expect(Object.keys(done.body).sort()).toEqual(['createdAt', 'id', 'kind', 'result', 'status', 'updatedAt']);
     expect(done.body.status).toBe('succeeded');
-    expect(done.body.result).toEqual({ submissionId: expect.any(String), submissionName: 'Acme Holdings LLC', status: 'submitted' });
+    expect(done.body.result).toEqual({
+      submissionId: expect.any(String),
+      submissionName: 'Acme Holdings LLC',
+      status: 'submitted',
+      clearance: expect.objectContaining({ status: expect.any(String), decidedAt: expect.any(String) }),
+    });
     expect(done.body.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(done.body.updatedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
@@ -214,6 +219,7 @@ describe('the job handle and polling', () => {
       principalId: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
+      clearance: done.body.result.clearance,
     });
   });
 

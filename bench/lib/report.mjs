@@ -43,6 +43,12 @@ export function buildTable(r, { judge }) {
     add('submit+wait 64 conns CPU/request, claim on', on.product.cpuMsPerRequest?.total, 'ms', off.product.cpuMsPerRequest?.total, 'claim off (WORKER_CLAIM=false)', { text: '≤ 110 % of claim off', check: (x) => x !== null && x <= 1.1 });
     add('floor pipeline 64 conns beside claim on', on.floor.rps, 'req/s', off.floor.rps, 'floor beside claim off (drift)');
   }
+  if (r.clearance) {
+    // Issue 30: clearance (a taxId's lock and probes beside the name's) may cost at most 10 % of either.
+    const c = r.clearance;
+    add('submit+wait sequential p50, taxId on every submission', c.sequential.withTaxId.p50, 'ms', c.sequential.without.p50, 'no taxId (same run)', { text: '≤ 110 % of no taxId', check: (x) => x !== null && x <= 1.1 });
+    add('submit+wait 64 conns, taxId on every submission', c.c64.withTaxId.rps, 'req/s', c.c64.without.rps, 'no taxId (same run)', { text: '≥ 90 % of no taxId', check: (x) => x !== null && x >= 0.9 });
+  }
   const b = r.baselines;
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaBare.rps, 'bare Koa', { text: '≥ 60 % of bare Koa', check: (x) => x !== null && x >= 0.6 });
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaJose.rps, 'Koa + jose ES256');

@@ -541,6 +541,8 @@ describe('observability', () => {
     'partner_webhook_oldest_pending_age_seconds',
     'partner_webhook_attempts_total',
     'partner_webhook_pending_deliveries',
+    'partner_clearance_review_oldest_age_seconds',
+    'partner_clearance_decisions_total',
   ];
   const metricsIn = (expr: string) =>
     [...expr.matchAll(/\b([a-z_][a-z0-9_]*)\s*\{/g)].map((m) => m[1]!).filter((n) => !['by', 'on', 'without', 'sum', 'max'].includes(n));

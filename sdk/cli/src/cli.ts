@@ -11,6 +11,7 @@ import { DOCUMENT_TYPES, EXIT, GLOBAL, OPTIONS, POLICY_STATUSES, UsageError, typ
 import { ACCOUNT_COMMANDS } from './commands/account.js';
 import { POLICY_COMMANDS } from './commands/policies.js';
 import { SUBMISSION_COMMANDS } from './commands/submissions.js';
+import { WITHDRAW_COMMANDS, WITHDRAWAL_REASONS } from './commands/withdraw.js';
 import { ATTACHMENT_COMMANDS } from './commands/attachments.js';
 import { JOB_COMMANDS } from './commands/jobs.js';
 import { EVENT_COMMANDS } from './commands/events.js';
@@ -24,6 +25,7 @@ export const COMMANDS: Record<string, Command> = {
   ...ACCOUNT_COMMANDS,
   ...POLICY_COMMANDS,
   ...SUBMISSION_COMMANDS,
+  ...WITHDRAW_COMMANDS,
   ...ATTACHMENT_COMMANDS,
   ...JOB_COMMANDS,
   ...EVENT_COMMANDS,
@@ -37,7 +39,7 @@ export const COMMANDS: Record<string, Command> = {
     options: [],
     run: async (ctx, [shell]) => {
       if (shell !== 'bash' && shell !== 'zsh') throw new UsageError('completion: bash or zsh');
-      ctx.io.stdout.write(completionScript(shell, COMMANDS, GLOBAL.filter((o) => o !== 'version'), { status: [...POLICY_STATUSES, 'processing', 'succeeded', 'failed', 'canceled', 'submitted'], type: DOCUMENT_TYPES }));
+      ctx.io.stdout.write(completionScript(shell, COMMANDS, GLOBAL.filter((o) => o !== 'version'), { status: [...POLICY_STATUSES, 'processing', 'succeeded', 'failed', 'canceled', 'submitted', 'withdrawn'], type: DOCUMENT_TYPES, reason: WITHDRAWAL_REASONS, clearance: ['cleared', 'duplicate', 'blocked', 'review'] }));
       return EXIT.ok;
     },
   },

@@ -64,6 +64,9 @@ export const OPTIONS = {
   event: { type: 'string' },
   'forward-to': { type: 'string' },
   secret: { type: 'string' },
+  reason: { type: 'string' },
+  note: { type: 'string' },
+  clearance: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -47,6 +47,9 @@ export const OPTION_HELP: Record<string, string> = {
   event: 'only the delivery of this event',
   'forward-to': 'the local URL to POST each event to, e.g. http://localhost:3000/hooks',
   secret: 'the whsec_… secret to sign with (default: a new one, printed at start)',
+  reason: 'why: duplicate, applicant_withdrew, entered_in_error or other',
+  note: 'a note of up to 500 characters',
+  clearance: 'only submissions with this clearance: cleared, duplicate, blocked or review',
 };
 
 /** The placeholder an option's value is shown with. */
@@ -56,7 +59,7 @@ const ARG_NAMES: Record<string, string> = {
   since: 'TIME', types: 'T1,T2', type: 'TYPE', kind: 'KIND', 'content-type': 'MEDIA_TYPE', 'external-ref': 'REF',
   'principal-id': 'ID', principal: 'ID', profile: 'NAME', data: 'JSON|@FILE|-', header: '"NAME: VALUE"', 'base-url': 'URL',
   'auth-url': 'URL', 'client-id': 'ID', scope: 'SCOPE', 'idempotency-key': 'KEY', url: 'URL', description: 'TEXT', event: 'EVENT_ID',
-  'forward-to': 'URL', secret: 'whsec_…',
+  'forward-to': 'URL', secret: 'whsec_…', reason: 'REASON', note: 'TEXT', clearance: 'STATUS',
 };
 
 /** Worked examples per command (a test checks every command has some). */

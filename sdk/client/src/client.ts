@@ -20,6 +20,7 @@ import { Mutations, type MutationOutcome } from './mutations.js';
 import type { CallOptions, MutationOptions, PartnerClientOptions, UploadOptions, WaitOptions } from './options.js';
 import { Policies } from './policies.js';
 import { Submissions } from './submissions.js';
+import type { SubmissionWithdraw } from './clearance.js';
 import { Transport, type WithResponse } from './transport.js';
 import type {
   Attachment,
@@ -156,6 +157,11 @@ export class PartnerClient {
   /** POST /v1/submissions without polling: the result if it settled within the wait, else the job handle. */
   startSubmission(input: SubmissionCreate, opts: Omit<MutationOptions, 'timeoutMs' | 'onPoll'> = {}): Promise<MutationOutcome<SubmissionResult>> {
     return this.submissions.start(input, opts);
+  }
+
+  /** POST /v1/submissions/{id}/withdraw: resolves with the withdrawn submission once the job has succeeded. */
+  async withdrawSubmission(submissionId: string, input: SubmissionWithdraw, opts: MutationOptions = {}): Promise<WithResponse<Submission>> {
+    return this.submissions.withdraw(submissionId, input, opts);
   }
 
   /** GET /v1/submissions/{id}. */

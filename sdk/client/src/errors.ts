@@ -34,6 +34,7 @@ export type ApiErrorCode =
   | 'upload_expired'
   | 'conflict'
   | 'job_not_cancelable'
+  | 'not_withdrawable'
   | 'canceled'
   | 'unsupported_media_type'
   | 'payload_too_large'

@@ -3,7 +3,7 @@
 import type { CallOptions } from './options.js';
 import { passOn, seg, type Transport } from './transport.js';
 
-export type EventType = 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled';
+export type EventType = 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn' | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled';
 
 /** An event: the same JSON in the feed and in a webhook delivery. */
 export interface PartnerEvent<D = Record<string, unknown>> {

@@ -13,5 +13,6 @@ export type { UploadProgress } from './multipart.js';
 export type * from './types.js';
 export type { EventListParams, EventPage, EventType, FollowOptions, PartnerEvent } from './events.js';
 export type * from './list-types.js';
+export type { Clearance, ClearanceBasis, ClearanceStatus, SubmissionStatus, SubmissionWithdraw, Withdrawal, WithdrawalReason } from './clearance.js';
 // webhooks.verify/sign/newSecret, WebhookVerificationError and the webhook types.
 export * from './webhooks.js';

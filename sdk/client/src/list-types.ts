@@ -23,7 +23,8 @@ export interface JobListParams extends PageParams {
 export interface SubmissionListParams extends PageParams {
   /** Exact match: find a submission whose job handle was lost. */
   externalRef?: string;
-  status?: 'submitted';
+  status?: 'submitted' | 'withdrawn';
+  clearance?: 'cleared' | 'duplicate' | 'blocked' | 'review';
   /** RFC 3339 timestamps with a time zone, inclusive. */
   createdSince?: string;
   updatedSince?: string;

@@ -4,6 +4,7 @@ import type { MutationOutcome, Mutations } from './mutations.js';
 import type { CallOptions, MutationOptions } from './options.js';
 import { paginate, seg, type Transport, type WithResponse } from './transport.js';
 import type { Page, Submission, SubmissionCreate, SubmissionResult } from './types.js';
+import { withdraw, type SubmissionWithdraw } from './clearance.js';
 
 export class Submissions {
   constructor(
@@ -17,6 +18,10 @@ export class Submissions {
 
   start(input: SubmissionCreate, opts: Omit<MutationOptions, 'timeoutMs' | 'onPoll'>): Promise<MutationOutcome<SubmissionResult>> {
     return this.mutations.start<SubmissionResult>({ method: 'POST', path: '/v1/submissions', json: input }, opts);
+  }
+
+  withdraw(submissionId: string, input: SubmissionWithdraw, opts: MutationOptions): Promise<WithResponse<Submission>> {
+    return withdraw(this.mutations, submissionId, input, opts);
   }
 
   async get(submissionId: string, opts: CallOptions): Promise<WithResponse<Submission>> {

@@ -1,5 +1,6 @@
 // The API's resources and request bodies, as the OpenAPI document at GET /v1/openapi.json
 // describes them (components.schemas).
+import type { Clearance, SubmissionStatus, Withdrawal } from './clearance.js';
 
 export interface ErrorDetail {
   /** Body field path (`applicant.legalName`), query parameter or header name. */
@@ -59,9 +60,12 @@ export interface SubmissionResult {
   submissionId: string;
   submissionName: string;
   status: 'submitted';
+  /** Whether it holds its risk (docs/api.md "Clearance"). */
+  clearance: Clearance;
 }
 
-export interface Submission extends SubmissionResult {
+export interface Submission extends Omit<SubmissionResult, 'status'> {
+  status: SubmissionStatus;
   externalRef: string;
   submissionType: 'application';
   effectiveDate: string;
@@ -70,6 +74,8 @@ export interface Submission extends SubmissionResult {
   principalId: string | null;
   createdAt: string;
   updatedAt: string;
+  /** Present once withdrawn. */
+  withdrawal?: Withdrawal;
 }
 
 export interface JobHandle {

@@ -25,6 +25,7 @@ import type { Clients, RouteDeps } from './routes/deps.js';
 import { healthRoutes } from './routes/health.js';
 import { policyRoutes } from './routes/policies.js';
 import { submissionRoutes } from './routes/submissions.js';
+import { withdrawRoutes } from './routes/withdraw.js';
 import { jobRoutes } from './routes/jobs.js';
 import { attachmentRoutes } from './routes/attachments.js';
 import { listRoutes } from './routes/lists.js';
@@ -78,6 +79,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   healthRoutes(router, routeDeps);
   policyRoutes(router, routeDeps);
   submissionRoutes(router, routeDeps);
+  withdrawRoutes(router, routeDeps);
   jobRoutes(router, routeDeps);
   attachmentRoutes(router, routeDeps);
   listRoutes(router, routeDeps);

@@ -17,6 +17,8 @@ import { PgBlobStore } from './blob-store.js';
 import { attachmentService, sweepAttachments } from './attachments.js';
 import { submissionMetrics } from './metrics.js';
 import { listSubmissions, loadSubmissionCursorCodec, parseListSubmissions } from './list.js';
+import { withdrawRpc } from './withdraw.js';
+import { clearanceMetrics } from './clearance-metrics.js';
 
 export const SCHEMA = 'submission';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -30,6 +32,7 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
     nats: { connect: 'later' },
     build: async ({ pool, registry, logger, nats, every }) => {
       const metrics = submissionMetrics(registry);
+      const clearance = clearanceMetrics(registry, pool);
       const cursors = await loadSubmissionCursorCodec(pool).catch(dbError);
       const store = new PgBlobStore(pool);
       // Events (submission.created, attachment.*) are recorded in their change's transaction and
@@ -76,7 +79,10 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
               }, (s) => creates.call(s))
               .catch(dbError);
             if (out.event) events.publishNow(out.event.outboxId, out.event);
-            if (out.created) metrics.created();
+            if (out.created) {
+              metrics.created();
+              clearance.decided(out.row);
+            }
             return { submission: repo.toProto(out.row) };
           },
           GetSubmission: async (req) => {
@@ -87,6 +93,7 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
             if (!row) throw notFound('submission');
             return { submission: repo.toProto(row) };
           },
+          WithdrawSubmission: withdrawRpc({ pool, names, events, metrics: clearance }),
           ListSubmissions: async (req) => {
             const page = await listSubmissions(pool, parseListSubmissions(req, cursors), cursors).catch(dbError);
             return { submissions: page.rows.map(repo.toProto), nextPageToken: page.nextCursor };

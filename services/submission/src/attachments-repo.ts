@@ -6,6 +6,7 @@ import { attachmentRecord } from '@partner/shared/domain/attachments';
 import { recordEvent, type RecordedEvent } from '@partner/shared/domain/events';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Attachment, Attachment__Output } from '@partner/shared/generated/partner/submission/v1/Attachment';
+import { refuseWithdrawn } from './clearance.js';
 
 export interface Owner {
   tenantId: string;
@@ -103,6 +104,8 @@ export async function promote(
   if (earlier) return { row: earlier };
   // The attachment.created event is recorded in the promoting transaction: one event, only if it commits.
   const promoted = await withTx(pool, async (c) => {
+    // A withdrawn submission's attachments can be read, not added (the row lock orders this against a withdrawal).
+    await refuseWithdrawn(c, p.submissionId, p.owner);
     const r = await c.query<AttachmentRow>(
       `UPDATE attachments
           SET state = 'active', create_job_id = $1, principal_id = $2, document_type = $3, created_at = ${NOW_MS}

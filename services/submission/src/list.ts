@@ -8,14 +8,15 @@ import { Conditions, cutPage, pageSizeOf, resolvePage, timestampFilter, type Own
 import { prepared, type Pool } from '@partner/shared/db/pg';
 import type { ListSubmissionsRequest__Output } from '@partner/shared/generated/partner/submission/v1/ListSubmissionsRequest';
 import { LIST_COLUMNS, type SubmissionRow } from './repo.js';
+import { CLEARANCE_STATUSES, isClearanceStatus, SUBMISSION_STATUS_NAMES } from '@partner/shared/domain/clearance';
 
 /** Names the submission list in its cursors (a cursor of another list never passes). */
 export const CURSOR_CONTEXT = 'partner.submission.v1/list-cursor';
 
 export const loadSubmissionCursorCodec = (pool: Pool): Promise<CursorCodec> => loadCursorCodec(pool, [], CURSOR_CONTEXT, UUID_IDS);
 
-/** The submission statuses there are (docs/api.md, "Resources": only `submitted` so far). */
-export const SUBMISSION_STATUSES = ['submitted'] as const;
+/** The submission statuses there are (docs/api.md, "Resources" and "Clearance"). */
+export const SUBMISSION_STATUSES = SUBMISSION_STATUS_NAMES;
 export const EXTERNAL_REF_MAX = 200;
 
 export interface ListSubmissionsArgs {
@@ -27,10 +28,11 @@ export interface ListSubmissionsArgs {
   createdSince?: string;
   updatedSince?: string;
   principalId?: string;
+  clearance?: string;
   after?: CursorPosition;
 }
 
-const filtersOf = (a: ListSubmissionsArgs): (string | undefined)[] => [a.externalRef, a.status, a.createdSince, a.updatedSince, a.principalId];
+const filtersOf = (a: ListSubmissionsArgs): (string | undefined)[] => [a.externalRef, a.status, a.createdSince, a.updatedSince, a.principalId, a.clearance];
 
 /** Validates a ListSubmissions request (every bad field reported by its API name) and resolves its cursor. */
 export function parseListSubmissions(req: ListSubmissionsRequest__Output, codec: CursorCodec): ListSubmissionsArgs {
@@ -54,6 +56,10 @@ export function parseListSubmissions(req: ListSubmissionsRequest__Output, codec:
     if (isPrincipalId(req.principalId)) args.principalId = req.principalId;
     else details.push({ field: 'principalId', issue: 'must be 1-128 of letters, digits and . _ : @ - (starting with a letter or digit)' });
   }
+  if (req.clearance !== '') {
+    if (isClearanceStatus(req.clearance)) args.clearance = req.clearance;
+    else details.push({ field: 'clearance', issue: `must be one of ${CLEARANCE_STATUSES.join(', ')}` });
+  }
   args.after = resolvePage(req.pageToken, args.owner, filtersOf(args), codec, details);
   return args;
 }
@@ -66,6 +72,7 @@ export function listSubmissionsQuery(a: ListSubmissionsArgs): { text: string; va
   if (a.createdSince) c.add((p) => `created_at >= ${p}::timestamptz`, a.createdSince);
   if (a.updatedSince) c.add((p) => `updated_at >= ${p}::timestamptz`, a.updatedSince);
   if (a.principalId) c.add((p) => `principal_id = ${p}`, a.principalId);
+  if (a.clearance) c.add((p) => `clearance_status = ${p}`, a.clearance);
   return c.after(a.after, 'submission_id', 'uuid').query(LIST_COLUMNS, 'submissions', 'submission_id', a.limit);
 }
 

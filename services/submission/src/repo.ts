@@ -7,6 +7,7 @@ import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partne
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Submission } from '@partner/shared/grpc/proto-types';
 import { applicantToMessage, type Applicant } from '@partner/shared/domain/applicant';
+import { decideClearance, type ClearanceColumns } from './clearance.js';
 
 export interface SubmissionRow {
   submission_id: string;
@@ -22,12 +23,19 @@ export interface SubmissionRow {
   status: string;
   created_at: Date;
   updated_at: Date;
+  clearance_status: string;
+  clearance_basis: string | null;
+  clearance_duplicate_of: string | null;
+  clearance_decided_at: Date | null;
+  withdrawal: { reason: string; note?: string; withdrawnAt: string } | null;
 }
 
 const COLUMN_NAMES = ['submission_id', 'tenant_id', 'partner_id', 'principal_id', 'external_ref', 'submission_type', 'effective_date',
-  'product_id', 'applicant', 'submission_name', 'status', 'created_at', 'updated_at'];
+  'product_id', 'applicant', 'submission_name', 'status', 'created_at', 'updated_at',
+  'clearance_status', 'clearance_basis', 'clearance_duplicate_of', 'clearance_decided_at', 'withdrawal'];
 const COLUMNS = `submission_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
-                 effective_date::text AS effective_date, product_id, applicant, submission_name, status, created_at, updated_at`;
+                 effective_date::text AS effective_date, product_id, applicant, submission_name, status, created_at, updated_at,
+                 clearance_status, clearance_basis, clearance_duplicate_of, clearance_decided_at, withdrawal`;
 
 export const LIST_COLUMNS = COLUMNS;
 
@@ -47,6 +55,13 @@ export function toProto(r: SubmissionRow): Submission {
     principalId: r.principal_id ?? '',
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
+    clearance: {
+      status: r.clearance_status,
+      basis: r.clearance_basis ?? '',
+      duplicateOf: r.clearance_duplicate_of ?? '',
+      decidedAt: (r.clearance_decided_at ?? r.created_at).toISOString(),
+    },
+    withdrawal: r.withdrawal ? { reason: r.withdrawal.reason, note: r.withdrawal.note ?? '', withdrawnAt: r.withdrawal.withdrawnAt } : null,
   };
 }
 
@@ -63,21 +78,30 @@ export interface NewSubmission {
   applicant: Applicant;
 }
 
+/** The submission as GET /v1/submissions/{id} shows it, as SQL over a row `s` (the data of every submission.* event). */
+export const SUBMISSION_DATA_SQL = `jsonb_build_object('submissionId', s.submission_id, 'submissionName', s.submission_name, 'status', s.status,
+              'externalRef', s.external_ref, 'submissionType', s.submission_type, 'effectiveDate', s.effective_date,
+              'productId', s.product_id, 'applicant', s.applicant,
+              'principalId', s.principal_id, 'createdAt', ${sqlIso('s.created_at')}, 'updatedAt', ${sqlIso('s.updated_at')},
+              'clearance', jsonb_build_object('status', s.clearance_status, 'basis', s.clearance_basis,
+                             'decidedAt', ${sqlIso('coalesce(s.clearance_decided_at, s.created_at)')})
+                           || CASE WHEN s.clearance_duplicate_of IS NULL THEN '{}'::jsonb
+                                   ELSE jsonb_build_object('duplicateOf', s.clearance_duplicate_of) END)
+            || CASE WHEN s.withdrawal IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('withdrawal', s.withdrawal) END`;
+
 const CREATED_EVENT = {
   type: "'submission.created'",
   timestampSql: sqlIso('s.created_at'),
-  dataSql: `jsonb_build_object('submissionId', s.submission_id, 'submissionName', s.submission_name, 'status', s.status,
-              'externalRef', s.external_ref, 'submissionType', s.submission_type, 'effectiveDate', s.effective_date,
-              'productId', s.product_id, 'applicant', s.applicant,
-              'principalId', s.principal_id, 'createdAt', ${sqlIso('s.created_at')}, 'updatedAt', ${sqlIso('s.updated_at')})`,
+  dataSql: SUBMISSION_DATA_SQL,
 };
 
 // One statement, so one round trip and one commit: insert the submission unless this job made one
 // already, and record its submission.created event (data: the submission as its GET shows it).
 const CREATE = `WITH ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
-                              effective_date, product_id, applicant, submission_name, status)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'submitted')
+                              effective_date, product_id, applicant, submission_name, status,
+                              risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'submitted', $14, $15, $16, $17, $18, $19, $20)
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${COLUMNS}
    ), event AS (
@@ -90,14 +114,18 @@ const CREATE = `WITH ins AS (
 // one job twice (the batcher keeps such calls apart).
 const CREATE_BATCH = `WITH input AS (
      SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                          $9::uuid[], $10::text[], $11::text[], $12::text[])
+                          $9::uuid[], $10::text[], $11::text[], $12::text[],
+                          $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::uuid[])
        AS t(submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date,
-            product_id, applicant, submission_name, event_id)
+            product_id, applicant, submission_name, event_id,
+            risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of)
    ), ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
-                              effective_date, product_id, applicant, submission_name, status)
+                              effective_date, product_id, applicant, submission_name, status,
+                              risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of)
      SELECT submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date::date,
-            product_id, applicant::jsonb, submission_name, 'submitted'
+            product_id, applicant::jsonb, submission_name, 'submitted',
+            risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of
        FROM input
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${COLUMNS}, job_id
@@ -133,9 +161,15 @@ export async function createSubmissions(pool: Pool, names: ReturnType<typeof nat
     applicantJson: JSON.stringify(s.applicant),
   }));
   return withTx(pool, async (tx) => {
-    // Step 1 (locks) and step 2 (reads after them): none yet.
+    // Step 1 (the risk keys' locks, sorted) and step 2 (the live submissions of those keys, read after
+    // the locks): each input's clearance, decided in input order (clearance.ts).
+    const decisions = await decideClearance(tx, rows);
     // Step 3: insert.
-    const found = await insertSubmissions(tx, rows, subject);
+    const found = await insertSubmissions(
+      tx,
+      rows.map((r, i) => ({ ...r, ...decisions[i]! })),
+      subject,
+    );
     // The single statement answers its one row (or none); the batch names each row's event.
     const byEvent = new Map(found.map((r) => [r.event_id ?? rows[0]!.eventId, r]));
     return rows.map((x) => {
@@ -147,7 +181,7 @@ export async function createSubmissions(pool: Pool, names: ReturnType<typeof nat
   });
 }
 
-interface InsertRow extends NewSubmission {
+interface InsertRow extends NewSubmission, ClearanceColumns {
   submissionId: string;
   eventId: string;
   name: string;
@@ -175,6 +209,13 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
           s.name,
           s.eventId,
           subject,
+          s.riskName,
+          s.riskTaxId,
+          s.riskCountry,
+          s.riskPostalCode,
+          s.clearanceStatus,
+          s.clearanceBasis,
+          s.clearanceDuplicateOf,
         ]),
       )
     ).rows;
@@ -196,6 +237,13 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
         col('name'),
         col('eventId'),
         subject,
+        col('riskName'),
+        col('riskTaxId'),
+        col('riskCountry'),
+        col('riskPostalCode'),
+        col('clearanceStatus'),
+        col('clearanceBasis'),
+        col('clearanceDuplicateOf'),
       ]),
     )
   ).rows;

@@ -6,6 +6,8 @@ import { applicantToMessage, type Applicant } from '@partner/shared/domain/appli
 import { parseSandbox } from '@partner/shared/domain/sandbox';
 import { attachmentHandlers } from './attachments.js';
 import { webhookHandlers } from './webhooks.js';
+import { withdrawHandlers } from './withdraw.js';
+import { clearanceFromMessage } from '@partner/shared/domain/clearance';
 import { failOnRefusal, JobFailed, jobScope, type Handler } from './handler-contract.js';
 
 export { deterministicFailure, JobFailed, type Handler, type HandlerContext, type JobToRun } from './handler-contract.js';
@@ -45,11 +47,17 @@ const createSubmission: Handler = async (job, payload, ctx) => {
     productId: p.productId,
     applicant: applicantToMessage(p.applicant),
   }).catch(failOnRefusal);
-  return { submissionId: submission!.submissionId, submissionName: submission!.submissionName, status: submission!.status };
+  return {
+    submissionId: submission!.submissionId,
+    submissionName: submission!.submissionName,
+    status: submission!.status,
+    clearance: clearanceFromMessage(submission!.clearance),
+  };
 };
 
 export const HANDLERS: Record<string, Handler> = {
   [JOB_KINDS.submissionCreate]: createSubmission,
   ...attachmentHandlers,
   ...webhookHandlers,
+  ...withdrawHandlers,
 };

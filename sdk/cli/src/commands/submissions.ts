@@ -28,16 +28,17 @@ export const SUBMISSION_COMMANDS: Record<string, Command> = {
     },
   },
   'submissions list': {
-    usage: 'submissions list [--external-ref REF] [--status S] [--created-since TS] [--updated-since TS] [--principal-id ID] [--limit N] [--cursor C] [--all]',
+    usage: 'submissions list [--external-ref REF] [--status S] [--clearance C] [--created-since TS] [--updated-since TS] [--principal-id ID] [--limit N] [--cursor C] [--all]',
     summary: 'your submissions, newest first (--external-ref REF finds the one a lost job handle created)',
     args: [],
-    options: ['external-ref', 'status', 'created-since', 'updated-since', 'principal-id', 'limit', 'cursor', 'all'],
+    options: ['external-ref', 'status', 'clearance', 'created-since', 'updated-since', 'principal-id', 'limit', 'cursor', 'all'],
     run: async (ctx) => {
       const v = ctx.values;
       const limit = intOption(v, 'limit');
       const params: SubmissionListParams = {
         ...(v['external-ref'] !== undefined ? { externalRef: v['external-ref'] } : {}),
         ...(v.status ? { status: v.status as SubmissionListParams['status'] } : {}),
+        ...(v.clearance ? { clearance: v.clearance as SubmissionListParams['clearance'] } : {}),
         ...(v['created-since'] ? { createdSince: v['created-since'] } : {}),
         ...(v['updated-since'] ? { updatedSince: v['updated-since'] } : {}),
         ...(v['principal-id'] ? { principalId: v['principal-id'] } : {}),
@@ -52,6 +53,7 @@ export const SUBMISSION_COMMANDS: Record<string, Command> = {
           ['externalRef', 'external ref'],
           ['submissionName', 'name'],
           ['status', 'status'],
+          ['clearance.status', 'clearance'],
           ['createdAt', 'created'],
           ['submissionId', 'id'],
         ],

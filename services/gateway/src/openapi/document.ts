@@ -10,6 +10,8 @@ import { ALLOWED_MEDIA_TYPES } from '../attachments/media-types.js';
 import { DEFAULT_MAX_JSON_VALUES, MAX_JSON_DEPTH } from '../http/json-scan.js';
 import { ERROR_CODE_TABLE, ref } from './schemas.js';
 import { eventPaths } from './events.js';
+import { clearanceListParam, clearancePaths } from './clearance.js';
+import { SUBMISSION_STATUS_NAMES } from '@partner/shared/domain/clearance';
 import { webhookDeliveries, webhookPaths } from './webhooks.js';
 import {
   apiHeaders,
@@ -51,6 +53,7 @@ const EXAMPLE_SUBMISSION = {
   principalId: 'demo-broker',
   createdAt: '2026-11-21T12:00:08.012Z',
   updatedAt: '2026-11-21T12:00:08.012Z',
+  clearance: { status: 'cleared', basis: null, decidedAt: '2026-11-21T12:00:08.012Z' },
 };
 
 /** One job in each state, as the job list shows it (GET /v1/jobs/{jobId} shows the settled ones alike). */
@@ -60,7 +63,12 @@ const EXAMPLE_JOBS = {
     id: EXAMPLE_JOB_ID,
     kind: 'submission.create',
     status: 'succeeded',
-    result: { submissionId: EXAMPLE_SUBMISSION.submissionId, submissionName: 'Acme Holdings LLC', status: 'submitted' },
+    result: {
+      submissionId: EXAMPLE_SUBMISSION.submissionId,
+      submissionName: 'Acme Holdings LLC',
+      status: 'submitted',
+      clearance: { status: 'cleared', basis: null, decidedAt: '2026-11-21T12:00:08.012Z' },
+    },
     createdAt: '2026-11-21T12:00:08.000Z',
     updatedAt: '2026-11-21T12:00:08.012Z',
   },
@@ -212,7 +220,8 @@ function paths(): Obj {
           param('Limit'),
           param('Cursor'),
           { name: 'externalRef', in: 'query', description: 'Only submissions with exactly this `externalRef`.', schema: { type: 'string', minLength: 1, maxLength: 200 }, examples: { ref: { value: 'BROKER-REF-2041' } } },
-          { name: 'status', in: 'query', description: 'Only submissions with this status.', schema: { type: 'string', enum: ['submitted'] } },
+          { name: 'status', in: 'query', description: 'Only submissions with this status.', schema: { type: 'string', enum: [...SUBMISSION_STATUS_NAMES] } },
+          clearanceListParam,
           timestampParam('createdSince', 'Only submissions created at or after this'),
           timestampParam('updatedSince', 'Only submissions updated at or after this'),
           {
@@ -268,7 +277,8 @@ function paths(): Obj {
           'Uploads a file as `multipart/form-data` (a `file` part and an optional `documentType` field). The bytes are stored before ' +
           'the job is queued; the job makes them an attachment, and its result is the attachment record. The file may be at most 25 MiB ' +
           '(configurable per environment; 413 beyond); empty files and unknown fields are 400; file types outside the allowlist 415. ' +
-          `The submission must exist and be the caller's (404 before any byte is read). ${MUTATION_DESCRIPTION}`,
+          "The submission must exist and be the caller's (404 before any byte is read); the job of an upload to a withdrawn " +
+          `submission fails with 409 \`not_withdrawable\`. ${MUTATION_DESCRIPTION}`,
         parameters: [param('IdempotencyKey'), param('Prefer'), principal],
         requestBody: {
           required: true,
@@ -447,6 +457,7 @@ function paths(): Obj {
         },
       },
     },
+    ...clearancePaths(),
     ...eventPaths({ apiHeaders, preferHeaders, param, response, json, authErrors }),
     ...webhookPaths({ apiHeaders, param, response, json, authErrors, mutationResponses, mutationDescription: MUTATION_DESCRIPTION }),
   };

@@ -29,7 +29,7 @@ export const eventSchemas: Record<string, Schema> = {
     required: ['id', 'type', 'timestamp', 'data'],
     description:
       'Something that happened to the partner\'s resources. The same JSON in the feed and in a webhook delivery. `data` by type: ' +
-      '`job.succeeded` / `job.failed` / `job.canceled` — the job as `GET /v1/jobs/{id}` shows it, with `kind`; `submission.created` — the submission as ' +
+      '`job.succeeded` / `job.failed` / `job.canceled` — the job as `GET /v1/jobs/{id}` shows it, with `kind`; `submission.created`, `submission.withdrawn`, `submission.clearance_changed` — the submission as ' +
       '`GET /v1/submissions/{id}` shows it; `attachment.created` — the attachment record; `attachment.deleted` — `{submissionId, attachmentId}`.',
     properties: {
       id: ref('EventId'),

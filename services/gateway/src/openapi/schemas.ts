@@ -8,6 +8,7 @@ import { POLICY_STATUSES } from '@partner/shared/domain/policies';
 import { submissionCreateSchema } from '../routes/submissions.js';
 import { ALLOWED_MEDIA_TYPES, DEFAULT_DOCUMENT_TYPE, DOCUMENT_TYPES } from '../attachments/media-types.js';
 import { JOB_FAILURE_CODES } from '@partner/shared/domain/sandbox';
+import { SUBMISSION_STATUS_NAMES } from '@partner/shared/domain/clearance';
 
 export type Schema = Record<string, unknown>;
 
@@ -149,11 +150,12 @@ export const schemas: Record<string, Schema> = {
     type: 'object',
     description: 'The result of a submission job: returned inline (200) when it settles within the wait, and as the `result` of the succeeded job.',
     additionalProperties: false,
-    required: ['submissionId', 'submissionName', 'status'],
+    required: ['submissionId', 'submissionName', 'status', 'clearance'],
     properties: {
       submissionId: ref('Uuid'),
       submissionName: { type: 'string', description: 'The legal name, trimmed, inner white space collapsed.', examples: ['Acme Holdings LLC'] },
       status: { type: 'string', enum: ['submitted'] },
+      clearance: ref('Clearance'),
     },
   },
   Applicant: {
@@ -195,11 +197,12 @@ export const schemas: Record<string, Schema> = {
       'principalId',
       'createdAt',
       'updatedAt',
+      'clearance',
     ],
     properties: {
       submissionId: ref('Uuid'),
       submissionName: { type: 'string' },
-      status: { type: 'string', enum: ['submitted'] },
+      status: { type: 'string', enum: [...SUBMISSION_STATUS_NAMES], description: '`submitted`, or `withdrawn` once its partner withdrew it.' },
       externalRef: { type: 'string' },
       submissionType: { type: 'string', enum: ['application'] },
       effectiveDate: ref('Date'),
@@ -208,6 +211,8 @@ export const schemas: Record<string, Schema> = {
       principalId: { type: ['string', 'null'], description: 'The principal the creating request was attributed to, or null.' },
       createdAt: ref('Timestamp'),
       updatedAt: ref('Timestamp'),
+      clearance: ref('Clearance'),
+      withdrawal: ref('Withdrawal'),
     },
   },
   JobHandle: {
@@ -360,6 +365,7 @@ export const schemas: Record<string, Schema> = {
       'a secret rotation (never the secret), a recovery or a ping.',
     oneOf: [
       ref('SubmissionResult'),
+      ref('Submission'),
       ref('Attachment'),
       ref('AttachmentDeleted'),
       ref('WebhookEndpoint'),

@@ -16,11 +16,12 @@ import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
 import type { RouteDeps } from './deps.js';
 import { settledJobBody } from './jobs.js';
 import { submissionRecord } from './submissions.js';
+import { CLEARANCE_STATUSES, SUBMISSION_STATUS_NAMES } from '@partner/shared/domain/clearance';
 
 const JOB_PARAMS = new Set(['limit', 'cursor', 'status', 'kind', 'createdSince', 'createdBefore']);
-const SUBMISSION_PARAMS = new Set(['limit', 'cursor', 'externalRef', 'status', 'createdSince', 'updatedSince', 'principalId']);
+const SUBMISSION_PARAMS = new Set(['limit', 'cursor', 'externalRef', 'status', 'createdSince', 'updatedSince', 'principalId', 'clearance']);
 const JOB_KIND_NAMES: readonly string[] = Object.values(JOB_KINDS);
-export const SUBMISSION_STATUSES = ['submitted'] as const;
+export const SUBMISSION_STATUSES = SUBMISSION_STATUS_NAMES;
 const EXTERNAL_REF_MAX = 200;
 
 /**
@@ -91,6 +92,7 @@ export function listRoutes(router: Router<GatewayState>, deps: RouteDeps): void 
         details.push({ field: 'externalRef', issue: `must be 1-${EXTERNAL_REF_MAX} characters, matched exactly` });
       }
       checkEnum(p, 'status', SUBMISSION_STATUSES, details);
+      checkEnum(p, 'clearance', CLEARANCE_STATUSES, details);
       checkTimestamps(p, ['createdSince', 'updatedSince'], details);
       const principal = p.get('principalId');
       if (principal !== undefined && !isPrincipalId(principal)) {
@@ -106,6 +108,7 @@ export function listRoutes(router: Router<GatewayState>, deps: RouteDeps): void 
         createdSince: params.get('createdSince') ?? '',
         updatedSince: params.get('updatedSince') ?? '',
         principalId: params.get('principalId') ?? '',
+        clearance: params.get('clearance') ?? '',
       },
       grpcOptions(ctx, deps.config.grpcTimeoutMs),
     );

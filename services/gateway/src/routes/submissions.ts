@@ -1,6 +1,6 @@
 // POST /v1/submissions (submissions/write; a job) and GET /v1/submissions/{id} (submissions/read).
 import type Router from '@koa/router';
-import { applicantFromMessage, COUNTRY_CODES, normalizeApplicant, TAX_ID_PATTERN, type Applicant } from '@partner/shared/domain/applicant';
+import { COUNTRY_CODES, normalizeApplicant, TAX_ID_PATTERN, type Applicant } from '@partner/shared/domain/applicant';
 import { isUuid } from '@partner/shared/domain/ids';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { grpcOptions, ownerOf, type GatewayState } from '../context.js';
@@ -9,8 +9,8 @@ import { parseSandbox, SANDBOX_GRAMMAR } from '@partner/shared/domain/sandbox';
 import { readJson } from '../http/body.js';
 import { validator, VISIBLE_TEXT } from '../http/validate.js';
 import type { RouteDeps } from './deps.js';
-import type { Submission__Output } from '@partner/shared/generated/partner/submission/v1/Submission';
 import { runMutation } from '../jobs/mutations.js';
+import { submissionRecord } from '@partner/shared/domain/submission-record';
 
 export interface SubmissionCreate {
   externalRef: string;
@@ -65,21 +65,7 @@ function checkSandbox(externalRef: string): void {
 }
 
 /** The API's submission record (GET /v1/submissions/{id} and the submission list). */
-export function submissionRecord(s: Submission__Output): Record<string, unknown> {
-  return {
-    submissionId: s.submissionId,
-    submissionName: s.submissionName,
-    status: s.status,
-    externalRef: s.externalRef,
-    submissionType: s.submissionType,
-    effectiveDate: s.effectiveDate,
-    productId: s.productId,
-    applicant: applicantFromMessage(s.applicant),
-    principalId: s.principalId || null,
-    createdAt: s.createdAt,
-    updatedAt: s.updatedAt,
-  };
-}
+export { submissionRecord };
 
 export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
   const validateCreate = validator<SubmissionCreate>(submissionCreateSchema);

@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   upload_expired: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the staged upload expired before the attachment job ran' },
   conflict: { http: 409, grpc: GrpcStatus.ABORTED, retryable: false, meaning: 'job failure: the change conflicts with the current state' },
   job_not_cancelable: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'the job has started or settled and can no longer be cancelled; read the job for its outcome' },
+  not_withdrawable: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the submission is withdrawn (withdrawing it again, or adding an attachment to it)' },
   canceled: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'the error of a job its partner cancelled (a waiting request, `GET /v1/jobs/{id}`)' },
   limit_exceeded: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: a per-partner limit is reached (e.g. 16 webhook endpoints)' },
   cursor_expired: { http: 410, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'a feed cursor older than the event retention; reconcile with the list endpoints' },

@@ -14,6 +14,8 @@ export const EVENT_TYPES = [
   'job.failed',
   'job.canceled',
   'submission.created',
+  'submission.withdrawn',
+  'submission.clearance_changed',
   'attachment.created',
   'attachment.deleted',
   'webhook_endpoint.disabled',

@@ -7,6 +7,7 @@ import type { Permission } from './permissions.js';
 
 export const JOB_KINDS = {
   submissionCreate: 'submission.create',
+  submissionWithdraw: 'submission.withdraw',
   attachmentCreate: 'attachment.create',
   attachmentDelete: 'attachment.delete',
   webhookEndpointCreate: 'webhook_endpoint.create',
@@ -21,6 +22,7 @@ export type JobKind = (typeof JOB_KINDS)[keyof typeof JOB_KINDS];
 /** The permission a job's mutation needs, which is also what cancelling the job needs. */
 export const JOB_KIND_PERMISSION: Record<JobKind, Permission> = {
   'submission.create': 'submissions/write',
+  'submission.withdraw': 'submissions/write',
   'attachment.create': 'submissions/write',
   'attachment.delete': 'submissions/write',
   'webhook_endpoint.create': 'webhooks/write',
