@@ -328,8 +328,13 @@ describe('partner webhooks and partner listen', () => {
     expect(created.code, created.stderr).toBe(0);
     expect(created.json).toMatchObject({ url: r.url, eventTypes: ['submission.created'], status: 'enabled', description: 'cli test' });
     const id = created.json.endpointId as string;
-    const secret = (await partner(['webhooks', 'secret', id])).json.secret as string;
-    expect(secret).toMatch(/^whsec_/);
+    // The secret was made by the CLI and printed once with the endpoint; the service signs with it.
+    const secret = created.json.secret as string;
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect((await partner(['webhooks', 'secret', id])).json.secret).toBe(secret);
+    const bad = await partner(['webhooks', 'create', '--url', r.url, '--secret', 'not-a-secret']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--secret must be whsec_');
 
     const submission = await partner(['submissions', 'create', '--file', appFile()]);
     expect(submission.code, submission.stderr).toBe(0);

@@ -46,7 +46,7 @@ export const OPTION_HELP: Record<string, string> = {
   disable: 'disable the endpoint (its pending deliveries fail)',
   event: 'only the delivery of this event',
   'forward-to': 'the local URL to POST each event to, e.g. http://localhost:3000/hooks',
-  secret: 'the whsec_… secret to sign with (default: a new one, printed at start)',
+  secret: 'the whsec_… signing secret (default: a new one made on this machine and printed once)',
 };
 
 /** The placeholder an option's value is shown with. */

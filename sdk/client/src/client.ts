@@ -38,6 +38,7 @@ import type {
 } from './types.js';
 import { WebhookEndpoints } from './webhook-endpoints.js';
 import type {
+  CreatedWebhookEndpoint,
   WebhookDelivery,
   WebhookDeliveryListParams,
   WebhookEndpoint,
@@ -222,8 +223,11 @@ export class PartnerClient {
 
   // ---- webhook endpoints (mutations are jobs, like every other; see webhooks.ts for verifying deliveries)
 
-  /** POST /v1/webhook-endpoints: resolves with the endpoint once the job has succeeded. Read its secret with getWebhookSecret. */
-  async createWebhookEndpoint(input: WebhookEndpointCreate, opts: MutationOptions = {}): Promise<WithResponse<WebhookEndpoint>> {
+  /**
+   * POST /v1/webhook-endpoints: resolves with the endpoint once the job has succeeded, and its signing
+   * `secret` (yours, or made here when input.secret is left out): store it, it verifies every delivery.
+   */
+  async createWebhookEndpoint(input: WebhookEndpointCreate, opts: MutationOptions = {}): Promise<WithResponse<CreatedWebhookEndpoint>> {
     return this.webhookEndpoints.create(input, opts);
   }
 

@@ -26,6 +26,16 @@ export interface WebhookEndpointCreate {
   url: string;
   eventTypes: WebhookEventType[];
   description?: string;
+  /**
+   * The signing secret (`whsec_` + base64 of 24–64 random bytes). Leave it out and the SDK makes one
+   * locally (webhooks.newSecret()), so you hold it before the first delivery is signed with it.
+   */
+  secret?: string;
+}
+
+/** The endpoint just created, with the secret that signs its deliveries: store it now (see WebhookEndpointCreate.secret). */
+export interface CreatedWebhookEndpoint extends WebhookEndpoint {
+  secret: string;
 }
 
 export interface WebhookEndpointUpdate {
