@@ -47,6 +47,7 @@ export const OPTIONS = {
   timeout: { type: 'string' },
   types: { type: 'string' },
   since: { type: 'string' },
+  'from-start': { type: 'boolean' },
   kind: { type: 'string' },
   'created-since': { type: 'string' },
   'created-before': { type: 'string' },

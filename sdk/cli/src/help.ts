@@ -32,6 +32,7 @@ export const OPTION_HELP: Record<string, string> = {
   timeout: 'give up waiting after this many seconds (default 300)',
   types: 'only these event types, comma-separated',
   since: 'start at this RFC 3339 time (the feed keeps 30 days)',
+  'from-start': 'start at the oldest retained event (up to 30 days of history) instead of now',
   kind: 'only jobs of this kind, e.g. submission.create',
   'created-since': 'only items created at or after this RFC 3339 time',
   'created-before': 'only items created before this RFC 3339 time',
@@ -88,7 +89,7 @@ export const EXAMPLES: Record<string, string[]> = {
     'partner jobs cancel job_0199a3e47c1d7b529a0e3f2d4c5b6a72',
     'partner jobs cancel job_0199a3e47c1d7b529a0e3f2d4c5b6a72 --json   # exit 1 with job_not_cancelable once the job has started',
   ],
-  'events tail': ['partner events tail', 'partner events tail --types job.failed --json', 'partner events tail --since 2026-11-23T00:00:00Z'],
+  'events tail': ['partner events tail', 'partner events tail --types job.failed --json', 'partner events tail --since 2026-11-23T00:00:00Z', 'partner events tail --from-start   # 30 days of history first'],
   'webhooks create': [
     'partner webhooks create --url https://hooks.example.com/partner --types submission.created,job.failed',
     'partner webhooks create --url https://hooks.example.com/partner --description "all events"',
