@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { demoPolicies, toJsonl } from './demo/policies.mjs';
 import { checkoutNames, foreignDatabasePlan, signingKeysOwner, withDatabase } from './lib/checkout-db.mjs';
 import { DEV_ENV_FILE, readDevEnv, SHARED_SETTINGS, updateDevEnv } from './lib/dev-env.mjs';
+import { banner } from './lib/banner.mjs';
 import { launch } from './lib/launch.mjs';
 import { PROCESSES, processNames } from './lib/processes.mjs';
 
@@ -277,34 +278,5 @@ if (demo && (await tokenFor(demo).catch(() => false))) {
   writeFileSync(demoFile, JSON.stringify(demo, null, 2), { mode: 0o600 });
 }
 
-// The ops listeners, four to a line, by port.
-const byOpsPort = processNames()
-  .map((name) => ({ name, port: PROCESSES[name].ports.ops }))
-  .sort((a, b) => a.port - b.port)
-  .map(({ name, port }) => `${name} :${port}`);
-const opsLines = [];
-for (let i = 0; i < byOpsPort.length; i += 4) opsLines.push(byOpsPort.slice(i, i + 4).join('  '));
-say(`
-──────────────────────────────────────────────────────────────────────────────
- Partner Submission Service is running (environment ${env.ENVIRONMENT})
-
-   API ({base_url})        ${env.BASE_URL}
-   Token server ({auth_url}) ${env.AUTH_ISSUER}
-   Access scope            ${SCOPE}
-   Ops (livez/readyz/metrics) ${opsLines.join(`\n${' '.repeat(27)}`)}
-
- Demo credentials (local only; also in .local/demo.json)
-   client id       ${demo.clientId}
-   client secret   ${demo.clientSecret}
-   tenant/partner  ${demo.tenant} / ${demo.partnerId}
-   principal       ${demo.principalId}
-   product id      ${demo.productId}
-
- Try it:
-   TOKEN=$(curl -s -u '${demo.clientId}:${demo.clientSecret}' \\
-     -d grant_type=client_credentials -d scope=${SCOPE} \\
-     ${env.AUTH_ISSUER}/oauth2/token | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')
-   curl -s -H "Authorization: Bearer $TOKEN" ${env.BASE_URL}/v1/health
-
- Ctrl-C stops everything.
-──────────────────────────────────────────────────────────────────────────────`);
+const rule = '─'.repeat(78);
+say(`\n${rule}\n${banner({ env, scope: SCOPE, demo })}\n${rule}`);

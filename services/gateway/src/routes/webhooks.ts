@@ -16,6 +16,7 @@ import {
   isEndpointId,
   MAX_DESCRIPTION_LENGTH,
   PARTNER_SECRET_PATTERN,
+  privateAddressProblem,
   secretProblem,
   MAX_URL_LENGTH,
   urlProblems,
@@ -120,7 +121,7 @@ export function webhookRoutes(router: Router<GatewayState>, deps: RouteDeps): vo
     const problems = urlProblems(raw, rules);
     if (problems.length === 0) {
       const why = await hostProblem(hostOf(new URL(raw)), rules);
-      if (why) problems.push(`must not point at a private address: ${why}`);
+      if (why) problems.push(privateAddressProblem(why, rules));
     }
     if (problems.length > 0) throw invalidBody(problems.map((issue) => ({ field: 'url', issue })));
     return new URL(raw).href;

@@ -7,6 +7,7 @@ import {
   hostProblem,
   literalProblem,
   newWebhookSecret,
+  privateAddressProblem,
   secretProblem,
   readAllowLoopbackTargets,
   RefusedTargetError,
@@ -276,5 +277,15 @@ describe('a secret the partner brings', () => {
     for (const bad of ['', 'whsec_', 'secret', of(32).slice('whsec_'.length), `whsec_${'A'.repeat(43)}`, `${of(32)} `, of(32).replace('whsec_', 'whsec-'), `whsec_${Buffer.alloc(32).toString('base64url')}_-`]) {
       expect(secretProblem(bad), bad).toMatch(/must be whsec_ followed by the standard base64/);
     }
+  });
+});
+
+describe('a loopback target refused', () => {
+  it('points at partner listen where loopback is not allowed (and only there, only for loopback)', () => {
+    const strict = { allowHttp: true, allowLoopback: false };
+    expect(urlProblems('http://127.0.0.1:3000/hooks', strict)).toEqual([
+      'must not point at a private address: 127.0.0.1 is a loopback address; to receive events on your own machine, use `partner listen --forward-to <url>`',
+    ]);
+    expect(privateAddressProblem('10.0.0.1 is a private address', { allowLoopback: false })).toBe('must not point at a private address: 10.0.0.1 is a private address');
   });
 });

@@ -299,8 +299,18 @@ export function urlProblems(raw: string, rules: TargetRules): string[] {
   if (url.username || url.password) problems.push('must not contain credentials');
   if (url.hash) problems.push('must not contain a fragment');
   const why = literalProblem(url, rules);
-  if (why) problems.push(`must not point at a private address: ${why}`);
+  if (why) problems.push(privateAddressProblem(why, rules));
   return problems;
+}
+
+/**
+ * The issue of a URL whose host is (or resolves to) an address refused under the rules; a loopback
+ * target refused where loopback is not allowed points at `partner listen`, which forwards events to a
+ * receiver on the partner's own machine.
+ */
+export function privateAddressProblem(why: string, rules: Pick<TargetRules, 'allowLoopback'>): string {
+  const hint = !rules.allowLoopback && / is a loopback address$/.test(why) ? '; to receive events on your own machine, use `partner listen --forward-to <url>`' : '';
+  return `must not point at a private address: ${why}${hint}`;
 }
 
 /**
