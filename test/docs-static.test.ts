@@ -5,7 +5,7 @@
 // relative link — to a file, and to a heading's anchor — resolves. The runnable blocks themselves run
 // in test/docs.test.ts.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -49,7 +49,9 @@ describe('docs: the helpers read what they should', () => {
 });
 
 describe('docs: every TypeScript snippet type-checks against the built SDK', () => {
-  const dir = mkdtempSync(join(ROOT, '.local-doc-snippets-'));
+  // Under the repository (git-ignored .local/), so @partner/sdk resolves to the workspace's build.
+  mkdirSync(join(ROOT, '.local'), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, '.local/doc-snippets-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('compiles all of them in one strict tsc run (module nodenext)', async () => {

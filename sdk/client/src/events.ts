@@ -3,15 +3,20 @@
 import type { CallOptions } from './options.js';
 import { passOn, seg, type Transport } from './transport.js';
 
-export type EventType = 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled';
+import type { EventDataMap, EventType, FeedEventType } from './event-types.js';
 
-/** An event: the same JSON in the feed and in a webhook delivery. */
-export interface PartnerEvent<D = Record<string, unknown>> {
-  id: string;
-  type: EventType;
-  timestamp: string;
-  data: D;
-}
+export { EVENT_TYPES, FEED_EVENT_TYPES } from './event-types.js';
+export type { EventDataMap, EventType, FeedEventType } from './event-types.js';
+
+/**
+ * An event: the same JSON in the feed and in a webhook delivery. A union on `type`, so checking the
+ * type narrows `data` (`if (e.type === 'submission.created') e.data.submissionId`). `PartnerEvent<'job.failed'>`
+ * is that type's alone. Generated from the OpenAPI document (event-types.ts); a newer server may send
+ * types this version does not know yet: ignore them.
+ */
+export type PartnerEvent<T extends EventType = EventType> = {
+  [K in T]: { id: string; type: K; timestamp: string; data: EventDataMap[K] };
+}[T];
 
 export interface EventPage {
   items: PartnerEvent[];
@@ -25,7 +30,7 @@ export interface EventListParams {
   /** Without a cursor: start at the events stored at or after this time. */
   since?: string | Date;
   /** Only these types (the cursor is not bound to them). */
-  types?: readonly EventType[];
+  types?: readonly FeedEventType[];
   /** 1..200 (default 50). */
   limit?: number;
 }

@@ -4,11 +4,11 @@
 // raw body, before parsing it.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { PartnerError } from './errors.js';
-import type { EventType, PartnerEvent } from './events.js';
+import type { EventType, FeedEventType, PartnerEvent } from './events.js';
 import type { PageParams } from './types.js';
 
 /** What an endpoint can subscribe to: event types, or "*" (alone) for all. */
-export type WebhookEventType = EventType | '*';
+export type WebhookEventType = FeedEventType | '*';
 
 export interface WebhookEndpoint {
   endpointId: string;
@@ -70,7 +70,7 @@ export interface WebhookPinged {
 export interface WebhookDelivery {
   deliveryId: string;
   eventId: string;
-  eventType: EventType | 'webhook_endpoint.ping';
+  eventType: EventType;
   status: 'pending' | 'succeeded' | 'failed';
   attempts: number;
   lastAttemptAt: string | null;
@@ -126,7 +126,7 @@ export interface VerifyOptions {
  * not parse and re-serialise it first); `headers` the request's headers; `secret` the endpoint's
  * `whsec_…` secret. Throws WebhookVerificationError when it does not verify.
  */
-function verify<D = Record<string, unknown>>(rawBody: string | Uint8Array, headers: HeaderSource, secret: string, opts: VerifyOptions = {}): PartnerEvent<D> {
+function verify(rawBody: string | Uint8Array, headers: HeaderSource, secret: string, opts: VerifyOptions = {}): PartnerEvent {
   const id = header(headers, 'webhook-id');
   const ts = header(headers, 'webhook-timestamp');
   const sigs = header(headers, 'webhook-signature');
@@ -146,7 +146,7 @@ function verify<D = Record<string, unknown>>(rawBody: string | Uint8Array, heade
   });
   if (!ok) throw new WebhookVerificationError('no signature matches this secret');
   try {
-    return JSON.parse(body) as PartnerEvent<D>;
+    return JSON.parse(body) as PartnerEvent;
   } catch {
     throw new WebhookVerificationError('the body is not JSON');
   }

@@ -1,5 +1,5 @@
 // `partner events tail`: the event feed as it happens (long-poll), resumable by cursor.
-import type { EventType } from '@partner/sdk';
+import type { FeedEventType } from '@partner/sdk';
 import { EXIT, type Command, type Context } from '../command.js';
 import { feedStart } from './feed-start.js';
 
@@ -17,7 +17,7 @@ export const EVENT_COMMANDS: Record<string, Command> = {
 async function tailEvents(ctx: Context): Promise<number> {
   const v = ctx.values;
   const start = feedStart(v);
-  const types = v.types ? (v.types.split(',').map((t) => t.trim()) as EventType[]) : undefined;
+  const types = v.types ? (v.types.split(',').map((t) => t.trim()) as FeedEventType[]) : undefined;
   let cursor = v.cursor;
   const params = { ...(types ? { types } : {}), ...start };
   ctx.out.note(`following events ${'from' in start && start.from === 'now' ? 'from now on (--from-start, --since or --cursor to go back)' : 'from where you said'}; Ctrl-C stops`);

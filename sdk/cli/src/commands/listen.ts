@@ -2,7 +2,7 @@
 // the event feed (long-poll) and POSTs each event to the local URL signed exactly like a real delivery
 // (Standard Webhooks headers) with a local secret it prints, so the receiver's verification code runs
 // unchanged. Ctrl-C stops it and says how to resume.
-import { webhooks, type EventType } from '@partner/sdk';
+import { webhooks, type FeedEventType } from '@partner/sdk';
 import { EXIT, UsageError, type Command, type Context } from '../command.js';
 import { feedStart } from './feed-start.js';
 
@@ -30,7 +30,7 @@ async function listen(ctx: Context): Promise<number> {
   const start = feedStart(v);
   if (v.secret !== undefined && !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(v.secret)) throw new UsageError('--secret must be a whsec_… secret');
   const secret = v.secret ?? webhooks.newSecret();
-  const types = v.types ? (v.types.split(',').map((t) => t.trim()) as EventType[]) : undefined;
+  const types = v.types ? (v.types.split(',').map((t) => t.trim()) as FeedEventType[]) : undefined;
   let cursor = v.cursor;
   const params = { ...(types ? { types } : {}), ...start };
   ctx.out.note(`forwarding events to ${url.href}; verify them with the signing secret ${secret}${v.secret ? '' : ' (pass --secret to keep it)'}; Ctrl-C stops`);
