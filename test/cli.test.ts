@@ -116,6 +116,17 @@ describe('partner login checks', () => {
     expect(() => statSync(join(elsewhere, 'partner/config.json'))).toThrow();
   });
 
+  it('refuses a scope the token server grants but this gateway does not serve (GET /v1/health answers 403), storing nothing (exit 4)', async () => {
+    const elsewhere = join(home, 'other-gateway-config');
+    const args = loginArgs();
+    args[args.indexOf('--scope') + 1] = stack.otherScope;
+    const r = await partner(args, { stdin: `${creds.clientSecret}\n`, configHome: elsewhere });
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain('insufficient_scope');
+    expect(r.stderr).toContain(`nothing stored: ${stack.gatewayUrl} refused the token for scope ${stack.otherScope}`);
+    expect(() => statSync(join(elsewhere, 'partner/config.json'))).toThrow();
+  });
+
   it('says "not logged in" with nothing configured, and names only the required settings that are missing', async () => {
     const empty = join(home, 'nothing');
     const none = await partner(['health'], { configHome: empty });
