@@ -232,6 +232,8 @@ describe('partner commands', () => {
     expect(readFileSync(out, 'utf8')).toBe(content);
     const again = await partner(['attachments', 'download', submissionId, up.json.attachmentId, '-o', out]);
     expect(again.code).toBe(2);
+    // The refusal says what to do, and nothing generic after it.
+    expect(again.stderr).toBe(`partner: ${out} exists; use --force to replace it, or -o another name\n`);
   });
 });
 

@@ -18,7 +18,14 @@ export const EXIT = {
   interrupted: 130,
 } as const;
 
-export class UsageError extends Error {}
+export class UsageError extends Error {
+  /** Whether "Run partner --help for usage." follows: not when the message itself says what to do. */
+  readonly usageHint: boolean;
+  constructor(message: string, opts: { usageHint?: boolean } = {}) {
+    super(message);
+    this.usageHint = opts.usageHint ?? true;
+  }
+}
 
 export const OPTIONS = {
   json: { type: 'boolean' },
