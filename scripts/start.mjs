@@ -9,7 +9,9 @@ import { createConnection } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { demoPolicies, toJsonl } from './demo/policies.mjs';
-import { DEV_ENV_FILE, readDevEnv } from './lib/dev-env.mjs';
+import { checkoutNames, foreignDatabasePlan, signingKeysOwner, withDatabase } from './lib/checkout-db.mjs';
+import { DEV_ENV_FILE, readDevEnv, SHARED_SETTINGS, updateDevEnv } from './lib/dev-env.mjs';
+import { banner } from './lib/banner.mjs';
 import { launch } from './lib/launch.mjs';
 import { PROCESSES, processNames } from './lib/processes.mjs';
 
@@ -33,8 +35,6 @@ const installed = `${root}node_modules/.package-lock.json`;
 if (!existsSync(installed) || statSync(lock).mtimeMs > statSync(installed).mtimeMs) {
   run('npm', ['ci', '--no-audit', '--no-fund'], 'installing dependencies (npm ci)');
 }
-run('npm', ['run', '-s', 'build'], 'building (protos + TypeScript)');
-
 // 2. Local settings, kept across restarts in .local/ (git-ignored).
 mkdirSync(local, { recursive: true });
 const devEnvFile = DEV_ENV_FILE;
@@ -66,30 +66,64 @@ const env = {
   ...process.env,
 };
 
-// 3. PostgreSQL: reachable, with the database created.
+// Remember what the environment sets for where this checkout's services meet, so `npm run admin` (and
+// the next `npm start`) use the same without it being set again.
+const given = Object.fromEntries(SHARED_SETTINGS.filter((name) => process.env[name]).map((name) => [name, process.env[name]]));
+const saved = updateDevEnv(given, devEnvFile);
+if (saved.length > 0) say(`› saved ${saved.join(', ')} in .local/dev.env (npm run admin reads them too)`);
+
+// 3. PostgreSQL: reachable, with the database created, and its signing keys this checkout's (before
+// the build, so a refusal comes at once).
 const { default: pg } = await import('pg');
-const dbUrl = new URL(env.DATABASE_URL);
-const dbName = dbUrl.pathname.replace(/^\//, '') || 'partner';
-const adminUrl = new URL(env.DATABASE_URL);
-adminUrl.pathname = '/postgres';
-try {
-  const c = new pg.Client({ connectionString: adminUrl.toString(), connectionTimeoutMillis: 3000 });
-  await c.connect();
-  const exists = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [dbName]);
-  if (exists.rowCount === 0) {
-    if (!/^[a-z_][a-z0-9_]*$/.test(dbName)) fail(`database name ${dbName} must be a plain identifier`);
-    await c.query(`CREATE DATABASE ${dbName}`);
-    say(`› created database ${dbName}`);
+
+/** Creates the database of this URL if it does not exist; fails with what to install when unreachable. */
+async function ensureDatabase(url) {
+  const dbName = new URL(url).pathname.replace(/^\//, '') || 'partner';
+  const adminUrl = new URL(url);
+  adminUrl.pathname = '/postgres';
+  try {
+    const c = new pg.Client({ connectionString: adminUrl.toString(), connectionTimeoutMillis: 3000 });
+    await c.connect();
+    const exists = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [dbName]);
+    if (exists.rowCount === 0) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(dbName)) fail(`database name ${dbName} must be a plain identifier`);
+      await c.query(`CREATE DATABASE ${dbName}`);
+      say(`› created database ${dbName}`);
+    }
+    await c.end();
+  } catch (err) {
+    fail(
+      `PostgreSQL is not reachable at ${adminUrl.host} (${err.message}).\n` +
+        '  Install and start it, e.g. on Debian/Ubuntu:\n' +
+        '    sudo apt-get install -y postgresql && sudo pg_ctlcluster $(ls /etc/postgresql) main start\n' +
+        '  then allow the connection (trust or a password in DATABASE_URL), or set DATABASE_URL.',
+    );
   }
-  await c.end();
-} catch (err) {
-  fail(
-    `PostgreSQL is not reachable at ${adminUrl.host} (${err.message}).\n` +
-      '  Install and start it, e.g. on Debian/Ubuntu:\n' +
-      '    sudo apt-get install -y postgresql && sudo pg_ctlcluster $(ls /etc/postgresql) main start\n' +
-      '  then allow the connection (trust or a password in DATABASE_URL), or set DATABASE_URL.',
-  );
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  await c.connect();
+  try {
+    return { dbName, owner: await signingKeysOwner(c, env.AUTH_KEY_ENCRYPTION_KEY) };
+  } finally {
+    await c.end();
+  }
 }
+
+const mine = checkoutNames(root);
+const chosen = { DATABASE_URL: withDatabase(env.DATABASE_URL, mine.database), NATS_PREFIX: mine.natsPrefix };
+const checked = await ensureDatabase(env.DATABASE_URL);
+if (checked.owner === 'foreign') {
+  const explicit = ['DATABASE_URL', 'NATS_PREFIX'].filter((name) => process.env[name] || fileEnv[name]);
+  const plan = foreignDatabasePlan({ dbName: checked.dbName, explicit, chosen });
+  if (plan.fail) fail(plan.fail);
+  // On the defaults: this checkout takes a database and NATS prefix of its own, and remembers them.
+  Object.assign(env, plan.switchTo);
+  updateDevEnv(plan.switchTo, devEnvFile);
+  say(`› ${plan.note}`);
+  const own = await ensureDatabase(env.DATABASE_URL);
+  if (own.owner === 'foreign') fail(foreignDatabasePlan({ dbName: own.dbName, explicit: ['DATABASE_URL'], chosen }).fail);
+}
+
+run('npm', ['run', '-s', 'build'], 'building (protos + TypeScript)');
 
 // 4. NATS with JetStream: reachable, or started from a local nats-server binary.
 const children = [];
@@ -244,34 +278,5 @@ if (demo && (await tokenFor(demo).catch(() => false))) {
   writeFileSync(demoFile, JSON.stringify(demo, null, 2), { mode: 0o600 });
 }
 
-// The ops listeners, four to a line, by port.
-const byOpsPort = processNames()
-  .map((name) => ({ name, port: PROCESSES[name].ports.ops }))
-  .sort((a, b) => a.port - b.port)
-  .map(({ name, port }) => `${name} :${port}`);
-const opsLines = [];
-for (let i = 0; i < byOpsPort.length; i += 4) opsLines.push(byOpsPort.slice(i, i + 4).join('  '));
-say(`
-──────────────────────────────────────────────────────────────────────────────
- Partner Submission Service is running (environment ${env.ENVIRONMENT})
-
-   API ({base_url})        ${env.BASE_URL}
-   Token server ({auth_url}) ${env.AUTH_ISSUER}
-   Access scope            ${SCOPE}
-   Ops (livez/readyz/metrics) ${opsLines.join(`\n${' '.repeat(27)}`)}
-
- Demo credentials (local only; also in .local/demo.json)
-   client id       ${demo.clientId}
-   client secret   ${demo.clientSecret}
-   tenant/partner  ${demo.tenant} / ${demo.partnerId}
-   principal       ${demo.principalId}
-   product id      ${demo.productId}
-
- Try it:
-   TOKEN=$(curl -s -u '${demo.clientId}:${demo.clientSecret}' \\
-     -d grant_type=client_credentials -d scope=${SCOPE} \\
-     ${env.AUTH_ISSUER}/oauth2/token | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')
-   curl -s -H "Authorization: Bearer $TOKEN" ${env.BASE_URL}/v1/health
-
- Ctrl-C stops everything.
-──────────────────────────────────────────────────────────────────────────────`);
+const rule = '─'.repeat(78);
+say(`\n${rule}\n${banner({ env, scope: SCOPE, demo })}\n${rule}`);

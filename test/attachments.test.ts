@@ -10,7 +10,7 @@ import { createPool, type Pool } from '@partner/shared/db/pg';
 import { PgBlobStore } from '../services/submission/src/blob-store.js';
 import { sweepAttachments } from '../services/submission/src/attachments.js';
 import { useStack } from './support/use-stack.js';
-import { download, MiB, memoryProbe, multipart, multipartBytes, storedRows, upload } from './support/attachments.js';
+import { download, fileBytes, MiB, memoryProbe, multipart, multipartBytes, storedRows, upload } from './support/attachments.js';
 import { eventually } from './support/poll.js';
 
 const PRODUCT = '11111111-2222-4333-8444-555555555555';
@@ -36,7 +36,7 @@ const base = (sid = submissionId) => `/v1/submissions/${sid}/attachments`;
 
 /** A small upload with exact content; returns the response and the bytes. */
 async function uploadSmall(opts: { fileName?: string; contentType?: string; size?: number; fields?: Record<string, string>; headers?: Record<string, string>; t?: string; sid?: string; data?: Buffer } = {}) {
-  const data = opts.data ?? randomBytes(opts.size ?? 1000);
+  const data = opts.data ?? fileBytes((opts.contentType ?? 'application/pdf').split(';')[0]!, opts.size ?? 1000);
   const form = multipartBytes({ fileName: opts.fileName ?? 'doc.pdf', contentType: opts.contentType ?? 'application/pdf', data }, opts.fields ?? {});
   const res = await upload(stack, opts.t ?? token, opts.sid ?? submissionId, form, opts.headers ?? {});
   return { res, data };
@@ -150,7 +150,8 @@ describe('upload and download', () => {
   });
 
   it('answers 202 with a job handle without Prefer: wait; the job result is the attachment record', async () => {
-    const form = multipartBytes({ fileName: 'sov.xlsx', contentType: 'application/octet-stream', data: randomBytes(5000) }, { documentType: 'schedule_of_values' });
+    const xlsx = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+    const form = multipartBytes({ fileName: 'sov.xlsx', contentType: 'application/octet-stream', data: fileBytes(xlsx, 5000) }, { documentType: 'schedule_of_values' });
     const r = await upload(stack, token, submissionId, form, { prefer: '' });
     expect(r.status).toBe(202);
     expect(r.body).toEqual({ id: expect.stringMatching(/^job_/), status: 'accepted', statusUrl: `${stack.baseUrl}/v1/jobs/${r.body.id}` });
@@ -520,7 +521,7 @@ describe('isolation, idempotency, permissions', () => {
 
   it('stores an upload replayed with the same Idempotency-Key once', async () => {
     const sid = await newSubmission(token);
-    const data = randomBytes(MiB + 7);
+    const data = fileBytes('application/pdf', MiB + 7);
     const headers = { 'idempotency-key': `up-${sid}` };
     const first = await uploadSmall({ sid, data, headers, fields: { documentType: 'application' } });
     expect(first.res.status).toBe(200);

@@ -116,6 +116,17 @@ describe('partner login checks', () => {
     expect(() => statSync(join(elsewhere, 'partner/config.json'))).toThrow();
   });
 
+  it('refuses a scope the token server grants but this gateway does not serve (GET /v1/health answers 403), storing nothing (exit 4)', async () => {
+    const elsewhere = join(home, 'other-gateway-config');
+    const args = loginArgs();
+    args[args.indexOf('--scope') + 1] = stack.otherScope;
+    const r = await partner(args, { stdin: `${creds.clientSecret}\n`, configHome: elsewhere });
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain('insufficient_scope');
+    expect(r.stderr).toContain(`nothing stored: ${stack.gatewayUrl} refused the token for scope ${stack.otherScope}`);
+    expect(() => statSync(join(elsewhere, 'partner/config.json'))).toThrow();
+  });
+
   it('says "not logged in" with nothing configured, and names only the required settings that are missing', async () => {
     const empty = join(home, 'nothing');
     const none = await partner(['health'], { configHome: empty });
@@ -226,6 +237,8 @@ describe('partner commands', () => {
     expect(readFileSync(out, 'utf8')).toBe(content);
     const again = await partner(['attachments', 'download', submissionId, up.json.attachmentId, '-o', out]);
     expect(again.code).toBe(2);
+    // The refusal says what to do, and nothing generic after it.
+    expect(again.stderr).toBe(`partner: ${out} exists; use --force to replace it, or -o another name\n`);
   });
 });
 
@@ -333,8 +346,13 @@ describe('partner webhooks and partner listen', () => {
     expect(created.code, created.stderr).toBe(0);
     expect(created.json).toMatchObject({ url: r.url, eventTypes: ['submission.created'], status: 'enabled', description: 'cli test' });
     const id = created.json.endpointId as string;
-    const secret = (await partner(['webhooks', 'secret', id])).json.secret as string;
-    expect(secret).toMatch(/^whsec_/);
+    // The secret was made by the CLI and printed once with the endpoint; the service signs with it.
+    const secret = created.json.secret as string;
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect((await partner(['webhooks', 'secret', id])).json.secret).toBe(secret);
+    const bad = await partner(['webhooks', 'create', '--url', r.url, '--secret', 'not-a-secret']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--secret must be whsec_');
 
     const submission = await partner(['submissions', 'create', '--file', appFile()]);
     expect(submission.code, submission.stderr).toBe(0);

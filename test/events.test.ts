@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { PartnerClient, type PartnerEvent } from '../sdk/client/src/index.js';
+import { PartnerClient, type FollowParams, type PartnerEvent } from '../sdk/client/src/index.js';
 import { FeedCursors } from '../services/events/src/cursor.js';
 import { multipartBytes, upload } from './support/attachments.js';
 import { provision, submissionBody } from './support/fixtures.js';
@@ -263,6 +263,69 @@ describe('events: recorded with their change, read from the feed', () => {
       tail.kill('SIGINT');
       await exited;
       expect(stderr).toContain('partner events tail --cursor ');
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('SDK: followEvents starts where it is told: { from: "now" } yields only what is stored after the call, { from: "start" } the history first', async () => {
+    const client = new PartnerClient({ baseUrl: stack.gatewayUrl, authUrl: stack.authUrl, clientId: creds.clientId, clientSecret: creds.clientSecret, scope: stack.scope });
+    // History, stored before the follower starts (the feed stores an event moments after its change commits).
+    const before = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(), headers: { prefer: 'wait=20' } });
+    const history = await until('the earlier submission in the feed', async () => {
+      const events = (await readAll(stack, token)).events.filter((e) => e.type === 'submission.created');
+      return events.some((e) => e.data.submissionId === before.body.submissionId) && events;
+    });
+    expect(history.length).toBeGreaterThan(0);
+    const first = async (params: FollowParams, submit: boolean): Promise<PartnerEvent> => {
+      const stop = new AbortController();
+      const feed = client.followEvents(params, { signal: stop.signal, waitSeconds: 10 });
+      const created = submit ? await stack.api('POST', '/v1/submissions', { token, json: submissionBody(), headers: { prefer: 'wait=20' } }) : undefined;
+      const { value } = await feed.next();
+      stop.abort();
+      if (created) expect((value as PartnerEvent).data.submissionId).toBe(created.body.submissionId);
+      return value as PartnerEvent;
+    };
+    await first({ from: 'now', types: ['submission.created'] }, true);
+    expect((await first({ from: 'start', types: ['submission.created'] }, false)).id).toBe(history[0]!.id);
+    // @ts-expect-error -- where to start is not optional
+    expect(() => client.followEvents({ types: ['submission.created'] })).toThrow(/say where to start/);
+  });
+
+  it('CLI: partner events tail starts at now (history with --from-start); one start option at a time', async () => {
+    const cli = join(ROOT, 'sdk/cli/dist/main.js');
+    const home = mkdtempSync(join(tmpdir(), 'partner-tail-'));
+    const env = { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'config'), PARTNER_BASE_URL: stack.gatewayUrl, PARTNER_AUTH_URL: stack.authUrl, PARTNER_CLIENT_ID: creds.clientId, PARTNER_CLIENT_SECRET: creds.clientSecret, PARTNER_SCOPE: stack.scope };
+    const tailFirst = async (args: string[], afterStart?: () => Promise<unknown>): Promise<{ event: FeedEvent; stderr: string }> => {
+      const tail = spawn(process.execPath, [cli, 'events', 'tail', '--json', '--types', 'submission.created', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      const started = new Promise<void>((resolve) => tail.stderr.on('data', (d: Buffer) => ((stderr += d.toString()), stderr.includes('following events') && resolve())));
+      const firstLine = new Promise<void>((resolve) => tail.stdout.on('data', (d: Buffer) => ((stdout += d.toString()), stdout.includes('\n') && resolve())));
+      const exited = new Promise((r) => tail.on('close', r));
+      await started;
+      await afterStart?.();
+      await firstLine;
+      tail.kill('SIGINT');
+      await exited;
+      return { event: JSON.parse(stdout.split('\n')[0]!) as FeedEvent, stderr };
+    };
+    try {
+      // History, stored before the follower starts (the feed stores an event moments after its change commits).
+      const before = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(), headers: { prefer: 'wait=20' } });
+      const history = await until('the earlier submission in the feed', async () => {
+        const events = (await readAll(stack, token)).events.filter((e) => e.type === 'submission.created');
+        return events.some((e) => e.data.submissionId === before.body.submissionId) && events;
+      });
+      expect(history.length).toBeGreaterThan(0);
+      let created: { body: { submissionId: string } } | undefined;
+      const now = await tailFirst([], async () => (created = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(), headers: { prefer: 'wait=20' } })));
+      expect(now.stderr).toContain('following events from now on');
+      expect(now.event).toMatchObject({ type: 'submission.created', data: { submissionId: created!.body.submissionId } });
+      expect((await tailFirst(['--from-start'])).event.id).toBe(history[0]!.id);
+      const both = await promisify(execFile)(process.execPath, [cli, 'events', 'tail', '--from-start', '--cursor', 'x'], { env }).catch((e: { code: number; stderr: string }) => e);
+      expect(both).toMatchObject({ code: 2 });
+      expect((both as { stderr: string }).stderr).toContain('give one of --from-start, --since or --cursor, not --from-start and --cursor');
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

@@ -75,6 +75,10 @@ describe('text in request bodies and query strings', () => {
       expect(r.status, JSON.stringify(legalName)).toBe(400);
       expect(r.body.error.details).toContainEqual({ field: 'applicant.legalName', issue: expect.stringMatching(/visible character/) });
     }
+    // An empty name is one problem, said once and the friendly way (not also the validator's "fewer than 1 characters").
+    const empty = await stack.api('POST', '/v1/submissions', { token, json: submission({}, { legalName: '' }) });
+    expect(empty.status).toBe(400);
+    expect(empty.body.error.details).toEqual([{ field: 'applicant.legalName', issue: 'must contain a visible character (not only spaces or invisible characters)' }]);
     // A visible name with a zero-width joiner inside (as in some scripts and emoji) is fine.
     const ok = await stack.api('POST', '/v1/submissions', { token, json: submission({}, { legalName: 'Acme\u200dCo' }) });
     expect(ok.status).toBe(202);

@@ -1,5 +1,6 @@
 // The SDK and CLI as a partner gets them: packed with `npm pack`, installed from the tarballs into an
-// empty directory (offline: neither has a dependency outside the two), the CLI runnable, the SDK
+// empty directory (offline: neither has a dependency outside the two; the CLI's alone too, the SDK
+// bundled in it), the CLI runnable, the SDK
 // importable, its types compiling in a consumer under each TypeScript module resolution (node16,
 // bundler, node10), every source map pointing at a shipped file, and versions equal to the API's.
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -43,6 +44,18 @@ describe('installed from the packed tarballs', () => {
       const manifest = JSON.parse(readFileSync(join(dir, 'node_modules/@partner', pkg, 'package.json'), 'utf8')) as { version: string };
       expect(manifest.version, pkg).toBe(API_VERSION);
     }
+  });
+
+  it('installs the CLI from its tarball alone, offline: the SDK is bundled in it, nothing is fetched', async () => {
+    const alone = mkdtempSync(join(tmpdir(), 'partner-cli-alone-'));
+    writeFileSync(join(alone, 'package.json'), JSON.stringify({ name: 'cli-alone', private: true }));
+    // An empty cache of its own: had the CLI needed @partner/sdk from a registry, this would fail (ENOTCACHED).
+    await run('npm', ['install', '--offline', '--no-package-lock', '--cache', join(alone, '.npm-cache'), tarballs.cli], { cwd: alone, env: NPM_ENV });
+    expect(existsSync(join(alone, 'node_modules/@partner/cli/node_modules/@partner/sdk/dist/index.js'))).toBe(true);
+    const { stdout } = await run(join(alone, 'node_modules/.bin/partner'), ['--version'], { cwd: alone });
+    expect(stdout.trim()).toBe(`partner ${API_VERSION}`);
+    // The workspace is as it was: the bundled copy existed only while packing.
+    expect(existsSync(join(ROOT, 'sdk/cli/node_modules'))).toBe(false);
   });
 
   it('runs the CLI', async () => {

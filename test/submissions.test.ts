@@ -125,7 +125,7 @@ describe('the applicant: taxId and address', () => {
     [{ taxId: '12-345-6789' }, 'applicant.taxId', 'US FEIN'],
     [{ address: { ...address, country: 'XX' } }, 'applicant.address.country', 'ISO 3166-1'],
     [{ address: { ...address, country: 'us' } }, 'applicant.address.country', 'ISO 3166-1'],
-    [{ address: { ...address, postalCode: '' } }, 'applicant.address.postalCode', 'fewer than 1'],
+    [{ address: { ...address, postalCode: '' } }, 'applicant.address.postalCode', 'must contain a visible character'],
     [{ address: { ...address, city: undefined } }, 'applicant.address.city', 'required'],
     [{ address: { ...address, zip: '1' } }, 'applicant.address.zip', 'not a known field'],
   ])('refuses %j naming the field', async (over, field, issue) => {

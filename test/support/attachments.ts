@@ -5,6 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Pool } from '@partner/shared/db/pg';
+import { signatureOf } from '@partner/shared/domain/content-sniff';
 import type { Stack } from './stack.js';
 
 export const MiB = 1024 * 1024;
@@ -60,6 +61,8 @@ export function multipart(file: FilePart, fields: Record<string, string> = {}): 
         }
         const n = Math.min(left, 64 * 1024);
         const piece = randomBytes(n);
+        // A file of a type the service checks by its leading bytes begins as that type must.
+        if (left === file.size) signatureOf(file.contentType ?? '').forEach((b, i) => i < n && (piece[i] = b));
         hash.update(piece);
         left -= n;
         controller.enqueue(piece);
@@ -72,6 +75,13 @@ export function multipart(file: FilePart, fields: Record<string, string> = {}): 
     },
   });
   return { contentType: `multipart/form-data; boundary=${boundary}`, body, sent };
+}
+
+/** `size` random bytes that begin as a file of this media type must (content-sniff.ts): what a partner's real file would. */
+export function fileBytes(contentType: string, size: number): Buffer {
+  const data = randomBytes(size);
+  signatureOf(contentType).forEach((b, i) => i < size && (data[i] = b));
+  return data;
 }
 
 /** A small multipart body as bytes (known Content-Length), with exact file content. */

@@ -93,7 +93,7 @@ function exitCodeOf(err: unknown): number {
 
 function report(err: unknown, out: Output, io: Io): void {
   if (err instanceof UsageError) {
-    io.stderr.write(`partner: ${err.message}\nRun partner --help for usage.\n`);
+    io.stderr.write(`partner: ${err.message}\n${err.usageHint ? 'Run partner --help for usage.\n' : ''}`);
     return;
   }
   if (err instanceof PartnerApiError) {

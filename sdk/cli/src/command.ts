@@ -18,7 +18,14 @@ export const EXIT = {
   interrupted: 130,
 } as const;
 
-export class UsageError extends Error {}
+export class UsageError extends Error {
+  /** Whether "Run partner --help for usage." follows: not when the message itself says what to do. */
+  readonly usageHint: boolean;
+  constructor(message: string, opts: { usageHint?: boolean } = {}) {
+    super(message);
+    this.usageHint = opts.usageHint ?? true;
+  }
+}
 
 export const OPTIONS = {
   json: { type: 'boolean' },
@@ -47,6 +54,7 @@ export const OPTIONS = {
   timeout: { type: 'string' },
   types: { type: 'string' },
   since: { type: 'string' },
+  'from-start': { type: 'boolean' },
   kind: { type: 'string' },
   'created-since': { type: 'string' },
   'created-before': { type: 'string' },

@@ -13,7 +13,7 @@
 // its token, time limits and retries), the mutation pattern (mutations.ts) and one file per
 // resource: policies.ts, submissions.ts, attachments.ts, jobs.ts, events.ts, webhook-endpoints.ts.
 import { Attachments, type AttachmentDownload } from './attachments.js';
-import { EventFeed, type EventListParams, type EventPage, type FollowOptions, type PartnerEvent } from './events.js';
+import { EventFeed, type EventListParams, type EventPage, type FollowOptions, type FollowParams, type PartnerEvent } from './events.js';
 import { Jobs } from './jobs.js';
 import type { JobListItem, JobListParams, SubmissionListParams } from './list-types.js';
 import { Mutations, type MutationOutcome } from './mutations.js';
@@ -39,6 +39,7 @@ import type {
 } from './types.js';
 import { WebhookEndpoints } from './webhook-endpoints.js';
 import type {
+  CreatedWebhookEndpoint,
   WebhookDelivery,
   WebhookDeliveryListParams,
   WebhookEndpoint,
@@ -216,8 +217,12 @@ export class PartnerClient {
     return this.events.list(params, opts);
   }
 
-  /** Follows the event feed forever with long-poll; ends when opts.signal aborts (see events.ts). */
-  followEvents(params: EventListParams = {}, opts: FollowOptions = {}): AsyncGenerator<PartnerEvent> {
+  /**
+   * Follows the event feed forever with long-poll, from where params says: `{ from: 'now' }`,
+   * `{ from: 'start' }` (30 days of history first), `{ since }` or `{ cursor }`; ends when opts.signal
+   * aborts (see events.ts).
+   */
+  followEvents(params: FollowParams, opts: FollowOptions = {}): AsyncGenerator<PartnerEvent> {
     return this.events.follow(params, opts);
   }
 
@@ -228,8 +233,11 @@ export class PartnerClient {
 
   // ---- webhook endpoints (mutations are jobs, like every other; see webhooks.ts for verifying deliveries)
 
-  /** POST /v1/webhook-endpoints: resolves with the endpoint once the job has succeeded. Read its secret with getWebhookSecret. */
-  async createWebhookEndpoint(input: WebhookEndpointCreate, opts: MutationOptions = {}): Promise<WithResponse<WebhookEndpoint>> {
+  /**
+   * POST /v1/webhook-endpoints: resolves with the endpoint once the job has succeeded, and its signing
+   * `secret` (yours, or made here when input.secret is left out): store it, it verifies every delivery.
+   */
+  async createWebhookEndpoint(input: WebhookEndpointCreate, opts: MutationOptions = {}): Promise<WithResponse<CreatedWebhookEndpoint>> {
     return this.webhookEndpoints.create(input, opts);
   }
 

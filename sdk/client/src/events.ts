@@ -3,15 +3,20 @@
 import type { CallOptions } from './options.js';
 import { passOn, seg, type Transport } from './transport.js';
 
-export type EventType = 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn' | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled';
+import type { EventDataMap, EventType, FeedEventType } from './event-types.js';
 
-/** An event: the same JSON in the feed and in a webhook delivery. */
-export interface PartnerEvent<D = Record<string, unknown>> {
-  id: string;
-  type: EventType;
-  timestamp: string;
-  data: D;
-}
+export { EVENT_TYPES, FEED_EVENT_TYPES } from './event-types.js';
+export type { EventDataMap, EventType, FeedEventType } from './event-types.js';
+
+/**
+ * An event: the same JSON in the feed and in a webhook delivery. A union on `type`, so checking the
+ * type narrows `data` (`if (e.type === 'submission.created') e.data.submissionId`). `PartnerEvent<'job.failed'>`
+ * is that type's alone. Generated from the OpenAPI document (event-types.ts); a newer server may send
+ * types this version does not know yet: ignore them.
+ */
+export type PartnerEvent<T extends EventType = EventType> = {
+  [K in T]: { id: string; type: K; timestamp: string; data: EventDataMap[K] };
+}[T];
 
 export interface EventPage {
   items: PartnerEvent[];
@@ -25,10 +30,20 @@ export interface EventListParams {
   /** Without a cursor: start at the events stored at or after this time. */
   since?: string | Date;
   /** Only these types (the cursor is not bound to them). */
-  types?: readonly EventType[];
+  types?: readonly FeedEventType[];
   /** 1..200 (default 50). */
   limit?: number;
 }
+
+/**
+ * Where following the feed starts, said explicitly: `{ from: 'now' }` (only what is stored from now
+ * on, as `partner listen` and `partner events tail` do), `{ from: 'start' }` (the oldest retained
+ * event: up to 30 days of history first), `{ since }` or `{ cursor }` (resume where you stopped).
+ */
+export type FollowStart = { from: 'now' | 'start'; since?: never; cursor?: never } | { since: string | Date; from?: never; cursor?: never } | { cursor: string; from?: never; since?: never };
+
+/** What followEvents reads: where it starts, and optionally only some types and the page size. */
+export type FollowParams = Omit<EventListParams, 'cursor' | 'since'> & FollowStart;
 
 export interface FollowOptions extends CallOptions {
   /** Prefer: wait=N on each empty page (default 30, the most the API holds a request). */
@@ -47,23 +62,42 @@ export function eventQuery(params: EventListParams): Record<string, string | num
   };
 }
 
+/** The feed parameters a FollowStart stands for ('now' is this machine's clock: the events stored from then on). */
+export function followStartParams(start: FollowStart, now: () => Date = () => new Date()): Pick<EventListParams, 'cursor' | 'since'> {
+  if (start.cursor !== undefined) return { cursor: start.cursor };
+  if (start.since !== undefined) return { since: start.since };
+  if (start.from === 'now') return { since: now().toISOString() };
+  if (start.from === 'start') return {};
+  throw new TypeError("followEvents: say where to start: { from: 'now' }, { from: 'start' }, { since } or { cursor }");
+}
+
 /**
- * Every event from params (the cursor, since, or the oldest retained) onwards, forever: pages are
- * read back to back while they are full and held with Prefer: wait while the feed is idle. Ends
- * (without an error) when opts.signal aborts.
+ * Every event from where params says (FollowStart; 'now' is the moment of this call, not of the
+ * first read) onwards, forever: pages are read back to back while they are full and held with
+ * Prefer: wait while the feed is idle. Ends (without an error) when opts.signal aborts.
  */
-export async function* followFeed(
+export function followFeed(
   list: (params: EventListParams, opts: CallOptions & { wait?: number }) => Promise<EventPage>,
-  params: EventListParams,
+  params: FollowParams,
+  opts: FollowOptions,
+): AsyncGenerator<PartnerEvent> {
+  const { from: _from, since: _since, cursor: _cursor, ...rest } = params;
+  return follow(list, rest, followStartParams(params), opts);
+}
+
+async function* follow(
+  list: (params: EventListParams, opts: CallOptions & { wait?: number }) => Promise<EventPage>,
+  rest: Omit<EventListParams, 'cursor' | 'since'>,
+  start: Pick<EventListParams, 'cursor' | 'since'>,
   opts: FollowOptions,
 ): AsyncGenerator<PartnerEvent> {
   const wait = Math.min(30, Math.max(1, opts.waitSeconds ?? 30));
-  let cursor = params.cursor;
+  let cursor = start.cursor;
   const call: CallOptions = { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.principalId !== undefined ? { principalId: opts.principalId } : {}) };
   while (!opts.signal?.aborted) {
     let page: EventPage;
     try {
-      page = await list({ ...params, since: cursor ? undefined : params.since, cursor }, { ...call, wait });
+      page = await list({ ...rest, since: cursor ? undefined : start.since, cursor }, { ...call, wait });
     } catch (err) {
       if (opts.signal?.aborted) return;
       throw err;
@@ -94,7 +128,7 @@ export class EventFeed {
     ).body;
   }
 
-  follow(params: EventListParams, opts: FollowOptions): AsyncGenerator<PartnerEvent> {
+  follow(params: FollowParams, opts: FollowOptions): AsyncGenerator<PartnerEvent> {
     return followFeed((p, o) => this.list(p, o), params, opts);
   }
 

@@ -11,7 +11,8 @@ export type { AttachmentDownload } from './attachments.js';
 export * from './errors.js';
 export type { UploadProgress } from './multipart.js';
 export type * from './types.js';
-export type { EventListParams, EventPage, EventType, FollowOptions, PartnerEvent } from './events.js';
+export { EVENT_TYPES, FEED_EVENT_TYPES } from './events.js';
+export type { EventDataMap, EventListParams, EventPage, EventType, FeedEventType, FollowOptions, FollowParams, FollowStart, PartnerEvent } from './events.js';
 export type * from './list-types.js';
 export type { Clearance, ClearanceBasis, ClearanceStatus, SubmissionStatus, SubmissionWithdraw, Withdrawal, WithdrawalReason } from './clearance.js';
 // webhooks.verify/sign/newSecret, WebhookVerificationError and the webhook types.

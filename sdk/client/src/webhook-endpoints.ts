@@ -6,6 +6,7 @@ import type { CallOptions, MutationOptions } from './options.js';
 import { paginate, seg, type Transport, type WithResponse } from './transport.js';
 import type { Page, PageParams } from './types.js';
 import type * as wh from './webhooks.js';
+import { webhooks } from './webhooks.js';
 
 const path = (endpointId: string, rest = ''): string => `/v1/webhook-endpoints/${seg(endpointId)}${rest}`;
 
@@ -15,8 +16,11 @@ export class WebhookEndpoints {
     private readonly mutations: Mutations,
   ) {}
 
-  async create(input: wh.WebhookEndpointCreate, opts: MutationOptions): Promise<WithResponse<wh.WebhookEndpoint>> {
-    return this.mutations.mutate<wh.WebhookEndpoint>(() => ({ method: 'POST', path: '/v1/webhook-endpoints', json: input }), opts);
+  /** The secret is made here, once per call, so every resend of the request carries the same one. */
+  async create(input: wh.WebhookEndpointCreate, opts: MutationOptions): Promise<WithResponse<wh.CreatedWebhookEndpoint>> {
+    const json = { ...input, secret: input.secret ?? webhooks.newSecret() };
+    const endpoint = await this.mutations.mutate<wh.WebhookEndpoint>(() => ({ method: 'POST', path: '/v1/webhook-endpoints', json }), opts);
+    return Object.assign(endpoint, { secret: json.secret });
   }
 
   async list(params: PageParams, opts: CallOptions): Promise<WithResponse<Page<wh.WebhookEndpoint>>> {

@@ -4,11 +4,11 @@
 // raw body, before parsing it.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { PartnerError } from './errors.js';
-import type { EventType, PartnerEvent } from './events.js';
+import type { EventType, FeedEventType, PartnerEvent } from './events.js';
 import type { PageParams } from './types.js';
 
 /** What an endpoint can subscribe to: event types, or "*" (alone) for all. */
-export type WebhookEventType = EventType | '*';
+export type WebhookEventType = FeedEventType | '*';
 
 export interface WebhookEndpoint {
   endpointId: string;
@@ -26,6 +26,16 @@ export interface WebhookEndpointCreate {
   url: string;
   eventTypes: WebhookEventType[];
   description?: string;
+  /**
+   * The signing secret (`whsec_` + base64 of 24–64 random bytes). Leave it out and the SDK makes one
+   * locally (webhooks.newSecret()), so you hold it before the first delivery is signed with it.
+   */
+  secret?: string;
+}
+
+/** The endpoint just created, with the secret that signs its deliveries: store it now (see WebhookEndpointCreate.secret). */
+export interface CreatedWebhookEndpoint extends WebhookEndpoint {
+  secret: string;
 }
 
 export interface WebhookEndpointUpdate {
@@ -60,7 +70,7 @@ export interface WebhookPinged {
 export interface WebhookDelivery {
   deliveryId: string;
   eventId: string;
-  eventType: EventType | 'webhook_endpoint.ping';
+  eventType: EventType;
   status: 'pending' | 'succeeded' | 'failed';
   attempts: number;
   lastAttemptAt: string | null;
@@ -116,7 +126,7 @@ export interface VerifyOptions {
  * not parse and re-serialise it first); `headers` the request's headers; `secret` the endpoint's
  * `whsec_…` secret. Throws WebhookVerificationError when it does not verify.
  */
-function verify<D = Record<string, unknown>>(rawBody: string | Uint8Array, headers: HeaderSource, secret: string, opts: VerifyOptions = {}): PartnerEvent<D> {
+function verify(rawBody: string | Uint8Array, headers: HeaderSource, secret: string, opts: VerifyOptions = {}): PartnerEvent {
   const id = header(headers, 'webhook-id');
   const ts = header(headers, 'webhook-timestamp');
   const sigs = header(headers, 'webhook-signature');
@@ -136,7 +146,7 @@ function verify<D = Record<string, unknown>>(rawBody: string | Uint8Array, heade
   });
   if (!ok) throw new WebhookVerificationError('no signature matches this secret');
   try {
-    return JSON.parse(body) as PartnerEvent<D>;
+    return JSON.parse(body) as PartnerEvent;
   } catch {
     throw new WebhookVerificationError('the body is not JSON');
   }

@@ -31,8 +31,9 @@ export class UnknownKekError extends Error {
       `signing key ${kid} in the database is sealed with a key-encryption key this process does not have ` +
         `(AUTH_KEY_ENCRYPTION_KEY lists ${kekCount} key${kekCount === 1 ? '' : 's'}, none opens it). ` +
         'Set AUTH_KEY_ENCRYPTION_KEY to the key this database was set up with; to rotate it, list the new key first and the old one after it ' +
-        '(NEW,OLD), start once, then drop OLD. If that key is lost, the signing keys are too: delete them (DELETE FROM auth.signing_keys) ' +
-        'and restart; a new key is made, and tokens issued before stop verifying.',
+        '(NEW,OLD), start once, then drop OLD. If this database belongs to another deployment or checkout (one KEK each), give this one ' +
+        'its own: set DATABASE_URL to another database and NATS_PREFIX to another prefix (npm start picks and saves both for a second ' +
+        'checkout). The keys in this database are that other owner\'s: leave them.',
     );
     this.name = 'UnknownKekError';
   }

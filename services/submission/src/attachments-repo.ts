@@ -88,6 +88,16 @@ export async function claimStaged(pool: Pool, owner: Owner, attachmentId: string
   return r.rowCount === 1;
 }
 
+/** The declared media type of an owner's staged upload on the submission; undefined when it is not staged (promoted, gone). */
+export async function stagedContentType(pool: Pool, owner: Owner, submissionId: string, attachmentId: string): Promise<string | undefined> {
+  const r = await pool.query<{ content_type: string }>(
+    `SELECT content_type FROM attachments
+      WHERE attachment_id = $1 AND submission_id = $2 AND tenant_id = $3 AND partner_id = $4 AND state = 'staged'`,
+    [attachmentId, submissionId, owner.tenantId, owner.partnerId],
+  );
+  return r.rows[0]?.content_type;
+}
+
 /**
  * Promotes a staged upload for a job. Idempotent by job id: the attachment this job made before is
  * returned as it is. Undefined when the upload is not (or no longer) a staged one of this owner

@@ -10,6 +10,7 @@ import type { Logger } from '@partner/shared/telemetry/logger';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import { isSafeFileName } from '@partner/shared/domain/attachments';
+import { contentTypeMismatch, SNIFF_BYTES } from '@partner/shared/domain/content-sniff';
 import type { Owner as OwnerMessage } from '@partner/shared/generated/partner/submission/v1/Owner';
 import type { UploadAttachmentRequest__Output } from '@partner/shared/generated/partner/submission/v1/UploadAttachmentRequest';
 import type { UploadAttachmentResponse } from '@partner/shared/generated/partner/submission/v1/UploadAttachmentResponse';
@@ -167,6 +168,30 @@ export function attachmentService(deps: {
     return { discarded: true };
   };
 
+  /**
+   * A staged upload whose leading bytes do not fit its declared media type (content-sniff.ts) fails
+   * the job that would attach it: validation_error naming contentType. The upload stays staged (the
+   * sweep removes it), so a redelivery of the job answers the same.
+   */
+  const checkContentType = async (owner: repo.Owner, submissionId: string, uploadId: string): Promise<void> => {
+    const declared = await repo.stagedContentType(pool, owner, submissionId, uploadId).catch(dbError);
+    if (declared === undefined) return;
+    const parts: Buffer[] = [];
+    let got = 0;
+    for await (const chunk of store.get(uploadId)) {
+      parts.push(chunk);
+      got += chunk.length;
+      if (got >= SNIFF_BYTES) break;
+    }
+    const why = contentTypeMismatch(declared, Buffer.concat(parts).subarray(0, SNIFF_BYTES));
+    if (why) {
+      throw new DomainError('validation_error', `contentType ${why}; upload it again with the type it is`, {
+        retryable: false,
+        details: [{ field: 'contentType', issue: why }],
+      });
+    }
+  };
+
   const CreateAttachment = async (req: CreateAttachmentRequest__Output): Promise<CreateAttachmentResponse> => {
     if (!isJobId(req.jobId)) throw invalid('job_id is required', 'job_id');
     const owner = ownerOf(req.owner);
@@ -174,6 +199,7 @@ export function attachmentService(deps: {
     if (!isDocumentType(req.documentType)) {
       throw invalid(`document_type must be one of ${DOCUMENT_TYPES.join(', ')}`, 'document_type');
     }
+    if (isUuid(req.uploadId)) await checkContentType(owner, submissionId, req.uploadId.toLowerCase());
     const promoted = isUuid(req.uploadId)
       ? await repo
           .promote(pool, deps.names, {

@@ -9,6 +9,8 @@ export interface EndpointCreatePayload {
   url: string;
   eventTypes: string[];
   description?: string;
+  /** The partner's own secret, when it brought one (never returned: the result is the endpoint's record). */
+  secret?: string;
 }
 export interface EndpointUpdatePayload {
   endpointId: string;
@@ -27,7 +29,7 @@ export interface EndpointRecoverPayload extends EndpointPayload {
 const create: Handler = async (job, payload, ctx) => {
   const p = payload as EndpointCreatePayload;
   const { endpoint } = await ctx.clients.events
-    .CreateWebhookEndpoint({ ...jobScope(job), url: p.url, eventTypes: p.eventTypes, description: p.description ?? '' })
+    .CreateWebhookEndpoint({ ...jobScope(job), url: p.url, eventTypes: p.eventTypes, description: p.description ?? '', secret: p.secret ?? '' })
     .catch(failOnRefusal);
   return endpointRecord(endpoint!);
 };

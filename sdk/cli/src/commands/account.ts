@@ -1,6 +1,6 @@
 // `partner login`, `logout` and `health`: the credentials of a profile, checked before they are stored.
 import { createInterface } from 'node:readline/promises';
-import { PartnerClient } from '@partner/sdk';
+import { PartnerApiError, PartnerClient } from '@partner/sdk';
 import { defaultScope, profileOf, readStored, removeStored, writeStored, type Settings } from '../config.js';
 import type { Io } from '../output.js';
 import { EXIT, readAll, UsageError, type Command, type Context } from '../command.js';
@@ -8,7 +8,7 @@ import { EXIT, readAll, UsageError, type Command, type Context } from '../comman
 export const ACCOUNT_COMMANDS: Record<string, Command> = {
   login: {
     usage: 'login [--base-url URL] [--auth-url URL] [--client-id ID] [--scope SCOPE] [--client-secret-stdin]',
-    summary: 'check and store the credentials (asks for what is not given)',
+    summary: 'check the credentials (a token, then GET /v1/health with it) and store them (asks for what is not given)',
     args: [],
     options: ['base-url', 'auth-url', 'client-id', 'scope', 'client-secret-stdin'],
     run: login,
@@ -73,8 +73,16 @@ async function login(ctx: Context): Promise<number> {
       throw new UsageError(`${settings[key]} is not an http(s) URL`);
     }
   }
-  // Only credentials the token server accepts are stored.
-  await new PartnerClient({ ...settings, maxAttempts: 2 }).accessToken({ signal: ctx.signal });
+  // Only what works is stored: a token from the token server, and the gateway answering GET /v1/health
+  // with it (a scope the token server grants but this gateway does not serve is 403 insufficient_scope).
+  try {
+    await new PartnerClient({ ...settings, maxAttempts: 2 }).health({ signal: ctx.signal });
+  } catch (err) {
+    if (err instanceof PartnerApiError && err.status === 403) {
+      ctx.out.note(`nothing stored: ${baseUrl} refused the token for scope ${settings.scope} (${err.code}); check --scope and --base-url, or ask for the health/read permission`);
+    }
+    throw err;
+  }
   writeStored(file, settings);
   ctx.out.record({ configFile: file, baseUrl, authUrl, clientId, scope: settings.scope, ...(values.profile || io.env.PARTNER_PROFILE ? { profile: profileOf(values.profile, io.env) ?? 'default' } : {}) });
   return EXIT.ok;

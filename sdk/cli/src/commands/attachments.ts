@@ -134,7 +134,7 @@ async function download(ctx: Context, [submissionId, attachmentId]: string[]): P
   const file = resolve(target ?? safeName(dl.fileName ?? attachmentId!));
   if (existsSync(file) && !ctx.values.force) {
     await dl.body.cancel().catch(() => undefined);
-    throw new UsageError(`${file} exists; use --force to replace it, or -o another name`);
+    throw new UsageError(`${file} exists; use --force to replace it, or -o another name`, { usageHint: false });
   }
   const partial = `${file}.partial`;
   try {

@@ -1,13 +1,14 @@
 // `partner events tail`: the event feed as it happens (long-poll), resumable by cursor.
-import type { EventType } from '@partner/sdk';
-import { EXIT, UsageError, type Command, type Context } from '../command.js';
+import type { FeedEventType } from '@partner/sdk';
+import { EXIT, type Command, type Context } from '../command.js';
+import { feedStart } from './feed-start.js';
 
 export const EVENT_COMMANDS: Record<string, Command> = {
   'events tail': {
-    usage: 'events tail [--types T1,T2] [--since TIME | --cursor CURSOR] [--json]',
-    summary: 'print events as they happen (one JSON object a line with --json), until Ctrl-C',
+    usage: 'events tail [--types T1,T2] [--from-start | --since TIME | --cursor CURSOR] [--json]',
+    summary: 'print events as they happen, from now on (one JSON object a line with --json), until Ctrl-C',
     args: [],
-    options: ['types', 'since', 'cursor'],
+    options: ['types', 'from-start', 'since', 'cursor'],
     run: (ctx) => tailEvents(ctx),
   },
 };
@@ -15,10 +16,11 @@ export const EVENT_COMMANDS: Record<string, Command> = {
 /** `events tail`: follows the feed with long-poll; on Ctrl-C says how to resume where it stopped. */
 async function tailEvents(ctx: Context): Promise<number> {
   const v = ctx.values;
-  if (v.since && v.cursor) throw new UsageError('give --since or --cursor, not both');
-  const types = v.types ? (v.types.split(',').map((t) => t.trim()) as EventType[]) : undefined;
+  const start = feedStart(v);
+  const types = v.types ? (v.types.split(',').map((t) => t.trim()) as FeedEventType[]) : undefined;
   let cursor = v.cursor;
-  const params = { ...(types ? { types } : {}), ...(v.since ? { since: v.since } : {}), ...(cursor ? { cursor } : {}) };
+  const params = { ...(types ? { types } : {}), ...start };
+  ctx.out.note(`following events ${'from' in start && start.from === 'now' ? 'from now on (--from-start, --since or --cursor to go back)' : 'from where you said'}; Ctrl-C stops`);
   for await (const e of ctx.client().followEvents(params, { signal: ctx.signal, onCursor: (c) => (cursor = c) })) {
     if (ctx.out.json) ctx.io.stdout.write(`${JSON.stringify(e)}\n`);
     else {

@@ -2,15 +2,16 @@
 // the event feed (long-poll) and POSTs each event to the local URL signed exactly like a real delivery
 // (Standard Webhooks headers) with a local secret it prints, so the receiver's verification code runs
 // unchanged. Ctrl-C stops it and says how to resume.
-import { webhooks, type EventType } from '@partner/sdk';
+import { webhooks, type FeedEventType } from '@partner/sdk';
 import { EXIT, UsageError, type Command, type Context } from '../command.js';
+import { feedStart } from './feed-start.js';
 
 export const LISTEN_COMMANDS: Record<string, Command> = {
   listen: {
-    usage: 'listen --forward-to URL [--types T1,T2] [--since TIME | --cursor CURSOR] [--secret whsec_…]',
+    usage: 'listen --forward-to URL [--types T1,T2] [--from-start | --since TIME | --cursor CURSOR] [--secret whsec_…]',
     summary: 'forward your events to a local receiver, signed like real webhook deliveries, until Ctrl-C',
     args: [],
-    options: ['forward-to', 'types', 'since', 'cursor', 'secret'],
+    options: ['forward-to', 'types', 'from-start', 'since', 'cursor', 'secret'],
     run: (ctx) => listen(ctx),
   },
 };
@@ -25,16 +26,13 @@ async function listen(ctx: Context): Promise<number> {
   } catch {
     throw new UsageError(`--forward-to ${target} is not a URL`);
   }
-  if (v.since && v.cursor) throw new UsageError('give --since or --cursor, not both');
+  // From now on unless told otherwise: a listener forwards what happens while it runs.
+  const start = feedStart(v);
   if (v.secret !== undefined && !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(v.secret)) throw new UsageError('--secret must be a whsec_… secret');
   const secret = v.secret ?? webhooks.newSecret();
-  const types = v.types ? (v.types.split(',').map((t) => t.trim()) as EventType[]) : undefined;
+  const types = v.types ? (v.types.split(',').map((t) => t.trim()) as FeedEventType[]) : undefined;
   let cursor = v.cursor;
-  // From now on unless told otherwise: a listener forwards what happens while it runs.
-  const params = {
-    ...(types ? { types } : {}),
-    ...(cursor ? { cursor } : { since: v.since ?? new Date().toISOString() }),
-  };
+  const params = { ...(types ? { types } : {}), ...start };
   ctx.out.note(`forwarding events to ${url.href}; verify them with the signing secret ${secret}${v.secret ? '' : ' (pass --secret to keep it)'}; Ctrl-C stops`);
   for await (const event of ctx.client().followEvents(params, { signal: ctx.signal, onCursor: (c) => (cursor = c) })) {
     const body = JSON.stringify(event);

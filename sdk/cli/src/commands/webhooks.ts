@@ -1,6 +1,7 @@
 // `partner webhooks …`: endpoints that receive the events as signed deliveries, their secrets and
 // delivery logs. Every change is a job, waited for like every other mutation (--wait, --idempotency-key).
 import type { PartnerClient, WebhookDelivery, WebhookDeliveryListParams, WebhookEndpoint, WebhookEndpointUpdate, WebhookEventType } from '@partner/sdk';
+import { webhooks } from '@partner/sdk';
 import { EXIT, intOption, mutation, showList, UsageError, type Command, type Values } from '../command.js';
 
 const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
@@ -24,16 +25,22 @@ const ENDPOINT_COLUMNS: [string, string][] = [
 
 export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks create': {
-    usage: 'webhooks create --url URL [--types T1,T2|*] [--description TEXT] [--wait SECONDS] [--idempotency-key KEY]',
-    summary: 'register an endpoint for the event types (default all); read its signing secret with webhooks secret',
+    usage: 'webhooks create --url URL [--types T1,T2|*] [--description TEXT] [--secret whsec_…] [--wait SECONDS] [--idempotency-key KEY]',
+    summary: 'register an endpoint for the event types (default all); prints its signing secret (made here unless --secret) once',
     args: [],
-    options: ['url', 'types', 'description', 'wait', 'idempotency-key'],
+    options: ['url', 'types', 'description', 'secret', 'wait', 'idempotency-key'],
     run: async (ctx) => {
       const v = ctx.values;
       if (!v.url) throw new UsageError('--url is required: where the deliveries are POSTed');
-      const input = { url: v.url, eventTypes: typesOf(v, ['*'])!, ...(v.description !== undefined ? { description: v.description } : {}) };
+      if (v.secret !== undefined && !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(v.secret)) throw new UsageError('--secret must be whsec_ and the base64 of 24 to 64 random bytes');
+      // Made here, before the request: the secret is the partner's from the first delivery on.
+      const secret = v.secret ?? webhooks.newSecret();
+      const input = { url: v.url, eventTypes: typesOf(v, ['*'])!, secret, ...(v.description !== undefined ? { description: v.description } : {}) };
       const client = ctx.client();
-      return mutation(ctx, 'webhook endpoint', (opts) => client.createWebhookEndpoint(input, opts));
+      const code = await mutation(ctx, 'webhook endpoint', (opts) => client.createWebhookEndpoint(input, opts));
+      if (code !== EXIT.ok) ctx.out.note(`its signing secret, once the job succeeds: ${secret}`);
+      else if (!v.secret) ctx.out.note('keep the secret in your secret store: it verifies every delivery (partner webhooks secret reads it again)');
+      return code;
     },
   },
   'webhooks list': {

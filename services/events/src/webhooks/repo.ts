@@ -11,6 +11,7 @@
 // their foreign-key check (FOR KEY SHARE) does not conflict with FOR NO KEY UPDATE.
 
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
+import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import type { EventMessage } from '@partner/shared/domain/events';
 import { newEventId, sqlIso } from '@partner/shared/domain/events';
 import { prefixedIds, type CursorCodec } from '@partner/shared/domain/list-cursor';
@@ -82,6 +83,10 @@ export async function queueDeliveries(c: PoolClient, msgs: EventMessage[]): Prom
        JOIN webhook_endpoints w
          ON w.tenant_id = e.tenant_id AND w.partner_id = e.partner_id AND w.status = 'enabled'
         AND (e.type = ANY(w.event_types) OR '*' = ANY(w.event_types))
+        -- An endpoint's own creation job is not delivered to it: it settles before the partner can
+        -- hold a secret the service made (docs/webhooks.md, "Register an endpoint").
+        AND NOT (e.type = 'job.succeeded' AND e.body::jsonb #>> '{data,kind}' = '${JOB_KINDS.webhookEndpointCreate}'
+                 AND e.body::jsonb #>> '{data,result,endpointId}' = w.endpoint_id)
      ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
     [
       msgs.map((m) => m.event.id),
@@ -136,7 +141,7 @@ async function lockEndpoint(c: PoolClient, owner: Owner, endpointId: string, mod
 
 export async function createEndpoint(
   pool: Pool,
-  a: { jobId: string; owner: Owner; url: string; eventTypes: string[]; description: string; limit: number },
+  a: { jobId: string; owner: Owner; url: string; eventTypes: string[]; description: string; secret?: string; limit: number },
 ): Promise<WebhookEndpointView> {
   return once(pool, a.jobId, async (c) => {
     // One partner's creations are serialized, so the limit holds under concurrent jobs.
@@ -151,7 +156,7 @@ export async function createEndpoint(
     const r = await c.query<EndpointRow>(
       `INSERT INTO webhook_endpoints (endpoint_id, tenant_id, partner_id, url, event_types, description, secret)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${ENDPOINT_COLUMNS}`,
-      [newEndpointId(), a.owner.tenantId, a.owner.partnerId, a.url, a.eventTypes, a.description, newWebhookSecret()],
+      [newEndpointId(), a.owner.tenantId, a.owner.partnerId, a.url, a.eventTypes, a.description, a.secret ?? newWebhookSecret()],
     );
     return endpointView(r.rows[0]!);
   });

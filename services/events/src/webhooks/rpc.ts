@@ -9,6 +9,7 @@ import type { ProtoEnum } from '@partner/shared/domain/proto-enums';
 import {
   ALL_EVENTS,
   isEndpointId,
+  secretProblem,
   WEBHOOK_DELIVERY_STATUS,
   WEBHOOK_DISABLED_REASON,
   WEBHOOK_ENDPOINT_STATUS,
@@ -95,8 +96,11 @@ export async function webhookHandlers(pool: Pool, opts: WebhookRpcOptions) {
       url: string;
       eventTypes: string[];
       description: string;
+      secret: string;
     }) => {
       if (!req.url) throw new DomainError('validation_error', 'url is required', { details: [{ field: 'url', issue: 'is required' }] });
+      const secretIssue = req.secret ? secretProblem(req.secret) : undefined;
+      if (secretIssue) throw new DomainError('validation_error', 'invalid secret', { details: [{ field: 'secret', issue: secretIssue }] });
       const endpoint = await db(
         repo.createEndpoint(pool, {
           jobId: req.jobId,
@@ -104,6 +108,7 @@ export async function webhookHandlers(pool: Pool, opts: WebhookRpcOptions) {
           url: req.url,
           eventTypes: eventTypesOf(req.eventTypes),
           description: req.description,
+          ...(req.secret ? { secret: req.secret } : {}),
           limit: opts.endpointLimit,
         }),
       );

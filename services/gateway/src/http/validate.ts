@@ -63,7 +63,10 @@ export function validator<T>(schema: object): (body: unknown) => T {
     const errors = validate.errors ?? [];
     // A failing oneOf/anyOf is one problem of its field, not one per alternative it tried.
     const alternatives = errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf').map((e) => `${e.schemaPath}/`);
-    const details = errors.filter((e) => !alternatives.some((p) => e.schemaPath.startsWith(p))).map(detail);
+    const kept = errors.filter((e) => !alternatives.some((p) => e.schemaPath.startsWith(p)));
+    // An empty name fails minLength and the visible-character pattern: one problem, said the friendly way.
+    const visible = new Set(kept.filter((e) => e.keyword === 'pattern' && (e.params as { pattern: string }).pattern === VISIBLE_TEXT).map((e) => e.instancePath));
+    const details = kept.filter((e) => !(e.keyword === 'minLength' && visible.has(e.instancePath))).map(detail);
     throw new DomainError('validation_error', 'the request body is invalid; see details', { details });
   };
 }

@@ -1,6 +1,7 @@
 // The event feed's part of the OpenAPI document (GET /v1/events, GET /v1/events/{eventId}): its
 // schemas and paths, merged into document.ts.
 import { EVENT_TYPES } from '@partner/shared/domain/events';
+import { PING_EVENT_TYPE } from '@partner/shared/domain/webhooks';
 import { ref, type Schema } from './schemas.js';
 
 type Obj = Record<string, unknown>;
@@ -19,6 +20,30 @@ const EVENT_EXAMPLE = {
   },
 };
 const CURSOR_EXAMPLE = 'AQAAAAAAAAAqv1xqf0c3Qm0yZ8nq2xW1cA';
+
+/**
+ * What each event type's `data` is. The document's `webhooks` (one delivery per type) carry it, and
+ * the SDK's event types are generated from those (scripts/gen-sdk-events.mjs): a type added to
+ * EVENT_TYPES without an entry here is delivered, and typed, as an object.
+ */
+export const EVENT_DATA: Record<string, Schema> = {
+  'job.succeeded': ref('JobSucceeded'),
+  'job.failed': ref('JobFailed'),
+  'job.canceled': ref('JobCanceled'),
+  'submission.created': ref('Submission'),
+  'attachment.created': ref('Attachment'),
+  'attachment.deleted': {
+    type: 'object',
+    additionalProperties: false,
+    required: ['submissionId', 'attachmentId'],
+    properties: { submissionId: ref('Uuid'), attachmentId: ref('Uuid') },
+  },
+  'webhook_endpoint.disabled': ref('WebhookEndpoint'),
+  [PING_EVENT_TYPE]: { type: 'object', additionalProperties: false, required: ['endpointId'], properties: { endpointId: ref('WebhookEndpointId') } },
+};
+
+/** An event type's `data` schema (an object for a type EVENT_DATA does not list). */
+export const eventDataOf = (type: string): Schema => EVENT_DATA[type] ?? { type: 'object' };
 
 export const eventSchemas: Record<string, Schema> = {
   EventId: { type: 'string', pattern: '^evt_[0-9a-f]{32}$', description: 'Event id: `evt_` and 32 lowercase hex characters.', examples: [EVENT_EXAMPLE.id] },

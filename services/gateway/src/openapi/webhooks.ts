@@ -12,6 +12,7 @@ import {
   WEBHOOK_ENDPOINT_STATUSES,
 } from '@partner/shared/domain/webhooks';
 import { endpointCreateSchema, endpointUpdateSchema, recoverSchema } from '../routes/webhooks.js';
+import { eventDataOf } from './events.js';
 import { ref, type Schema } from './schemas.js';
 
 type Obj = Record<string, unknown>;
@@ -305,9 +306,9 @@ export function webhookDeliveries(): Obj {
                     ? {
                         type: 'object',
                         required: ['id', 'type', 'timestamp', 'data'],
-                        properties: { id: ref('EventId'), type: { const: PING_EVENT_TYPE }, timestamp, data: { type: 'object', properties: { endpointId: ref('WebhookEndpointId') } } },
+                        properties: { id: ref('EventId'), type: { const: PING_EVENT_TYPE }, timestamp, data: eventDataOf(type) },
                       }
-                    : { allOf: [ref('Event'), { type: 'object', properties: { type: { const: type } } }] },
+                    : { allOf: [ref('Event'), { type: 'object', properties: { type: { const: type }, data: eventDataOf(type) } }] },
               },
             },
           },

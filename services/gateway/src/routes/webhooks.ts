@@ -15,6 +15,9 @@ import {
   hostProblem,
   isEndpointId,
   MAX_DESCRIPTION_LENGTH,
+  PARTNER_SECRET_PATTERN,
+  privateAddressProblem,
+  secretProblem,
   MAX_URL_LENGTH,
   urlProblems,
   WEBHOOK_DELIVERY_STATUS,
@@ -41,12 +44,21 @@ const eventTypesSchema = {
 } as const;
 const urlSchema = { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH } as const;
 const descriptionSchema = { type: 'string', maxLength: MAX_DESCRIPTION_LENGTH } as const;
+/** The partner's own signing secret (docs/webhooks.md): held before the first delivery, never in a job result. */
+const secretSchema = {
+  type: 'string',
+  pattern: PARTNER_SECRET_PATTERN,
+  maxLength: 100,
+  description:
+    'Optional: the signing secret, `whsec_` and the standard base64 of 24 to 64 random bytes, made by the caller (the SDK and CLI make one) so it ' +
+    'verifies the very first delivery. Without it the service makes one (read it with `GET …/secret`). Never in a job result, event or log.',
+} as const;
 
 export const endpointCreateSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['url', 'eventTypes'],
-  properties: { url: urlSchema, eventTypes: eventTypesSchema, description: descriptionSchema },
+  properties: { url: urlSchema, eventTypes: eventTypesSchema, description: descriptionSchema, secret: secretSchema },
 } as const;
 
 export const endpointUpdateSchema = {
@@ -69,6 +81,7 @@ interface EndpointCreate {
   url: string;
   eventTypes: string[];
   description?: string;
+  secret?: string;
 }
 interface EndpointUpdate {
   url?: string;
@@ -108,7 +121,7 @@ export function webhookRoutes(router: Router<GatewayState>, deps: RouteDeps): vo
     const problems = urlProblems(raw, rules);
     if (problems.length === 0) {
       const why = await hostProblem(hostOf(new URL(raw)), rules);
-      if (why) problems.push(`must not point at a private address: ${why}`);
+      if (why) problems.push(privateAddressProblem(why, rules));
     }
     if (problems.length > 0) throw invalidBody(problems.map((issue) => ({ field: 'url', issue })));
     return new URL(raw).href;
@@ -131,8 +144,16 @@ export function webhookRoutes(router: Router<GatewayState>, deps: RouteDeps): vo
 
   router.post('/webhook-endpoints', deps.guard('webhooks/write'), async (ctx) => {
     const body = validateCreate(await readJson(ctx, deps.config.jsonLimitBytes));
+    const secretIssue = body.secret === undefined ? undefined : secretProblem(body.secret);
+    if (secretIssue) throw invalidBody([{ field: 'secret', issue: secretIssue }]);
     const payload = { url: await checkUrl(body.url), eventTypes: [...new Set(body.eventTypes)], description: body.description ?? '' };
-    await runMutation(ctx, deps, { kind: JOB_KINDS.webhookEndpointCreate, payload, fingerprintOf: payload });
+    // The secret travels in the job's payload only (the worker hands it to the events service); the
+    // idempotency fingerprint holds its hash, so a replay with another secret is a different request.
+    await runMutation(ctx, deps, {
+      kind: JOB_KINDS.webhookEndpointCreate,
+      payload: body.secret === undefined ? payload : { ...payload, secret: body.secret },
+      fingerprintOf: body.secret === undefined ? payload : { ...payload, secret: body.secret },
+    });
   });
 
   router.get('/webhook-endpoints', deps.guard('webhooks/read'), async (ctx) => {

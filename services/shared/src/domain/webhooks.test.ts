@@ -7,6 +7,8 @@ import {
   hostProblem,
   literalProblem,
   newWebhookSecret,
+  privateAddressProblem,
+  secretProblem,
   readAllowLoopbackTargets,
   RefusedTargetError,
   refusedAddress,
@@ -262,5 +264,28 @@ describe('webhook signatures', () => {
     expect(() => new Webhook(b).verify(body, headers([a]))).toThrow();
     // And the reference's own signature equals ours.
     expect(new Webhook(a).sign('evt_1', new Date(ts * 1000), body)).toBe(webhookSignature([a], 'evt_1', ts, body));
+  });
+});
+
+describe('a secret the partner brings', () => {
+  const of = (n: number) => `whsec_${Buffer.alloc(n, 7).toString('base64')}`;
+  it('is whsec_ and canonical base64 of 24 to 64 bytes', () => {
+    for (const n of [24, 32, 50, 64]) expect(secretProblem(of(n))).toBeUndefined();
+    expect(secretProblem(newWebhookSecret())).toBeUndefined();
+    expect(secretProblem(of(23))).toMatch(/24 to 64 random bytes \(it has 23\)/);
+    expect(secretProblem(of(65))).toMatch(/it has 65/);
+    for (const bad of ['', 'whsec_', 'secret', of(32).slice('whsec_'.length), `whsec_${'A'.repeat(43)}`, `${of(32)} `, of(32).replace('whsec_', 'whsec-'), `whsec_${Buffer.alloc(32).toString('base64url')}_-`]) {
+      expect(secretProblem(bad), bad).toMatch(/must be whsec_ followed by the standard base64/);
+    }
+  });
+});
+
+describe('a loopback target refused', () => {
+  it('points at partner listen where loopback is not allowed (and only there, only for loopback)', () => {
+    const strict = { allowHttp: true, allowLoopback: false };
+    expect(urlProblems('http://127.0.0.1:3000/hooks', strict)).toEqual([
+      'must not point at a private address: 127.0.0.1 is a loopback address; to receive events on your own machine, use `partner listen --forward-to <url>`',
+    ]);
+    expect(privateAddressProblem('10.0.0.1 is a private address', { allowLoopback: false })).toBe('must not point at a private address: 10.0.0.1 is a private address');
   });
 });

@@ -76,6 +76,26 @@ export function endpointRecord(e: WebhookEndpoint__Output): WebhookEndpointView 
 /** `whsec_` + base64 of 32 random bytes (Standard Webhooks' secret format). */
 export const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
+/** A secret a partner brings (POST /v1/webhook-endpoints `secret`): `whsec_` + base64 of this many bytes. */
+export const PARTNER_SECRET_BYTES = { min: 24, max: 64 } as const;
+/** The JSON Schema of that secret's form (the byte count is checked by secretProblem). */
+export const PARTNER_SECRET_PATTERN = '^whsec_[A-Za-z0-9+/]+={0,2}$';
+
+/**
+ * Why a partner's secret is refused, or undefined: `whsec_`, then canonical standard base64 (padded,
+ * as Buffer#toString('base64') writes it) of PARTNER_SECRET_BYTES.min..max bytes.
+ */
+export function secretProblem(secret: string): string | undefined {
+  const { min, max } = PARTNER_SECRET_BYTES;
+  const form = `must be whsec_ followed by the standard base64 of ${min} to ${max} random bytes`;
+  if (!new RegExp(PARTNER_SECRET_PATTERN).test(secret)) return form;
+  const b64 = secret.slice('whsec_'.length);
+  const bytes = Buffer.from(b64, 'base64');
+  if (bytes.toString('base64') !== b64) return form;
+  if (bytes.length < min || bytes.length > max) return `${form} (it has ${bytes.length})`;
+  return undefined;
+}
+
 /** The key bytes of a `whsec_…` secret. */
 export function secretKey(secret: string): Buffer {
   return Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
@@ -279,8 +299,18 @@ export function urlProblems(raw: string, rules: TargetRules): string[] {
   if (url.username || url.password) problems.push('must not contain credentials');
   if (url.hash) problems.push('must not contain a fragment');
   const why = literalProblem(url, rules);
-  if (why) problems.push(`must not point at a private address: ${why}`);
+  if (why) problems.push(privateAddressProblem(why, rules));
   return problems;
+}
+
+/**
+ * The issue of a URL whose host is (or resolves to) an address refused under the rules; a loopback
+ * target refused where loopback is not allowed points at `partner listen`, which forwards events to a
+ * receiver on the partner's own machine.
+ */
+export function privateAddressProblem(why: string, rules: Pick<TargetRules, 'allowLoopback'>): string {
+  const hint = !rules.allowLoopback && / is a loopback address$/.test(why) ? '; to receive events on your own machine, use `partner listen --forward-to <url>`' : '';
+  return `must not point at a private address: ${why}${hint}`;
 }
 
 /**
