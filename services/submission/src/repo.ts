@@ -22,12 +22,15 @@ export interface SubmissionRow {
   status: string;
   created_at: Date;
   updated_at: Date;
+  requirements_version: string;
+  currently_due: string[];
 }
 
 const COLUMN_NAMES = ['submission_id', 'tenant_id', 'partner_id', 'principal_id', 'external_ref', 'submission_type', 'effective_date',
-  'product_id', 'applicant', 'submission_name', 'status', 'created_at', 'updated_at'];
+  'product_id', 'applicant', 'submission_name', 'status', 'created_at', 'updated_at', 'requirements_version', 'currently_due'];
 const COLUMNS = `submission_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
-                 effective_date::text AS effective_date, product_id, applicant, submission_name, status, created_at, updated_at`;
+                 effective_date::text AS effective_date, product_id, applicant, submission_name, status, created_at, updated_at,
+                 requirements_version, currently_due`;
 
 export const LIST_COLUMNS = COLUMNS;
 
@@ -47,6 +50,7 @@ export function toProto(r: SubmissionRow): Submission {
     principalId: r.principal_id ?? '',
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
+    requirements: { version: r.requirements_version, currentlyDue: r.currently_due },
   };
 }
 
@@ -61,6 +65,9 @@ export interface NewSubmission {
   productId: string;
   /** As stored and shown: normalizeApplicant's form. */
   applicant: Applicant;
+  /** The product's requirements version that judged it, and that version's attachment rules (JSON array). */
+  requirementsVersion: number;
+  attachmentRulesJson: string;
 }
 
 const CREATED_EVENT = {
@@ -69,15 +76,18 @@ const CREATED_EVENT = {
   dataSql: `jsonb_build_object('submissionId', s.submission_id, 'submissionName', s.submission_name, 'status', s.status,
               'externalRef', s.external_ref, 'submissionType', s.submission_type, 'effectiveDate', s.effective_date,
               'productId', s.product_id, 'applicant', s.applicant,
-              'principalId', s.principal_id, 'createdAt', ${sqlIso('s.created_at')}, 'updatedAt', ${sqlIso('s.updated_at')})`,
+              'principalId', s.principal_id, 'createdAt', ${sqlIso('s.created_at')}, 'updatedAt', ${sqlIso('s.updated_at')},
+              'requirements', jsonb_build_object('version', s.requirements_version, 'currentlyDue', to_jsonb(s.currently_due)))`,
 };
 
 // One statement, so one round trip and one commit: insert the submission unless this job made one
 // already, and record its submission.created event (data: the submission as its GET shows it).
 const CREATE = `WITH ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
-                              effective_date, product_id, applicant, submission_name, status)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'submitted')
+                              effective_date, product_id, applicant, submission_name, status,
+                              requirements_version, attachment_rules, currently_due)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'submitted',
+             $14, $15::jsonb, initially_due($15::jsonb))
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${COLUMNS}
    ), event AS (
@@ -90,14 +100,16 @@ const CREATE = `WITH ins AS (
 // one job twice (the batcher keeps such calls apart).
 const CREATE_BATCH = `WITH input AS (
      SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                          $9::uuid[], $10::text[], $11::text[], $12::text[])
+                          $9::uuid[], $10::text[], $11::text[], $12::text[], $14::bigint[], $15::text[])
        AS t(submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date,
-            product_id, applicant, submission_name, event_id)
+            product_id, applicant, submission_name, event_id, requirements_version, attachment_rules)
    ), ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
-                              effective_date, product_id, applicant, submission_name, status)
+                              effective_date, product_id, applicant, submission_name, status,
+                              requirements_version, attachment_rules, currently_due)
      SELECT submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date::date,
-            product_id, applicant::jsonb, submission_name, 'submitted'
+            product_id, applicant::jsonb, submission_name, 'submitted',
+            requirements_version, attachment_rules::jsonb, initially_due(attachment_rules::jsonb)
        FROM input
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${COLUMNS}, job_id
@@ -175,6 +187,8 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
           s.name,
           s.eventId,
           subject,
+          s.requirementsVersion,
+          s.attachmentRulesJson,
         ]),
       )
     ).rows;
@@ -196,6 +210,8 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
         col('name'),
         col('eventId'),
         subject,
+        col('requirementsVersion'),
+        col('attachmentRulesJson'),
       ]),
     )
   ).rows;
