@@ -10,6 +10,7 @@ import { ALLOWED_MEDIA_TYPES } from '../attachments/media-types.js';
 import { DEFAULT_MAX_JSON_VALUES, MAX_JSON_DEPTH } from '../http/json-scan.js';
 import { ERROR_CODE_TABLE, ref } from './schemas.js';
 import { eventPaths } from './events.js';
+import { productPaths } from './products.js';
 import { webhookDeliveries, webhookPaths } from './webhooks.js';
 import {
   apiHeaders,
@@ -51,6 +52,7 @@ const EXAMPLE_SUBMISSION = {
   principalId: 'demo-broker',
   createdAt: '2026-11-21T12:00:08.012Z',
   updatedAt: '2026-11-21T12:00:08.012Z',
+  requirements: { version: 3, currentlyDue: ['attachments.loss_run'] },
 };
 
 /** One job in each state, as the job list shows it (GET /v1/jobs/{jobId} shows the settled ones alike). */
@@ -448,6 +450,7 @@ function paths(): Obj {
       },
     },
     ...eventPaths({ apiHeaders, preferHeaders, param, response, json, authErrors }),
+    ...productPaths({ apiHeaders, param, response, json, authErrors }),
     ...webhookPaths({ apiHeaders, param, response, json, authErrors, mutationResponses, mutationDescription: MUTATION_DESCRIPTION }),
   };
 }
@@ -507,6 +510,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Obj {
     tags: [
       { name: 'Health', description: 'Who the credentials belong to.' },
       { name: 'Policies', description: "The partner's policies (read only)." },
+      { name: 'Products', description: 'The product catalogue and what each product requires of a submission (machine-readable).' },
       { name: 'Submissions', description: 'New-business submissions; creating one is a job.' },
       { name: 'Attachments', description: 'Files attached to a submission; uploads and deletions are jobs.' },
       { name: 'Jobs', description: 'The asynchronous jobs that carry out every mutation.' },

@@ -35,6 +35,7 @@ export const schemas: Record<string, Schema> = {
     properties: {
       field: { type: 'string', examples: ['applicant.legalName'] },
       issue: { type: 'string', examples: ['must NOT have fewer than 1 characters'] },
+      code: { type: 'string', description: 'With `requirements_not_met`: what kind of problem (`required`, `out_of_window`, `max_reached`, `media_type_not_allowed`, `too_large`, …).', examples: ['required'] },
     },
   },
   ErrorObject: {
@@ -52,7 +53,7 @@ export const schemas: Record<string, Schema> = {
       retryable: { type: 'boolean' },
       details: {
         type: 'array',
-        description: 'Present for `validation_error`: every failing field or parameter.',
+        description: 'Present for `validation_error` (every failing field or parameter) and `requirements_not_met` (every field that breaks the product\'s requirements).',
         items: ref('ErrorDetail'),
       },
     },
@@ -195,6 +196,7 @@ export const schemas: Record<string, Schema> = {
       'principalId',
       'createdAt',
       'updatedAt',
+      'requirements',
     ],
     properties: {
       submissionId: ref('Uuid'),
@@ -208,6 +210,7 @@ export const schemas: Record<string, Schema> = {
       principalId: { type: ['string', 'null'], description: 'The principal the creating request was attributed to, or null.' },
       createdAt: ref('Timestamp'),
       updatedAt: ref('Timestamp'),
+      requirements: ref('SubmissionRequirements'),
     },
   },
   JobHandle: {
