@@ -214,6 +214,8 @@ describe('the job handle and polling', () => {
       principalId: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
+      // A product without requirements: version 1, nothing due.
+      requirements: { version: 1, currentlyDue: [] },
     });
   });
 

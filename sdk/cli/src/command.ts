@@ -64,6 +64,8 @@ export const OPTIONS = {
   event: { type: 'string' },
   'forward-to': { type: 'string' },
   secret: { type: 'string' },
+  active: { type: 'string' },
+  validate: { type: 'boolean' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -11,6 +11,7 @@ export type { AttachmentDownload } from './attachments.js';
 export * from './errors.js';
 export type { UploadProgress } from './multipart.js';
 export type * from './types.js';
+export type { AttachmentRule, Product, ProductListParams, ProductRequirements, ValidationError, ValidationResult } from './products.js';
 export type { EventListParams, EventPage, EventType, FollowOptions, PartnerEvent } from './events.js';
 export type * from './list-types.js';
 // webhooks.verify/sign/newSecret, WebhookVerificationError and the webhook types.
