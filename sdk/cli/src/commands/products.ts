@@ -10,14 +10,18 @@ export async function bodyFromFile(ctx: Context): Promise<unknown> {
   return ctx.values.file === '-' ? parseJson('standard input', await readAll(ctx.io.stdin)) : readJsonFile(ctx.values.file);
 }
 
-/** Prints a validation verdict; the exit status says it (0 valid, 1 invalid). */
+/**
+ * Prints a validation verdict; the exit status says it (0 valid, 1 invalid). For people: a line per
+ * failing field on stdout. As JSON (--json, or stdout not a terminal): the verdict on stdout and the
+ * same lines on stderr, so a script's log still shows each problem.
+ */
 export function reportValidation(ctx: Context, result: ValidationResult): number {
-  if (ctx.out.json) ctx.out.record(result);
-  else if (result.valid) ctx.io.stdout.write(`valid (requirements version ${result.requirementsVersion})\n`);
-  else {
-    ctx.io.stdout.write(`invalid${result.requirementsVersion !== null ? ` (requirements version ${result.requirementsVersion})` : ''}:\n`);
-    for (const e of result.errors) ctx.io.stdout.write(`  ${e.field}: ${e.message} (${e.code})\n`);
-  }
+  const version = result.requirementsVersion !== null ? ` (requirements version ${result.requirementsVersion})` : '';
+  const lines = result.valid ? [`valid${version}`] : [`invalid${version}:`, ...result.errors.map((e) => `  ${e.field}: ${e.message} (${e.code})`)];
+  if (ctx.out.json) {
+    ctx.out.record(result);
+    if (!result.valid) ctx.out.note(lines.join('\n'));
+  } else ctx.io.stdout.write(`${lines.join('\n')}\n`);
   return result.valid ? EXIT.ok : EXIT.apiError;
 }
 
