@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PartnerClient, RequirementsNotMetError } from '@partner/sdk';
+import { PartnerClient, RequirementsNotMetError } from '../sdk/client/src/index.js';
 import { ROOT, type ClientCreds } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 
