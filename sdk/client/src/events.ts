@@ -3,7 +3,16 @@
 import type { CallOptions } from './options.js';
 import { passOn, seg, type Transport } from './transport.js';
 
-export type EventType = 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled';
+export type EventType =
+  | 'job.succeeded'
+  | 'job.failed'
+  | 'job.canceled'
+  | 'submission.created'
+  | 'attachment.created'
+  | 'attachment.deleted'
+  | 'webhook_endpoint.disabled'
+  | 'submission.requirements_updated'
+  | 'product.requirements_changed';
 
 /** An event: the same JSON in the feed and in a webhook delivery. */
 export interface PartnerEvent<D = Record<string, unknown>> {

@@ -30,7 +30,9 @@ export const eventSchemas: Record<string, Schema> = {
     description:
       'Something that happened to the partner\'s resources. The same JSON in the feed and in a webhook delivery. `data` by type: ' +
       '`job.succeeded` / `job.failed` / `job.canceled` — the job as `GET /v1/jobs/{id}` shows it, with `kind`; `submission.created` — the submission as ' +
-      '`GET /v1/submissions/{id}` shows it; `attachment.created` — the attachment record; `attachment.deleted` — `{submissionId, attachmentId}`.',
+      '`GET /v1/submissions/{id}` shows it; `attachment.created` — the attachment record; `attachment.deleted` — `{submissionId, attachmentId}`; ' +
+      '`submission.requirements_updated` — the submission (its `requirements.currentlyDue` changed); `product.requirements_changed` — ' +
+      'the product as `GET /v1/products/{id}` shows it (sent to every partner).',
     properties: {
       id: ref('EventId'),
       type: ref('EventType'),
