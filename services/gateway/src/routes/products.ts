@@ -88,7 +88,6 @@ export function productRoutes(router: Router<GatewayState>, deps: RouteDeps): vo
     // also covers a change of the generic rules between releases).
     const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`;
     ctx.set('ETag', etag);
-    ctx.set('Cache-Control', 'private, no-cache');
     const inm = ctx.get('if-none-match');
     if (inm && matches(inm, etag)) {
       ctx.status = 304;
