@@ -3,7 +3,8 @@
 // RequirementsNotMetError with its fields, and `partner products …`, `partner submissions validate`
 // (exit 0 valid, 1 invalid, each field's problem printed) and `submissions create --validate`.
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,9 +43,9 @@ const body = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-function partner(args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function partner(args: string[], stdin = '', cli = CLI): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [cli, ...args], {
       cwd: home,
       env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: join(home, 'config') },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -126,4 +127,23 @@ describe('the CLI', () => {
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout).status).toBe('submitted');
   });
+});
+
+describe('the CLI installed from its package', () => {
+  it('validates a submission (packed with npm pack, installed offline, as a partner gets it)', async () => {
+    const run = promisify(execFile);
+    const env = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
+    const packs = mkdtempSync(join(home, 'packs-'));
+    const { stdout } = await run('npm', ['pack', '--json', '-w', 'sdk/client', '-w', 'sdk/cli', '--pack-destination', packs], { cwd: ROOT, env });
+    const packed = JSON.parse(stdout) as { name: string; filename: string }[];
+    const consumer = mkdtempSync(join(home, 'consumer-'));
+    writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    await run('npm', ['install', '--offline', '--no-package-lock', ...packed.map((p) => join(packs, p.filename))], { cwd: consumer, env });
+    const installed = join(consumer, 'node_modules/@partner/cli/dist/main.js');
+    const bad = await partner(['submissions', 'validate', '--file', '-'], JSON.stringify(body()), installed);
+    expect(bad.code, bad.stderr).toBe(1);
+    expect(bad.stderr).toContain('applicant.taxId: is required');
+    const good = await partner(['submissions', 'validate', '--file', '-'], JSON.stringify(body({ applicant: { legalName: 'A', taxId: '123456789' } })), installed);
+    expect(good.code, good.stderr).toBe(0);
+  }, 240_000);
 });
