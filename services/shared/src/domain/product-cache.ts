@@ -11,8 +11,8 @@ import type { ProductRules } from './submission-rules.js';
 interface ProductMessage {
   productId: string;
   active: boolean;
-  requirementsVersion: number | string | { toString(): string };
-  requirementsJson: string;
+  requirementsVersion?: number | string | { toString(): string } | null;
+  requirementsJson?: string;
 }
 
 type GetProduct = (req: { productId: string }) => Promise<{ product?: ProductMessage | null }>;
@@ -25,7 +25,7 @@ export type ProductLookup = ((productId: string) => Promise<ProductRules | undef
 };
 
 export function rulesOf(p: ProductMessage): ProductRules {
-  return { productId: p.productId, active: p.active, requirementsVersion: Number(p.requirementsVersion.toString()), requirements: requirementsFromJson(p.requirementsJson) };
+  return { productId: p.productId, active: p.active, requirementsVersion: Number(p.requirementsVersion?.toString() ?? 0), requirements: requirementsFromJson(p.requirementsJson) };
 }
 
 export function cachedProductRules(policy: { GetProduct: GetProduct }, ttlMs: number, maxEntries = 10_000): ProductLookup {
