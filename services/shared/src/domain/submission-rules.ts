@@ -160,6 +160,13 @@ function compiledFor(product: ProductRules): ValidateFunction {
 /** The generic rules alone (no product known). */
 const generic = ajv.compile(withoutFormats(submissionCreateSchema) as object);
 
+/**
+ * True when the body passes the generic schema (every product's rules), as every create job's
+ * payload has at the gateway. A payload that does not (one submitted to the job service directly)
+ * is not judged by a product's requirements: it fails as it would without them.
+ */
+export const passesGenericRules = (body: unknown): boolean => generic(body) === true;
+
 /** Whole days from `today` (YYYY-MM-DD, UTC) to `date` (YYYY-MM-DD). */
 export function daysAhead(date: string, today: string): number {
   const at = (d: string) => {
