@@ -15,14 +15,16 @@ import { useStack } from './support/use-stack.js';
 import { until } from './support/poll.js';
 import { multipartBytes, upload } from './support/attachments.js';
 import { ALL_PERMISSIONS } from './support/stack.js';
+import { useReceivers } from './support/receiver.js';
 
 const PRODUCT = randomUUID();
 const FILES = mkdtempSync(join(tmpdir(), 'requirements-'));
 let token: string;
 let otherToken: string;
 
+const receiver = useReceivers();
 const stack = useStack(async (stack) => {
-  await stack.startAll();
+  await stack.startAll({}, { dispatcher: true });
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Requirements GL');
   token = await stack.token(await stack.createClient());
   otherToken = await stack.token(await stack.createClient());
@@ -113,7 +115,14 @@ describe('product requirements set', () => {
     expect(r.stderr).toContain('unknown product');
   });
 
-  it('bumps the version, publishes the schema and tells every partner', async () => {
+  it('bumps the version, publishes the schema and tells every partner, in its feed and to its webhooks', async () => {
+    const hooks = await receiver();
+    const endpoint = await stack.api('POST', '/v1/webhook-endpoints', {
+      token: otherToken,
+      headers: { prefer: 'wait=20' },
+      json: { url: hooks.url, eventTypes: ['product.requirements_changed'] },
+    });
+    expect(endpoint.status, endpoint.text).toBe(200);
     const before = (await stack.api('GET', `/v1/products/${PRODUCT}`, { token })).body.requirementsVersion as number;
     const version = await mustSet({ applicant: { required: ['address'] } });
     expect(version).toBe(before + 1);
@@ -127,6 +136,13 @@ describe('product requirements set', () => {
       });
       expect(seen.data).toMatchObject({ productId: PRODUCT, name: 'Requirements GL', active: true, requirementsVersion: version });
     }
+    // Each partner's copy is its own event; the other partner's webhook gets its copy.
+    const mine = (await eventsOf(token, 'product.requirements_changed')).find((e) => e.data.requirementsVersion === version)!;
+    const theirs = (await eventsOf(otherToken, 'product.requirements_changed')).find((e) => e.data.requirementsVersion === version)!;
+    expect(mine.id).not.toBe(theirs.id);
+    expect((await stack.api('GET', `/v1/events/${theirs.id}`, { token })).status).toBe(404);
+    const delivered = await hooks.waitFor('the webhook delivery', (rs) => rs.find((r) => JSON.parse(r.body).id === theirs.id));
+    expect(JSON.parse(delivered.body)).toMatchObject({ type: 'product.requirements_changed', data: { productId: PRODUCT, requirementsVersion: version } });
   });
 });
 

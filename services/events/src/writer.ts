@@ -224,6 +224,8 @@ export class FeedWriter {
     const client = await this.pool.connect();
     let stored: FeedWake[] = [];
     let queued = 0;
+    // Messages of the stream stored (an event for every partner is one message, stored as many rows).
+    let storedMessages = 0;
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [WRITER_LOCK]);
@@ -252,12 +254,13 @@ export class FeedWriter {
         // and only if its deliveries exist (the dispatcher sends them).
         const storedIds = new Set(r.rows.map((row) => row.event_id));
         const deliverable = fresh.filter((p) => storedIds.has(p.msg.event.id));
+        storedMessages = new Set(deliverable.map((p) => p.position)).size;
         if (deliverable.length > 0) queued = await queueDeliveries(client, deliverable.map((p) => p.msg));
       }
       await client.query('COMMIT');
       client.release();
       this.opts.metrics?.stored(stored.length);
-      this.opts.metrics?.skipped(batch.length - stored.length);
+      this.opts.metrics?.skipped(batch.length - storedMessages);
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       client.release(true);
