@@ -248,8 +248,9 @@ describe('attachment rules and currentlyDue', () => {
       return items.length >= 2 && items;
     });
     expect(updates.map((e) => (e.data.requirements as { currentlyDue: string[] }).currentlyDue)).toEqual([[], ['attachments.loss_run']]);
-    // Only the owner hears about its submission.
+    // Only the owner hears about its submission, or sees it: the catalogue is shared, submissions are not.
     expect((await eventsOf(otherToken, 'submission.requirements_updated')).filter((e) => e.data.submissionId === sid)).toEqual([]);
+    expect((await stack.api('GET', `/v1/submissions/${sid}`, { token: otherToken })).status).toBe(404);
   });
 });
 
