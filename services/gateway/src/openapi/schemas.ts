@@ -121,7 +121,10 @@ export const schemas: Record<string, Schema> = {
       effectiveDate: { ...submissionCreate.properties.effectiveDate, description: 'A real calendar date `YYYY-MM-DD` (`2027-02-29` is refused).', examples: ['2027-01-01'] },
       productId: {
         ...submissionCreate.properties.productId,
-        description: 'A product of the catalogue (UUID, compared case-insensitively). An unknown or inactive product fails the job with `unknown_product`.',
+        description:
+          'A product of the catalogue (UUID, compared case-insensitively). An unknown or inactive product fails the job with `unknown_product`. ' +
+          'A product may require more than this schema (applicant fields, an effective-date window): see `GET /v1/products/{productId}/requirements`; ' +
+          'a body that breaks them fails the job with `requirements_not_met`. `POST /v1/submissions/validate` checks a body without creating anything.',
         examples: [UUID_EXAMPLE],
       },
       applicant: {
