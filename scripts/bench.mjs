@@ -31,6 +31,7 @@ import { feedReads, feedWakeup, idleFeedReaders } from '../bench/lib/events.mjs'
 import { webhookFanout, webhookLatency } from '../bench/lib/webhooks.mjs';
 import { clearanceCost } from '../bench/lib/clearance.mjs';
 import { noisyNeighbour } from '../bench/lib/noisy.mjs';
+import { validatePhase } from '../bench/lib/validate.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -41,6 +42,12 @@ const option = (name) => {
 const smoke = flag('--smoke') || process.env.BENCH_SMOKE === '1';
 if (smoke) process.env.BENCH_DB_POOL_MAX ??= '4';
 const profile = flag('--profile');
+// --only validate: start the stack, run the validate phase alone (beside health), write validate-*.json.
+const only = option('--only');
+if (only !== undefined && only !== 'validate') {
+  process.stderr.write(`✖ --only takes: validate\n`);
+  process.exit(2);
+}
 const out = option('--out');
 const started = Date.now();
 const say = (msg) => process.stdout.write(`[bench ${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${msg}\n`);
@@ -147,11 +154,18 @@ async function main() {
     say(`profile written to ${files.join(', ')}`);
     return;
   }
-  await stack.start({ onStep: say, policies: P.policies });
+  await stack.start({ onStep: say, policies: only ? 0 : P.policies });
   if (flag('--clearance')) {
     const clearance = await clearanceCost(stack, { total: P.seq, block: P.block, rounds: P.rounds, seconds: P.concS / P.rounds, warmS: P.warmS });
     say(`clearance: ${JSON.stringify({ sequential: clearance.sequential, c64rps: { withTaxId: clearance.c64.withTaxId.rps, without: clearance.c64.without.rps, ratio: clearance.c64.rpsRatio } })}`);
     writeResults({ meta: { ...meta(), loadavgBefore: loadBefore }, clearance }, 'clearance');
+    return;
+  }
+  if (only === 'validate') {
+    const v = await validatePhase(stack, { rounds: P.rounds, seconds: P.healthS, warmS: P.warmS });
+    say(`validate: ${v.validate.rps} req/s (p50 ${v.validate.latencyMs.p50} ms, p99 ${v.validate.latencyMs.p99} ms); health in the same slices ${v.health.rps} req/s (p50 ${v.health.latencyMs.p50}, p99 ${v.health.latencyMs.p99}); ratio ${v.ratio}`);
+    const files = writeResults({ meta: { ...meta(), loadavgBefore: loadBefore }, validate: v, serviceErrors: stack.serviceErrors() }, 'validate');
+    say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
     return;
   }
   const baselines = await startBaselines(stack);
@@ -287,6 +301,10 @@ async function main() {
   await stack.stopService('gateway-info');
   say(`health at LOG_LEVEL=info: ${ires.info.rps} req/s (bare Koa in the same slices ${ires.koaBare.rps})`);
 
+  // POST /v1/submissions/validate beside health (issue 29: ≥ 0.5× health's throughput).
+  r.validate = await validatePhase(stack, { rounds: P.rounds, seconds: P.healthS, warmS: P.warmS });
+  say(`validate: ${r.validate.validate.rps} req/s (p99 ${r.validate.validate.latencyMs.p99} ms), health in the same slices ${r.validate.health.rps} req/s: ${r.validate.ratio}×`);
+
   // Reads: a settled job, a page of 50 policies.
   const jobId = await settledJobId(stack);
   const jobReq = { path: `/v1/jobs/${jobId}`, headers: productHeaders(stack) };
@@ -361,6 +379,7 @@ async function main() {
     ['submit 64', r.submit.c64.errors],
     ['clearance', r.clearance.sequential.withTaxId.errors + r.clearance.sequential.without.errors + r.clearance.c64.withTaxId.errors + r.clearance.c64.without.errors],
     ['health', r.health.product.errors],
+    ['validate', r.validate.validate.errors],
     ['jobs read', r.jobsRead.errors],
     ['policies', r.policiesList.errors],
     ['wake-up', r.wakeup.errors],

@@ -54,7 +54,8 @@ async function runScript(text: string): Promise<ProcessRun & { vars: Record<stri
   writeFileSync(join(cwd, 'loss-runs.pdf'), '%PDF-1.4\n% a partner\'s loss run\n%%EOF\n');
   const run = await runProcess('bash', ['-c', text], {
     cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: cwd, CLIENT_ID: creds.clientId, CLIENT_SECRET: creds.clientSecret, PRODUCT_ID: DEMO_PRODUCT },
+    // NODE_PATH: the packages a partner's docs step installs (npm install ajv) are the repository's here.
+    env: { PATH: process.env.PATH ?? '', HOME: cwd, NODE_PATH: join(ROOT, 'node_modules'), CLIENT_ID: creds.clientId, CLIENT_SECRET: creds.clientSecret, PRODUCT_ID: DEMO_PRODUCT },
   });
   const vars = Object.fromEntries([...run.stdout.matchAll(/^::(\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
   return { ...run, vars };
@@ -73,6 +74,10 @@ describe('the documents run as written', () => {
     expect(r.vars.ATTACHMENT_ID).toMatch(UUID);
     expect(r.vars.JOB_ID).toMatch(/^job_/);
     expect(r.vars.NEXT).not.toMatch(/^(null|undefined|)$/);
+    // Products: the requirements, the 304 on their ETag, and validate's verdicts.
+    expect(r.stdout).toMatch(/[^0-9]304$/m);
+    expect(r.stdout).toContain('{"valid":true,"errors":[],"requirementsVersion":1}');
+    expect(r.stdout).toContain('"valid":false');
   });
 
   it('docs/partners.md: the five curl steps', async () => {
@@ -83,5 +88,8 @@ describe('the documents run as written', () => {
     expect(r.vars.SUBMISSION_ID).toMatch(UUID);
     expect(r.stdout).toMatch(/"documentType":"loss_run"/);
     expect(r.stdout).toMatch(/"items":\[/);
+    // Offline with Ajv on the published schema, then the server's verdict.
+    expect(r.stdout).toMatch(/[^"]valid$/m);
+    expect(r.stdout).toContain('"valid":true');
   });
 });

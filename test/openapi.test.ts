@@ -18,6 +18,7 @@ import { attachmentRoutes } from '../services/gateway/src/routes/attachments.js'
 import { listRoutes } from '../services/gateway/src/routes/lists.js';
 import { eventRoutes } from '../services/gateway/src/routes/events.js';
 import { webhookRoutes } from '../services/gateway/src/routes/webhooks.js';
+import { productRoutes } from '../services/gateway/src/routes/products.js';
 import type { RouteDeps } from '../services/gateway/src/routes/deps.js';
 import type { GatewayState } from '../services/gateway/src/context.js';
 import { ERROR_CODE_TABLE } from '../services/gateway/src/openapi/schemas.js';
@@ -119,7 +120,7 @@ describe('the document and the gateway stay in step', () => {
   it('lists exactly the operations the gateway routes', () => {
     const router = new Router<GatewayState>({ prefix: '/v1' });
     const deps = { config: { grpcTimeoutMs: 1000, jsonLimitBytes: 1024 }, clients: {}, waiters: {}, guard: () => async (_ctx: unknown, next: () => Promise<void>) => next() } as unknown as RouteDeps;
-    for (const register of [healthRoutes, policyRoutes, submissionRoutes, withdrawRoutes, jobRoutes, attachmentRoutes, listRoutes, eventRoutes, webhookRoutes]) register(router, deps);
+    for (const register of [healthRoutes, policyRoutes, submissionRoutes, withdrawRoutes, jobRoutes, attachmentRoutes, listRoutes, eventRoutes, webhookRoutes, productRoutes]) register(router, deps);
     const routed = new Set<string>();
     for (const layer of router.stack) {
       for (const method of layer.methods) {

@@ -219,6 +219,8 @@ describe('the job handle and polling', () => {
       principalId: null,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
+      // A product without requirements: version 1, nothing due.
+      requirements: { version: 1, currentlyDue: [] },
       clearance: done.body.result.clearance,
     });
   });

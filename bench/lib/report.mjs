@@ -53,6 +53,11 @@ export function buildTable(r, { judge }) {
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaBare.rps, 'bare Koa', { text: '≥ 60 % of bare Koa', check: (x) => x !== null && x >= 0.6 });
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaJose.rps, 'Koa + jose ES256');
   add('GET /v1/health server CPU/request', r.health.product.cpuMsPerRequest?.total, 'ms', b.koaBare.cpuMsPerRequest?.total, 'bare Koa');
+  if (r.validate) {
+    add('POST /v1/submissions/validate 50 conns throughput', r.validate.validate.rps, 'req/s', r.validate.health.rps, 'GET /v1/health, same slices', { text: '≥ 50 % of health', check: (x) => x !== null && x >= 0.5 });
+    add('POST /v1/submissions/validate 50 conns p50', r.validate.validate.latencyMs.p50, 'ms', r.validate.health.latencyMs.p50, 'GET /v1/health, same slices');
+    add('POST /v1/submissions/validate 50 conns p99', r.validate.validate.latencyMs.p99, 'ms', r.validate.health.latencyMs.p99, 'GET /v1/health, same slices');
+  }
   add('GET /v1/health server CPU/request', r.health.product.cpuMsPerRequest?.total, 'ms', b.koaJose.cpuMsPerRequest?.total, 'Koa + jose ES256');
   add('GET /v1/health 50 conns p50', r.health.product.latencyMs.p50, 'ms', b.koaBare.latencyMs.p50, 'bare Koa');
   add('GET /v1/health 50 conns p99', r.health.product.latencyMs.p99, 'ms', b.koaBare.latencyMs.p99, 'bare Koa');

@@ -229,8 +229,9 @@ describe('gRPC addressing', () => {
     const dialled = byKind(objects, 'Deployment').flatMap((d) =>
       (containersOf(d)[0]!.env ?? []).filter((e) => e.name.endsWith('_GRPC_ADDR')).map((e) => e.value!),
     );
-    // The gateway dials five services, the worker four (job, submission, policy, events); nothing else dials.
-    expect(dialled.length).toBe(9);
+    // The gateway dials five services, the worker four (job, submission, policy, events), the events
+    // service auth (the partners an event for every partner goes to); nothing else dials.
+    expect(dialled.length).toBe(10);
     for (const address of dialled) expect(headless.has(address), address).toBe(true);
     const gw = envOf(containersOf(named(objects, 'Deployment', fullName('gateway'))!)[0]!);
     expect(Object.keys(gw).filter((k) => k.endsWith('_GRPC_ADDR')).sort()).toEqual(

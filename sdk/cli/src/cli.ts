@@ -18,6 +18,7 @@ import { EVENT_COMMANDS } from './commands/events.js';
 import { API_COMMANDS } from './commands/api.js';
 import { WEBHOOK_COMMANDS } from './commands/webhooks.js';
 import { LISTEN_COMMANDS } from './commands/listen.js';
+import { PRODUCT_COMMANDS } from './commands/products.js';
 
 export { EXIT, UsageError, type Command, type Context } from './command.js';
 
@@ -26,6 +27,7 @@ export const COMMANDS: Record<string, Command> = {
   ...POLICY_COMMANDS,
   ...SUBMISSION_COMMANDS,
   ...WITHDRAW_COMMANDS,
+  ...PRODUCT_COMMANDS,
   ...ATTACHMENT_COMMANDS,
   ...JOB_COMMANDS,
   ...EVENT_COMMANDS,

@@ -75,6 +75,8 @@ export const OPTIONS = {
   reason: { type: 'string' },
   note: { type: 'string' },
   clearance: { type: 'string' },
+  active: { type: 'string' },
+  validate: { type: 'boolean' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

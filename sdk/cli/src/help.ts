@@ -23,6 +23,8 @@ export const OPTION_HELP: Record<string, string> = {
   cursor: 'the page after this cursor (from the previous page)',
   all: 'every page, one after the other',
   file: 'a JSON file with the submission; - reads standard input',
+  validate: 'check the body first (POST /v1/submissions/validate); when it would fail, print each problem and create nothing (exit 1)',
+  active: 'only active (true) or inactive (false) products',
   wait: 'seconds to wait for the outcome (default 60); 0 returns the job at once',
   'idempotency-key': 'your own Idempotency-Key (default: a new one per command, kept across its retries)',
   type: 'the document type',
@@ -55,7 +57,7 @@ export const OPTION_HELP: Record<string, string> = {
 
 /** The placeholder an option's value is shown with. */
 const ARG_NAMES: Record<string, string> = {
-  file: 'FILE', output: 'FILE', wait: 'SECONDS', timeout: 'SECONDS', limit: 'N', cursor: 'CURSOR', status: 'STATUS',
+  file: 'FILE', active: 'true|false', output: 'FILE', wait: 'SECONDS', timeout: 'SECONDS', limit: 'N', cursor: 'CURSOR', status: 'STATUS',
   'product-id': 'ID', 'policy-number': 'NUMBER', 'updated-since': 'TIME', 'created-since': 'TIME', 'created-before': 'TIME',
   since: 'TIME', types: 'T1,T2', type: 'TYPE', kind: 'KIND', 'content-type': 'MEDIA_TYPE', 'external-ref': 'REF',
   'principal-id': 'ID', principal: 'ID', profile: 'NAME', data: 'JSON|@FILE|-', header: '"NAME: VALUE"', 'base-url': 'URL',
@@ -77,7 +79,12 @@ export const EXAMPLES: Record<string, string[]> = {
     'partner submissions create --file app.json',
     'cat app.json | partner submissions create --file -',
     'partner submissions create --file app.json --wait 0     # returns the job; follow it with partner jobs wait',
+    'partner submissions create --file app.json --validate   # checks it against the product\'s requirements first',
   ],
+  'submissions validate': ['partner submissions validate --file app.json', 'cat app.json | partner submissions validate --file -'],
+  'products list': ['partner products list', 'partner products list --active true --all --json'],
+  'products get': ['partner products get 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70'],
+  'products requirements': ['partner products requirements 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70 > requirements.json'],
   'submissions get': ['partner submissions get 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71'],
   'submissions list': ['partner submissions list --external-ref BROKER-REF-2041', 'partner submissions list --created-since 2026-11-01T00:00:00Z --all'],
   'attachments upload': ['partner attachments upload SUBMISSION_ID loss-runs.pdf --type loss_run'],

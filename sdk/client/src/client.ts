@@ -19,6 +19,7 @@ import type { JobListItem, JobListParams, SubmissionListParams } from './list-ty
 import { Mutations, type MutationOutcome } from './mutations.js';
 import type { CallOptions, MutationOptions, PartnerClientOptions, UploadOptions, WaitOptions } from './options.js';
 import { Policies } from './policies.js';
+import { Products, type Product, type ProductListParams, type ProductRequirements, type ValidationResult } from './products.js';
 import { Submissions } from './submissions.js';
 import type { SubmissionWithdraw } from './clearance.js';
 import { Transport, type WithResponse } from './transport.js';
@@ -55,6 +56,7 @@ export class PartnerClient {
   private readonly transport: Transport;
   private readonly jobs: Jobs;
   private readonly policies: Policies;
+  private readonly products: Products;
   private readonly submissions: Submissions;
   private readonly attachments: Attachments;
   private readonly events: EventFeed;
@@ -65,6 +67,7 @@ export class PartnerClient {
     this.jobs = new Jobs(this.transport, opts.pollWaitSeconds ?? 0);
     const mutations = new Mutations(this.transport, this.jobs, opts.wait ?? 15);
     this.policies = new Policies(this.transport);
+    this.products = new Products(this.transport);
     this.submissions = new Submissions(this.transport, mutations);
     this.attachments = new Attachments(this.transport, mutations);
     this.events = new EventFeed(this.transport);
@@ -82,6 +85,33 @@ export class PartnerClient {
   /** GET /v1/health: who the credentials belong to. */
   async health(opts: CallOptions = {}): Promise<WithResponse<Health>> {
     return (await this.transport.request<Health>({ method: 'GET', path: '/v1/health', ...opts })).body;
+  }
+
+  // ---- products and their requirements ----------------------------------------------------
+
+  /** GET /v1/products: one page of the catalogue (the same for every partner). */
+  async listProducts(params: ProductListParams = {}, opts: CallOptions = {}): Promise<WithResponse<Page<Product>>> {
+    return this.products.list(params, opts);
+  }
+
+  /** Every product, page after page. */
+  iterateProducts(params: Omit<ProductListParams, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<Product> {
+    return this.products.iterate(params, opts);
+  }
+
+  /** GET /v1/products/{id}. */
+  async getProduct(productId: string, opts: CallOptions = {}): Promise<WithResponse<Product>> {
+    return this.products.get(productId, opts);
+  }
+
+  /** GET /v1/products/{id}/requirements, cached by ETag (a repeated call costs a 304). */
+  async getProductRequirements(productId: string, opts: CallOptions = {}): Promise<WithResponse<ProductRequirements>> {
+    return this.products.requirements(productId, opts);
+  }
+
+  /** POST /v1/submissions/validate: every rule a create applies, answered at once; creates nothing. */
+  async validateSubmission(body: SubmissionCreate | Record<string, unknown>, opts: CallOptions = {}): Promise<WithResponse<ValidationResult>> {
+    return this.products.validate(body, opts);
   }
 
   // ---- policies ---------------------------------------------------------------------------

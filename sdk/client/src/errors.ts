@@ -31,6 +31,7 @@ export type ApiErrorCode =
   | 'validation_error'
   | 'idempotency_key_reused'
   | 'unknown_product'
+  | 'requirements_not_met'
   | 'upload_expired'
   | 'conflict'
   | 'job_not_cancelable'
@@ -134,6 +135,19 @@ export class PartnerValidationError extends PartnerApiError {
   override readonly name: string = 'PartnerValidationError';
 }
 
+/**
+ * 422 requirements_not_met: a job failed because the submission or attachment breaks its product's
+ * requirements. `fields` names each failing field (`applicant.taxId`, `effectiveDate`; for an
+ * attachment `documentType`, `contentType` or `size`); `details` says what is wrong with each. Check
+ * a body first with validateSubmission, or offline with getProductRequirements' submissionSchema.
+ */
+export class RequirementsNotMetError extends PartnerApiError {
+  override readonly name: string = 'RequirementsNotMetError';
+  get fields(): string[] {
+    return [...new Set((this.details ?? []).map((d) => d.field))];
+  }
+}
+
 /** 422 idempotency_key_reused: the same Idempotency-Key was sent with a different request. */
 export class PartnerIdempotencyError extends PartnerApiError {
   override readonly name: string = 'PartnerIdempotencyError';
@@ -186,6 +200,8 @@ function categoryOf(code: string, status: number): ApiErrorClass {
       return PartnerValidationError;
     case 'idempotency_key_reused':
       return PartnerIdempotencyError;
+    case 'requirements_not_met':
+      return RequirementsNotMetError;
     case 'not_found':
       return PartnerNotFoundError;
     case 'canceled':

@@ -13,6 +13,7 @@ export type { UploadProgress } from './multipart.js';
 export type * from './types.js';
 export { EVENT_TYPES, FEED_EVENT_TYPES } from './events.js';
 export type { EventDataMap, EventListParams, EventPage, EventType, FeedEventType, FollowOptions, FollowParams, FollowStart, PartnerEvent } from './events.js';
+export type { AttachmentRule, Product, ProductListParams, ProductRequirements, ValidationError, ValidationResult } from './products.js';
 export type * from './list-types.js';
 export type { Clearance, ClearanceBasis, ClearanceStatus, SubmissionStatus, SubmissionWithdraw, Withdrawal, WithdrawalReason } from './clearance.js';
 // webhooks.verify/sign/newSecret, WebhookVerificationError and the webhook types.

@@ -48,6 +48,8 @@ export interface RequestSpec extends CallOptions {
   holdSeconds?: number;
   /** Keep the response body unread and return it as a stream. */
   stream?: boolean;
+  /** A 304 Not Modified (the request sent If-None-Match) is an answer, not an error. */
+  notModified?: boolean;
 }
 
 export interface ApiAnswer<T> {
@@ -156,6 +158,7 @@ export class Transport {
       }
 
       this.deprecations.notice(spec.method, url.pathname, res.headers);
+      if (spec.notModified && res.status === 304) return { status: 304, headers: res.headers, body: undefined as T };
       if (res.ok) {
         const info: LastResponse = {
           status: res.status,

@@ -6,6 +6,8 @@ export interface ErrorDetail {
   /** Body field path (`applicant.legalName`), query parameter or header name. */
   field: string;
   issue: string;
+  /** With requirements_not_met: the kind of problem (`required`, `out_of_window`, `max_reached`, …). */
+  code?: string;
 }
 
 /** The error envelope: the body of every error response, and the `error` of a failed job. */
@@ -74,6 +76,8 @@ export interface Submission extends Omit<SubmissionResult, 'status'> {
   principalId: string | null;
   createdAt: string;
   updatedAt: string;
+  /** The product's requirements version that judged it, and the attachment types still due (`attachments.<documentType>`). */
+  requirements: { version: number; currentlyDue: string[] };
   /** Present once withdrawn. */
   withdrawal?: Withdrawal;
 }

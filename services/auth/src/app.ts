@@ -60,6 +60,10 @@ export async function startAuth(config: AuthConfig, opts: StartOptions = {}): Pr
                   const registered = await principalRegistered(pool, req.tenantId, req.partnerId, req.principalId).catch(dbError);
                   return { registered };
                 },
+                ListPartners: async () => {
+                  const r = await pool.query<{ tenant_id: string; partner_id: string }>('SELECT tenant_id, partner_id FROM partners ORDER BY tenant_id, partner_id').catch(dbError);
+                  return { partners: r.rows.map((p) => ({ tenantId: p.tenant_id, partnerId: p.partner_id })) };
+                },
                 GetClientState: async (req) => {
                   const c = await clientState(pool, req.clientId).catch(dbError);
                   if (!c) return { found: false, disabled: true, tokenVersion: '0', permissions: [], rateLimitRps: 0, rateLimitBurst: 0, version: '0' };

@@ -39,13 +39,16 @@ export function startEvents(config: EventsConfig, opts: StartOptions = {}): Prom
     db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
     // The feed writer starts once NATS is there (and /readyz waits for it); reads are served meanwhile.
     nats: { connect: 'later', readiness: true },
-    build: async ({ pool, registry, logger, nats, every }) => {
+    clients: { config },
+    build: async ({ pool, registry, logger, nats, every, clients }) => {
       const metrics = eventsMetrics(registry);
       const cursors = await loadFeedCursors(pool, config.cursorSecrets);
 
       let writer: FeedWriter | undefined;
       nats.onConnect((conn) => {
-        writer = new FeedWriter(pool, conn, names, { stream: config.eventsStream, logger, metrics });
+        // An event for every partner is stored once per partner the auth service knows.
+        const partners = async () => (await clients.auth.ListPartners({})).partners.map((p) => ({ tenantId: p.tenantId, partnerId: p.partnerId }));
+        writer = new FeedWriter(pool, conn, names, { stream: config.eventsStream, logger, metrics, partners });
         writer.start();
       });
 

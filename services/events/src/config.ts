@@ -4,6 +4,10 @@ import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/
 
 export interface EventsConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {
   grpcPort: number;
+  /** The auth service (AUTH_GRPC_ADDR): the partners an event for every partner is stored for. */
+  grpc: { auth: string };
+  grpcTimeoutMs: number;
+  grpcCallStreams: boolean;
   /** Events older than this are swept from the feed; a cursor from before them is expired (410). */
   retentionMs: number;
   /** How often the retention sweep runs; each run deletes in batches of sweepBatch. */
@@ -38,6 +42,11 @@ export function readEventsConfig(env = new EnvReader()): Readonly<EventsConfig> 
     ...readNats(env),
     ...readEventStream(env),
     grpcPort: env.int('EVENTS_GRPC_PORT', { default: 50055, min: 0, max: 65535, doc: 'the events service\'s gRPC port' }),
+    grpc: {
+      auth: env.str('AUTH_GRPC_ADDR', { default: '127.0.0.1:50051', doc: 'where to reach the auth service (host:port): the partners an event for every partner is stored for' }),
+    },
+    grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000, doc: 'default gRPC deadline' }),
+    grpcCallStreams: false,
     retentionMs: Math.round(retentionDays * DAY_MS),
     sweepIntervalMs: env.int('EVENT_SWEEP_INTERVAL_MS', { default: 60_000, min: 100, max: 3_600_000, doc: 'how often events older than the retention are removed' }),
     sweepBatch: env.int('EVENT_SWEEP_BATCH', { default: 1_000, min: 1, max: 100_000, doc: 'events removed per statement by the retention sweep' }),

@@ -16,7 +16,8 @@ import { DeliverPolicy } from 'nats';
 import type { Logger } from '@partner/shared/telemetry/logger';
 import type { Pool, PoolClient } from '@partner/shared/db/pg';
 import { ensureEventsStream, natsNames } from '@partner/shared/nats/client';
-import { isEventId, isEventType, type EventMessage } from '@partner/shared/domain/events';
+import { isEventId, isEventType, isForEveryPartner, type EventMessage } from '@partner/shared/domain/events';
+import { createHash } from 'node:crypto';
 import { queueDeliveries } from './webhooks/repo.js';
 
 /** One key for the feed writer's advisory lock (any bigint the schema does not use otherwise). */
@@ -35,7 +36,7 @@ export interface FeedWake {
   seq: string;
 }
 
-interface Parsed {
+export interface Parsed {
   position: bigint;
   msg: EventMessage;
 }
@@ -60,6 +61,21 @@ const STORED_THROUGH = `SELECT GREATEST((SELECT coalesce(max(position), 0) FROM 
                                         (SELECT swept_through FROM sweep_state WHERE id = 1)) AS p`;
 
 const partnerKey = (m: EventMessage): string => JSON.stringify([m.tenantId, m.partnerId]);
+
+/** Who an event for every partner is stored for. */
+export type PartnerDirectory = () => Promise<{ tenantId: string; partnerId: string }[]>;
+
+/**
+ * An event for every partner (owner `*`/`*`: product.requirements_changed) as one copy per partner:
+ * each a partner's own event at the same stream position, with an id derived from the original and
+ * the partner (the same on every read of the stream, so a batch read again stores nothing twice).
+ */
+export function copiesForEveryPartner(p: Parsed, partners: { tenantId: string; partnerId: string }[]): Parsed[] {
+  return partners.map((owner) => {
+    const id = `evt_${createHash('sha256').update(`${p.msg.event.id}/${owner.tenantId}/${owner.partnerId}`).digest('hex').slice(0, 32)}`;
+    return { position: p.position, msg: { tenantId: owner.tenantId, partnerId: owner.partnerId, event: { ...p.msg.event, id } } };
+  });
+}
 
 /**
  * The batch without events already stored (a republished event beyond JetStream's duplicate window)
@@ -117,7 +133,7 @@ export class FeedWriter {
     private readonly pool: Pool,
     private readonly nc: NatsConnection,
     private readonly names: ReturnType<typeof natsNames>,
-    private readonly opts: { stream: { replicas: number; duplicateWindowMs: number }; logger: Logger; metrics?: WriterMetrics },
+    private readonly opts: { stream: { replicas: number; duplicateWindowMs: number }; logger: Logger; metrics?: WriterMetrics; partners?: PartnerDirectory },
   ) {}
 
   start(): void {
@@ -193,15 +209,23 @@ export class FeedWriter {
 
   /** Stores a batch (in stream order) in one transaction; then wakes the partners' readers. */
   private async store(batch: JsMsg[]): Promise<void> {
-    const parsed: Parsed[] = [];
+    let parsed: Parsed[] = [];
     for (const m of batch) {
       const msg = parse(m);
       if (msg) parsed.push({ position: BigInt(m.seq), msg });
       else this.opts.logger.error({ position: m.seq, subject: m.subject }, 'malformed message on the events stream; skipped');
     }
+    // Events for every partner become one copy per partner, before the transaction (a failure to
+    // learn the partners fails the batch, which is read again).
+    if (this.opts.partners && parsed.some((p) => isForEveryPartner(p.msg))) {
+      const partners = await this.opts.partners();
+      parsed = parsed.flatMap((p) => (isForEveryPartner(p.msg) ? copiesForEveryPartner(p, partners) : [p]));
+    }
     const client = await this.pool.connect();
     let stored: FeedWake[] = [];
     let queued = 0;
+    // Messages of the stream stored (an event for every partner is one message, stored as many rows).
+    let storedMessages = 0;
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [WRITER_LOCK]);
@@ -230,12 +254,13 @@ export class FeedWriter {
         // and only if its deliveries exist (the dispatcher sends them).
         const storedIds = new Set(r.rows.map((row) => row.event_id));
         const deliverable = fresh.filter((p) => storedIds.has(p.msg.event.id));
+        storedMessages = new Set(deliverable.map((p) => p.position)).size;
         if (deliverable.length > 0) queued = await queueDeliveries(client, deliverable.map((p) => p.msg));
       }
       await client.query('COMMIT');
       client.release();
       this.opts.metrics?.stored(stored.length);
-      this.opts.metrics?.skipped(batch.length - stored.length);
+      this.opts.metrics?.skipped(batch.length - storedMessages);
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       client.release(true);

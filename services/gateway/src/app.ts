@@ -5,6 +5,8 @@
 // services) stay out of it: when one is down every gateway would leave the ingress at once, and
 // partners would get the ingress's 503 instead of our envelope (the request path answers 503
 // `unavailable` itself, and mutations are accepted into the outbox while NATS is down).
+import { cachedProductRules, type ProductLookup } from '@partner/shared/domain/product-cache';
+import { productRoutes } from './routes/products.js';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '@partner/shared/telemetry/logger';
@@ -46,6 +48,8 @@ export interface GatewayAppDeps {
   metrics: GatewayMetrics;
   waiters: SettlementWaiters;
   clientStates: ClientStates;
+  /** Products with their requirements (POST /v1/submissions/validate); made here when not given. */
+  products?: ProductLookup;
   /** True once the drain started (startGateway's stop). */
   draining?: () => boolean;
 }
@@ -70,6 +74,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
     clients,
     waiters: deps.waiters,
     guard: (permission) => guard(permission, resolvePrincipal),
+    products: deps.products ?? cachedProductRules(clients.policy, config.productCacheMs),
     ...(deps.draining ? { draining: deps.draining } : {}),
   };
 
@@ -85,6 +90,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   listRoutes(router, routeDeps);
   eventRoutes(router, routeDeps);
   webhookRoutes(router, routeDeps);
+  productRoutes(router, routeDeps);
 
   app.use(
     pipeline({
@@ -148,12 +154,14 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
         },
         { ttlMs: config.clientStateCacheMs, unpushedTtlMs: 2_000, logger },
       );
+      const products = cachedProductRules(clients.policy, config.productCacheMs);
       nats.onConnect((conn) => {
         waiters.attach(conn, names.settledSubject);
         waiters.attachFeed(conn, names.feedWakeSubject);
         clientStates.attach(conn, names.clientChangedSubject);
+        products.attach(conn, names.productChangedSubject);
       });
-      const handle = createGatewayApp({ config, logger, clients, keys, registry, metrics, waiters, clientStates, draining }).callback();
+      const handle = createGatewayApp({ config, logger, clients, keys, registry, metrics, waiters, clientStates, products, draining }).callback();
 
       // Slow clients are cut off: headers must arrive within headersTimeout, the whole request within
       // requestTimeout (Node answers 408 and closes), checked every second rather than Node's default 30 s.

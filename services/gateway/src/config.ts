@@ -25,6 +25,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   tokenMaxLifetimeS: number;
   /** How long a client's provisioning/revocation state is cached while NATS pushes changes. */
   clientStateCacheMs: number;
+  /** How long a product (with its requirements) is cached for POST /v1/submissions/validate. */
+  productCacheMs: number;
   /** How long a principal lookup is cached (positive answers; negative ones for a fifth of it). */
   principalCacheMs: number;
   /** Largest JSON body accepted. */
@@ -84,6 +86,7 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     requestTimeoutMs: env.int('REQUEST_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000, doc: 'a request\'s budget, apart from any Prefer: wait' }),
     tokenMaxLifetimeS: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400, doc: 'the issuer\'s token lifetime: a token whose exp - iat is longer is refused' }),
     clientStateCacheMs: env.int('CLIENT_STATE_CACHE_MS', { default: 60_000, min: 1_000, max: 3_600_000, doc: 'how long a client\'s provisioning/revocation state is cached while changes are pushed over NATS (at most 2 s while the subscription is down)' }),
+    productCacheMs: env.int('GATEWAY_PRODUCT_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000, doc: 'how long a product and its requirements are cached for POST /v1/submissions/validate (a change of requirements is pushed over NATS and seen at once; unknown products: a fifth of it)' }),
     principalCacheMs: env.int('PRINCIPAL_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000, doc: 'how long a principal lookup is cached (negative answers: a fifth of it)' }),
     jsonLimitBytes: env.int('JSON_LIMIT_BYTES', { default: 1024 * 1024, min: 1024, max: 16 * 1024 * 1024, doc: 'largest JSON body (413 beyond)' }),
     jsonMaxValues: env.int('JSON_MAX_VALUES', { default: 10_000, min: 100, max: 1_000_000, doc: 'most values (numbers, strings, literals, arrays, objects) a JSON body may hold (400 invalid_json beyond)' }),

@@ -18,7 +18,7 @@ export interface JobRow {
   payload?: unknown;
   status: JobStatusName;
   result: unknown;
-  error: { code: string; message: string; retryable: boolean } | null;
+  error: { code: string; message: string; retryable: boolean; details?: unknown[] } | null;
   deliveries: number;
   created_at: Date;
   updated_at: Date;
@@ -38,7 +38,7 @@ export function toProto(row: JobRow, withPayload = false): Job {
     kind: row.kind,
     status: JOB_STATUS.toProto(row.status),
     resultJson: row.result === null || row.result === undefined ? '' : JSON.stringify(row.result),
-    error: row.error ?? null,
+    error: row.error ? { code: row.error.code, message: row.error.message, retryable: row.error.retryable, detailsJson: row.error.details ? JSON.stringify(row.error.details) : '' } : null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     payloadJson: withPayload ? JSON.stringify(row.payload) : '',
@@ -370,6 +370,13 @@ const SETTLE_BATCH = `WITH input AS (
    SELECT ${prefixed('settled')}, event.id AS outbox_id, event.body AS event_body
      FROM settled JOIN event USING (event_id)`;
 
+/** A job error's field details as stored (and shown in job.failed): only when it has some. */
+function detailsOf(error: JobError): { details?: unknown[] } {
+  if (!error.detailsJson) return {};
+  const details = JSON.parse(error.detailsJson) as unknown;
+  return Array.isArray(details) && details.length > 0 ? { details } : {};
+}
+
 export interface SettleInput {
   jobId: string;
   outcome: { resultJson: string } | { error: JobError };
@@ -393,7 +400,7 @@ export async function settleJobs(pool: Pool, names: ReturnType<typeof natsNames>
       jobId: i.jobId,
       status: isResult ? 'succeeded' : 'failed',
       result: 'resultJson' in i.outcome ? i.outcome.resultJson : null,
-      error: error ? JSON.stringify({ code: error.code, message: error.message, retryable: !!error.retryable }) : null,
+      error: error ? JSON.stringify({ code: error.code, message: error.message, retryable: !!error.retryable, ...detailsOf(error) }) : null,
       delivery: i.delivery,
       eventId: newEventId(),
       subject: names.eventSubject(type),

@@ -7,7 +7,11 @@ import { createReadStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { MIGRATIONS_DIR, SCHEMA } from './app.js';
-import { upsertProduct } from './products.js';
+import { productRecord, setRequirements, upsertProduct } from './products.js';
+import { readFile } from 'node:fs/promises';
+import { EnvReader, readNats } from '@partner/shared/process/config';
+import { natsNames, publishOnce } from '@partner/shared/nats/client';
+import { parseRequirements, RequirementsError } from '@partner/shared/domain/requirements';
 import { importPolicies } from './import.js';
 
 const withPool = <T>(fn: (pool: Pool) => Promise<T>): Promise<T> =>
@@ -26,6 +30,49 @@ export const product: CommandGroup = {
         const row = await upsertProduct(pool, { productId, name, active: !values.inactive });
         return { productId: row.product_id, name: row.name, active: row.active, created: row.created };
       });
+    },
+  },
+  requirements: {
+    usage: 'product requirements set --id <uuid> FILE.json   (the whole document; bumps requirementsVersion, tells every partner)',
+    run: async (argv) => {
+      const [sub, ...rest] = argv;
+      if (sub !== 'set') throw new UsageError(sub ? `unknown command: product requirements ${sub}` : 'give a command: product requirements set');
+      const { values, positionals } = parseFlags(rest, { id: { type: 'string' } });
+      const productId = required(values, 'id').toLowerCase();
+      if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
+      if (positionals.length !== 1) throw new UsageError('give exactly one FILE.json');
+      const file = positionals[0]!;
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (err) {
+        throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+      let doc: unknown;
+      try {
+        doc = JSON.parse(text);
+      } catch (err) {
+        throw new UsageError(`${file} is not valid JSON: ${(err as Error).message}`);
+      }
+      let requirements;
+      try {
+        requirements = parseRequirements(doc);
+      } catch (err) {
+        if (err instanceof RequirementsError) throw new UsageError(`${file}: ${err.problems.map((p) => `${p.path} ${p.issue}`).join('; ')} (nothing was changed)`);
+        throw err;
+      }
+      const env = new EnvReader();
+      const nats = env.done(readNats(env));
+      const names = natsNames(nats.natsPrefix);
+      const out = await withPool((pool) => setRequirements(pool, names, productId, requirements));
+      if (!out) throw new Error(`unknown product ${productId} (add it with: product add --id ${productId} --name NAME)`);
+      // Workers and gateways drop their cached copy of the product at once; without NATS, within their cache time.
+      const pushed = await publishOnce(nats.natsUrl, names.productChangedSubject, JSON.stringify({ productId, requirementsVersion: Number(out.row.requirements_version) }));
+      return {
+        ...productRecord(out.row),
+        requirements: out.row.requirements,
+        effective: pushed ? 'at once on every worker and gateway' : 'NATS not reachable: within the product cache time of workers (WORKER_PRODUCT_CACHE_MS) and gateways (GATEWAY_PRODUCT_CACHE_MS)',
+      };
     },
   },
 };

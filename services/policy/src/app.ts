@@ -6,13 +6,18 @@ import { isUuid } from '@partner/shared/domain/ids';
 import { dbError } from '@partner/shared/db/pg';
 import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import type { PolicyConfig } from './config.js';
-import { getProduct } from './products.js';
+import { getProduct, listProducts, parseListProducts, productToProto } from './products.js';
+import { natsNames } from '@partner/shared/nats/client';
+import { eventOutbox } from '@partner/shared/domain/events';
+import { OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import { loadCursorCodec } from '@partner/shared/domain/list-cursor';
 import { getPolicy, listPolicies, ownerOf, parseListRequest, toProto } from './policies.js';
 
 export const SCHEMA = 'policy';
 /** Names the policy list in its cursors (a cursor of another list never passes). */
 export const CURSOR_CONTEXT = 'partner.policy.v1/list-cursor';
+/** Names the product list in its cursors. */
+export const PRODUCT_CURSOR_CONTEXT = 'partner.policy.v1/product-list-cursor';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 
 export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Promise<RunningProcess> {
@@ -21,8 +26,15 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
     config,
     ...opts,
     db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
-    build: async ({ pool, registry, logger }) => {
+    nats: { connect: 'later' },
+    build: async ({ pool, registry, logger, nats }) => {
       const codec = await loadCursorCodec(pool, config.cursorSecrets, CURSOR_CONTEXT).catch(dbError);
+      const productCodec = await loadCursorCodec(pool, config.cursorSecrets, PRODUCT_CURSOR_CONTEXT).catch(dbError);
+      // product.requirements_changed is recorded by the admin command (policy.event_outbox, in the
+      // transaction of the change); this relay publishes it to the events stream. NATS may come later.
+      const events = new OutboxRelay(pool, eventOutbox(natsNames(config.natsPrefix), config.eventsStream), { intervalMs: config.relayIntervalMs, logger });
+      events.start();
+      nats.onConnect((conn) => events.attach(conn));
       return {
         grpc: [
           {
@@ -34,7 +46,12 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
                 GetProduct: async (req) => {
                   const row = isUuid(req.productId) ? await getProduct(pool, req.productId).catch(dbError) : undefined;
                   if (!row) throw notFound('product');
-                  return { product: { productId: row.product_id, name: row.name, active: row.active } };
+                  return { product: productToProto(row) };
+                },
+                ListProducts: async (req) => {
+                  const args = parseListProducts(req, productCodec);
+                  const page = await listProducts(pool, args, productCodec).catch(dbError);
+                  return { products: page.rows.map(productToProto), nextPageToken: page.nextCursor };
                 },
                 GetPolicy: async (req) => {
                   const row = await getPolicy(pool, ownerOf(req.owner), req.policyId).catch(dbError);
@@ -53,6 +70,7 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
             ),
           },
         ],
+        stop: () => events.stop(),
       };
     },
   });

@@ -1,8 +1,11 @@
 // Policy service configuration (environment variables; see README "Configuration").
-import { EnvReader, readBase, readDb, type BaseConfig, type DbConfig } from '@partner/shared/process/config';
+import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
 
-export interface PolicyConfig extends BaseConfig, DbConfig {
+export interface PolicyConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {
   grpcPort: number;
+  /** How often the event relay looks for outbox rows its fast path did not publish (admin commands write them). */
+  relayIntervalMs: number;
   /**
    * Secrets that sign list cursors: the first signs, all verify (rotate by prepending a new one).
    * Empty: the service uses the key it generated once and keeps in its schema (policy.cursor_keys),
@@ -21,6 +24,9 @@ export function readPolicyConfig(env = new EnvReader()): Readonly<PolicyConfig> 
   return env.done({
     ...readBase(env, 'policy', 9482),
     ...readDb(env),
+    ...readNats(env),
+    ...readEventStream(env),
+    relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000, doc: 'how often the event relay publishes what the fast path could not' }),
     grpcPort: env.int('POLICY_GRPC_PORT', { default: 50052, min: 0, max: 65535, doc: 'the policy service\'s gRPC port' }),
     cursorSecrets,
   });

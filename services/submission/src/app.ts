@@ -76,6 +76,8 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
                 effectiveDate: req.effectiveDate,
                 productId: req.productId,
                 applicant: applicantFromMessage(req.applicant),
+                requirementsVersion: Number(req.requirementsVersion),
+                attachmentRulesJson: req.attachmentRulesJson || '[]',
               }, (s) => creates.call(s))
               .catch(dbError);
             if (out.event) events.publishNow(out.event.outboxId, out.event);

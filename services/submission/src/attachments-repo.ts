@@ -7,6 +7,7 @@ import { recordEvent, type RecordedEvent } from '@partner/shared/domain/events';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Attachment, Attachment__Output } from '@partner/shared/generated/partner/submission/v1/Attachment';
 import { refuseWithdrawn } from './clearance.js';
+import { checkUpload, lockRequirements, refreshDue } from './requirements.js';
 
 export interface Owner {
   tenantId: string;
@@ -107,15 +108,19 @@ export async function promote(
   pool: Pool,
   names: ReturnType<typeof natsNames>,
   p: { jobId: string; owner: Owner; principalId: string | null; submissionId: string; uploadId: string; documentType: string },
-): Promise<{ row: AttachmentRow; event?: RecordedEvent } | undefined> {
+): Promise<{ row: AttachmentRow; event?: RecordedEvent; requirementsEvent?: RecordedEvent } | undefined> {
   const byJob = async () =>
     (await pool.query<AttachmentRow>(`SELECT ${COLUMNS} FROM attachments WHERE create_job_id = $1`, [p.jobId])).rows[0];
   const earlier = await byJob();
   if (earlier) return { row: earlier };
   // The attachment.created event is recorded in the promoting transaction: one event, only if it commits.
   const promoted = await withTx(pool, async (c) => {
-    // A withdrawn submission's attachments can be read, not added (the row lock orders this against a withdrawal).
+    // The product's rule for this document type (requirements_not_met), under the submission's row lock,
+    // which also orders this upload against a withdrawal: a withdrawn submission's attachments can be
+    // read, not added.
+    const locked = await lockRequirements(c, p.owner, p.submissionId);
     await refuseWithdrawn(c, p.submissionId, p.owner);
+    if (locked) await checkUpload(c, locked, p);
     const r = await c.query<AttachmentRow>(
       `UPDATE attachments
           SET state = 'active', create_job_id = $1, principal_id = $2, document_type = $3, created_at = ${NOW_MS}
@@ -126,7 +131,9 @@ export async function promote(
     const row = r.rows[0];
     if (!row) return undefined;
     const record = attachmentRecord(toProto(row) as Attachment__Output);
-    return { row, event: await recordEvent(c, names, p.owner, 'attachment.created', record.createdAt, record) };
+    const event = await recordEvent(c, names, p.owner, 'attachment.created', record.createdAt, record);
+    const requirementsEvent = locked ? await refreshDue(c, names, p.owner, p.submissionId, locked) : undefined;
+    return { row, event, requirementsEvent };
   });
   // A concurrent delivery of the same job may have promoted it between the two statements.
   if (promoted) return promoted;
@@ -176,9 +183,10 @@ export async function markDeleted(
   pool: Pool,
   names: ReturnType<typeof natsNames>,
   d: { jobId: string; owner: Owner; submissionId: string; attachmentId: string },
-): Promise<{ outcome: 'deleted' | 'again' | 'missing'; event?: RecordedEvent }> {
+): Promise<{ outcome: 'deleted' | 'again' | 'missing'; event?: RecordedEvent; requirementsEvent?: RecordedEvent }> {
   // The attachment.deleted event is recorded in the deleting transaction.
   const deleted = await withTx(pool, async (c) => {
+    const locked = await lockRequirements(c, d.owner, d.submissionId);
     const r = await c.query<{ deleted_at: Date }>(
       `UPDATE attachments SET state = 'deleted', delete_job_id = $1, deleted_at = ${NOW_MS}
         WHERE attachment_id = $2 AND submission_id = $3 AND tenant_id = $4 AND partner_id = $5 AND state = 'active'
@@ -188,7 +196,9 @@ export async function markDeleted(
     const row = r.rows[0];
     if (!row) return undefined;
     const data = { submissionId: d.submissionId, attachmentId: d.attachmentId };
-    return { outcome: 'deleted' as const, event: await recordEvent(c, names, d.owner, 'attachment.deleted', row.deleted_at.toISOString(), data) };
+    const event = await recordEvent(c, names, d.owner, 'attachment.deleted', row.deleted_at.toISOString(), data);
+    const requirementsEvent = locked ? await refreshDue(c, names, d.owner, d.submissionId, locked) : undefined;
+    return { outcome: 'deleted' as const, event, requirementsEvent };
   });
   if (deleted) return deleted;
   const again = await pool.query('SELECT 1 FROM attachments WHERE delete_job_id = $1 AND attachment_id = $2', [d.jobId, d.attachmentId]);

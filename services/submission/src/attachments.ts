@@ -213,6 +213,7 @@ export function attachmentService(deps: {
           .catch(dbError)
       : undefined;
     if (promoted?.event) deps.events.publishNow(promoted.event.outboxId, promoted.event);
+    if (promoted?.requirementsEvent) deps.events.publishNow(promoted.requirementsEvent.outboxId, promoted.requirementsEvent);
     const row = promoted?.row;
     if (!row) {
       throw new DomainError('upload_expired', 'the uploaded file is no longer available (it was not attached in time); upload it again', {
@@ -275,8 +276,9 @@ export function attachmentService(deps: {
     const submissionId = submissionIdOf(req.submissionId);
     if (!isUuid(req.attachmentId)) throw notFound('attachment');
     const attachmentId = req.attachmentId.toLowerCase();
-    const { outcome, event } = await repo.markDeleted(pool, deps.names, { jobId: req.jobId, owner, submissionId, attachmentId }).catch(dbError);
+    const { outcome, event, requirementsEvent } = await repo.markDeleted(pool, deps.names, { jobId: req.jobId, owner, submissionId, attachmentId }).catch(dbError);
     if (event) deps.events.publishNow(event.outboxId, event);
+    if (requirementsEvent) deps.events.publishNow(requirementsEvent.outboxId, requirementsEvent);
     if (outcome === 'missing') throw notFound('attachment');
     // The record is gone from the API already; the bytes follow (the sweep retries if this fails).
     await store.delete(attachmentId).catch(dbError);

@@ -28,14 +28,16 @@ export interface SubmissionRow {
   clearance_duplicate_of: string | null;
   clearance_decided_at: Date | null;
   withdrawal: { reason: string; note?: string; withdrawnAt: string } | null;
+  requirements_version: string;
+  currently_due: string[];
 }
 
 const COLUMN_NAMES = ['submission_id', 'tenant_id', 'partner_id', 'principal_id', 'external_ref', 'submission_type', 'effective_date',
   'product_id', 'applicant', 'submission_name', 'status', 'created_at', 'updated_at',
-  'clearance_status', 'clearance_basis', 'clearance_duplicate_of', 'clearance_decided_at', 'withdrawal'];
+  'clearance_status', 'clearance_basis', 'clearance_duplicate_of', 'clearance_decided_at', 'withdrawal', 'requirements_version', 'currently_due'];
 const COLUMNS = `submission_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                  effective_date::text AS effective_date, product_id, applicant, submission_name, status, created_at, updated_at,
-                 clearance_status, clearance_basis, clearance_duplicate_of, clearance_decided_at, withdrawal`;
+                 clearance_status, clearance_basis, clearance_duplicate_of, clearance_decided_at, withdrawal, requirements_version, currently_due`;
 
 export const LIST_COLUMNS = COLUMNS;
 
@@ -62,6 +64,7 @@ export function toProto(r: SubmissionRow): Submission {
       decidedAt: (r.clearance_decided_at ?? r.created_at).toISOString(),
     },
     withdrawal: r.withdrawal ? { reason: r.withdrawal.reason, note: r.withdrawal.note ?? '', withdrawnAt: r.withdrawal.withdrawnAt } : null,
+    requirements: { version: r.requirements_version, currentlyDue: r.currently_due },
   };
 }
 
@@ -76,6 +79,9 @@ export interface NewSubmission {
   productId: string;
   /** As stored and shown: normalizeApplicant's form. */
   applicant: Applicant;
+  /** The product's requirements version that judged it, and that version's attachment rules (JSON array). */
+  requirementsVersion: number;
+  attachmentRulesJson: string;
 }
 
 /** The submission as GET /v1/submissions/{id} shows it, as SQL over a row `s` (the data of every submission.* event). */
@@ -87,6 +93,7 @@ export const SUBMISSION_DATA_SQL = `jsonb_build_object('submissionId', s.submiss
                              'decidedAt', ${sqlIso('coalesce(s.clearance_decided_at, s.created_at)')})
                            || CASE WHEN s.clearance_duplicate_of IS NULL THEN '{}'::jsonb
                                    ELSE jsonb_build_object('duplicateOf', s.clearance_duplicate_of) END)
+            || jsonb_build_object('requirements', jsonb_build_object('version', s.requirements_version, 'currentlyDue', to_jsonb(s.currently_due)))
             || CASE WHEN s.withdrawal IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('withdrawal', s.withdrawal) END`;
 
 const CREATED_EVENT = {
@@ -100,8 +107,10 @@ const CREATED_EVENT = {
 const CREATE = `WITH ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                               effective_date, product_id, applicant, submission_name, status,
-                              risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'submitted', $14, $15, $16, $17, $18, $19, $20)
+                              risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
+                              requirements_version, attachment_rules, currently_due)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'submitted', $14, $15, $16, $17, $18, $19, $20,
+             $21, $22::jsonb, initially_due($22::jsonb))
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${COLUMNS}
    ), event AS (
@@ -115,17 +124,20 @@ const CREATE = `WITH ins AS (
 const CREATE_BATCH = `WITH input AS (
      SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                           $9::uuid[], $10::text[], $11::text[], $12::text[],
-                          $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::uuid[])
+                          $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::uuid[], $21::bigint[], $22::text[])
        AS t(submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date,
             product_id, applicant, submission_name, event_id,
-            risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of)
+            risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
+            requirements_version, attachment_rules)
    ), ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                               effective_date, product_id, applicant, submission_name, status,
-                              risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of)
+                              risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
+                              requirements_version, attachment_rules, currently_due)
      SELECT submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date::date,
             product_id, applicant::jsonb, submission_name, 'submitted',
-            risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of
+            risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
+            requirements_version, attachment_rules::jsonb, initially_due(attachment_rules::jsonb)
        FROM input
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${COLUMNS}, job_id
@@ -216,6 +228,8 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
           s.clearanceStatus,
           s.clearanceBasis,
           s.clearanceDuplicateOf,
+          s.requirementsVersion,
+          s.attachmentRulesJson,
         ]),
       )
     ).rows;
@@ -244,6 +258,8 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
         col('clearanceStatus'),
         col('clearanceBasis'),
         col('clearanceDuplicateOf'),
+        col('requirementsVersion'),
+        col('attachmentRulesJson'),
       ]),
     )
   ).rows;

@@ -34,7 +34,7 @@ function consumer(
   const calls: string[] = [];
   const settled: unknown[] = [];
   const clients = {
-    policy: { GetProduct: async () => (calls.push('GetProduct'), { product: { productId: 'x', name: 'x', active: true } }) },
+    policy: { GetProduct: async () => (calls.push('GetProduct'), { product: { productId: 'x', name: 'x', active: true, requirementsVersion: '1', requirementsJson: '' } }) },
     submission: {
       CreateSubmission:
         over.createSubmission ??

@@ -79,6 +79,9 @@ export class JobConsumer {
   private readonly names: ReturnType<typeof natsNames>;
 
   async start(): Promise<void> {
+    // Before the first job: a product whose requirements change is dropped from the cache at once
+    // (the admin command announces it), so jobs that run after the change see the new version.
+    this.products.attach(this.nc, this.names.productChangedSubject);
     await this.ensureConsumer();
     await this.pull();
     // A pull request does not survive a server restart, and the client would only notice after two

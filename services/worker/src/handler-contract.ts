@@ -9,7 +9,7 @@ import { DomainError } from '@partner/shared/domain/errors';
 type Defs = ReturnType<typeof serviceDefs>;
 
 export class JobFailed extends Error {
-  constructor(readonly error: { code: string; message: string; retryable: boolean }) {
+  constructor(readonly error: { code: string; message: string; retryable: boolean; detailsJson?: string }) {
     super(error.message);
   }
 }
@@ -39,7 +39,7 @@ export type Handler = (job: JobToRun, payload: unknown, ctx: HandlerContext) => 
  */
 export function failOnRefusal(err: unknown): never {
   if (err instanceof DomainError && !err.retryable) {
-    throw new JobFailed({ code: err.code, message: err.message, retryable: false });
+    throw new JobFailed({ code: err.code, message: err.message, retryable: false, ...(err.details ? { detailsJson: JSON.stringify(err.details) } : {}) });
   }
   throw err;
 }

@@ -1,3 +1,4 @@
+import { NO_REQUIREMENTS } from '@partner/shared/domain/requirements';
 import { describe, expect, it } from 'vitest';
 describe('the submission handler', () => {
   const job = {
@@ -21,7 +22,7 @@ describe('the submission handler', () => {
     },
   } as never;
   const sleep = async () => undefined;
-  const product = async () => ({ active: true });
+  const product = async () => ({ productId: '11111111-2222-4333-8444-555555555555', active: true, requirementsVersion: 1, requirements: NO_REQUIREMENTS });
 
   it('honours sandbox directives in UAT', async () => {
     const { HANDLERS, JobFailed } = await import('./job-handlers.js');

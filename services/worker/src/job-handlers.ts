@@ -4,6 +4,7 @@
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { applicantToMessage, type Applicant } from '@partner/shared/domain/applicant';
 import { parseSandbox } from '@partner/shared/domain/sandbox';
+import { checkSubmission, passesGenericRules, utcToday } from '@partner/shared/domain/submission-rules';
 import { attachmentHandlers } from './attachments.js';
 import { webhookHandlers } from './webhooks.js';
 import { withdrawHandlers } from './withdraw.js';
@@ -38,6 +39,17 @@ const createSubmission: Handler = async (job, payload, ctx) => {
   if (!product?.active) {
     throw new JobFailed({ code: 'unknown_product', message: `product ${p.productId} does not exist or is not offered`, retryable: false });
   }
+  // The product's requirements, judged by the one rule set POST /v1/submissions/validate uses, on the
+  // day (UTC) the job runs; the submission records the version that judged it.
+  const broken = passesGenericRules(payload) ? checkSubmission(payload, product, { today: utcToday(), sandbox: false }) : [];
+  if (broken.length > 0) {
+    throw new JobFailed({
+      code: 'requirements_not_met',
+      message: `the submission does not meet the requirements of product ${p.productId} (version ${product.requirementsVersion}): ${broken.map((e) => e.field).join(', ')}`,
+      retryable: false,
+      detailsJson: JSON.stringify(broken.map((e) => ({ field: e.field, issue: e.message, code: e.code }))),
+    });
+  }
   const { submission } = await ctx.clients.submission.CreateSubmission({
     ...jobScope(job),
     principalId: job.caller.principalId,
@@ -46,6 +58,8 @@ const createSubmission: Handler = async (job, payload, ctx) => {
     effectiveDate: p.effectiveDate,
     productId: p.productId,
     applicant: applicantToMessage(p.applicant),
+    requirementsVersion: product.requirementsVersion,
+    attachmentRulesJson: JSON.stringify(product.requirements.attachments),
   }).catch(failOnRefusal);
   return {
     submissionId: submission!.submissionId,

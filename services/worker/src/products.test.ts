@@ -13,7 +13,7 @@ function fakePolicy(answers: Record<string, boolean | 'down'>) {
       const a = answers[productId];
       if (a === 'down') throw new DomainError('unavailable', 'down');
       if (a === undefined) throw new DomainError('not_found', 'product not found');
-      return { product: { productId, name: 'p', active: a } };
+      return { product: { productId, name: 'p', active: a, requirementsVersion: '1', requirementsJson: '' } };
     },
   };
 }
@@ -23,7 +23,7 @@ describe('cachedProducts', () => {
     const policy = fakePolicy({ a: true, b: false });
     const lookup = cachedProducts(policy as never, 60_000);
     const results = await Promise.all([lookup('a'), lookup('a'), lookup('b'), lookup('missing')]);
-    expect(results).toEqual([{ active: true }, { active: true }, { active: false }, undefined]);
+    expect(results.map((r) => r?.active)).toEqual([true, true, false, undefined]);
     await lookup('a');
     await lookup('missing');
     expect(policy.calls).toBe(3);
@@ -38,5 +38,15 @@ describe('cachedProducts', () => {
     await expect(lookup('down')).rejects.toMatchObject({ code: 'unavailable' });
     await expect(lookup('down')).rejects.toMatchObject({ code: 'unavailable' });
     expect(policy.calls).toBe(4);
+  });
+
+  it('forgets a product whose requirements changed: the next lookup asks again', async () => {
+    const policy = fakePolicy({ a: true });
+    const lookup = cachedProducts(policy as never, 60_000);
+    await lookup('a');
+    await lookup('a');
+    lookup.invalidate('a');
+    await lookup('a');
+    expect(policy.calls).toBe(2);
   });
 });

@@ -1,19 +1,25 @@
 // `partner submissions create|get|list`: new business, read back, and found again by reference.
 import type { PartnerClient, Submission, SubmissionListParams } from '@partner/sdk';
+import { reportValidation } from './products.js';
 import { EXIT, intOption, mutation, parseJson, readAll, readJsonFile, showList, UsageError, type Command } from '../command.js';
 
 export const SUBMISSION_COMMANDS: Record<string, Command> = {
   'submissions create': {
-    usage: 'submissions create --file app.json|- [--wait SECONDS] [--idempotency-key KEY]',
-    summary: 'create a submission and wait for it (default 60 s; --wait 0 returns the job at once)',
+    usage: 'submissions create --file app.json|- [--validate] [--wait SECONDS] [--idempotency-key KEY]',
+    summary: 'create a submission and wait for it (default 60 s; --wait 0 returns the job at once; --validate checks it first)',
     args: [],
-    options: ['file', 'wait', 'idempotency-key'],
+    options: ['file', 'validate', 'wait', 'idempotency-key'],
     run: async (ctx) => {
       if (!ctx.values.file) throw new UsageError('--file is required: a JSON file with the submission (- reads standard input)');
       const input = (ctx.values.file === '-' ? parseJson('standard input', await readAll(ctx.io.stdin)) : readJsonFile(ctx.values.file)) as Parameters<
         PartnerClient['createSubmission']
       >[0];
       const client = ctx.client();
+      if (ctx.values.validate) {
+        // Nothing is created when the body would fail: the problems are printed, exit status 1.
+        const verdict = await client.validateSubmission(input, { signal: ctx.signal });
+        if (!verdict.valid) return reportValidation(ctx, verdict);
+      }
       return mutation(ctx, 'submission', (opts) => client.createSubmission(input, opts), (opts) => client.startSubmission(input, opts));
     },
   },

@@ -36,7 +36,7 @@ export function respondSettledMutation(ctx: GatewayContext, job: JobView): void 
     return;
   }
   const e = job.error ?? { code: 'internal', message: 'the job failed', retryable: true };
-  renderError(ctx, new DomainError(e.code, e.message, { retryable: e.retryable }), { jobId: job.id });
+  renderError(ctx, new DomainError(e.code, e.message, { retryable: e.retryable, ...(e.details ? { details: e.details as never } : {}) }), { jobId: job.id });
 }
 
 export function respondProcessing(ctx: GatewayContext, jobId: string): void {

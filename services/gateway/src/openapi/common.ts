@@ -49,7 +49,7 @@ const MUTATION_ERRORS: Record<number, string> = {
   409: '`conflict`: the job failed because the change conflicts with the current state. Or `canceled`: the job was cancelled (`POST /v1/jobs/{jobId}/cancel`) before it started; it never takes effect.',
   413: '`payload_too_large`: the body is over the size limit.',
   415: '`unsupported_media_type`: wrong `Content-Type`.',
-  422: '`idempotency_key_reused` (the key was used with a different request), or the job failed with a business-rule error such as `unknown_product` (non-retryable, with `jobId`).',
+  422: '`idempotency_key_reused` (the key was used with a different request), or the job failed with a business-rule error such as `unknown_product` or `requirements_not_met` (`details` names each failing field; non-retryable, with `jobId`).',
   500: '`internal` (retryable), or the job failed with it.',
   503: '`unavailable` (retryable, with `Retry-After`): a dependency was unavailable; or the job failed with a retryable error (with `jobId`). Resend with the same `Idempotency-Key` when there is no `jobId`; with a `jobId`, the job failed: use a new key.',
 };

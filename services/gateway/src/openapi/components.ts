@@ -3,6 +3,7 @@
 import { apiHeaders, header, json, type Obj } from './common.js';
 import type { OpenApiOptions } from './options.js';
 import { eventSchemas } from './events.js';
+import { productSchemas } from './products.js';
 import { ref, schemas, type Schema } from './schemas.js';
 import { clearanceSchemas } from './clearance.js';
 import { webhookSchemas } from './webhooks.js';
@@ -156,6 +157,6 @@ export function components(opts: Pick<OpenApiOptions, 'tokenUrl' | 'scope' | 'en
       Internal: errorResponse('`internal` (retryable): something unexpected went wrong. Retry with backoff; report the `X-Request-Id` if it persists.'),
       Unavailable: errorResponse('`unavailable` (retryable): a dependency is unavailable. Retry after `Retry-After` seconds.', { 'Retry-After': header('Retry-After') }),
     },
-    schemas: { ...schemas, ...eventSchemas, ...webhookSchemas, ...clearanceSchemas },
+    schemas: { ...schemas, ...eventSchemas, ...webhookSchemas, ...clearanceSchemas, ...productSchemas },
   };
 }

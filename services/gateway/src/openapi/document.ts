@@ -12,6 +12,7 @@ import { ERROR_CODE_TABLE, ref } from './schemas.js';
 import { eventPaths } from './events.js';
 import { clearanceListParam, clearancePaths } from './clearance.js';
 import { SUBMISSION_STATUS_NAMES } from '@partner/shared/domain/clearance';
+import { productPaths } from './products.js';
 import { webhookDeliveries, webhookPaths } from './webhooks.js';
 import {
   apiHeaders,
@@ -53,6 +54,7 @@ const EXAMPLE_SUBMISSION = {
   principalId: 'demo-broker',
   createdAt: '2026-11-21T12:00:08.012Z',
   updatedAt: '2026-11-21T12:00:08.012Z',
+  requirements: { version: 3, currentlyDue: ['attachments.loss_run'] },
   clearance: { status: 'cleared', basis: null, decidedAt: '2026-11-21T12:00:08.012Z' },
 };
 
@@ -459,6 +461,7 @@ function paths(): Obj {
     },
     ...clearancePaths(),
     ...eventPaths({ apiHeaders, preferHeaders, param, response, json, authErrors }),
+    ...productPaths({ apiHeaders, param, response, json, authErrors }),
     ...webhookPaths({ apiHeaders, param, response, json, authErrors, mutationResponses, mutationDescription: MUTATION_DESCRIPTION }),
   };
 }
@@ -518,6 +521,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Obj {
     tags: [
       { name: 'Health', description: 'Who the credentials belong to.' },
       { name: 'Policies', description: "The partner's policies (read only)." },
+      { name: 'Products', description: 'The product catalogue and what each product requires of a submission (machine-readable).' },
       { name: 'Submissions', description: 'New-business submissions; creating one is a job.' },
       { name: 'Attachments', description: 'Files attached to a submission; uploads and deletions are jobs.' },
       { name: 'Jobs', description: 'The asynchronous jobs that carry out every mutation.' },

@@ -31,6 +31,10 @@ export const EVENT_DATA: Record<string, Schema> = {
   'job.failed': ref('JobFailed'),
   'job.canceled': ref('JobCanceled'),
   'submission.created': ref('Submission'),
+  'submission.withdrawn': ref('Submission'),
+  'submission.clearance_changed': ref('Submission'),
+  'submission.requirements_updated': ref('Submission'),
+  'product.requirements_changed': ref('Product'),
   'attachment.created': ref('Attachment'),
   'attachment.deleted': {
     type: 'object',
@@ -55,7 +59,9 @@ export const eventSchemas: Record<string, Schema> = {
     description:
       'Something that happened to the partner\'s resources. The same JSON in the feed and in a webhook delivery. `data` by type: ' +
       '`job.succeeded` / `job.failed` / `job.canceled` — the job as `GET /v1/jobs/{id}` shows it, with `kind`; `submission.created`, `submission.withdrawn`, `submission.clearance_changed` — the submission as ' +
-      '`GET /v1/submissions/{id}` shows it; `attachment.created` — the attachment record; `attachment.deleted` — `{submissionId, attachmentId}`.',
+      '`GET /v1/submissions/{id}` shows it; `attachment.created` — the attachment record; `attachment.deleted` — `{submissionId, attachmentId}`; ' +
+      '`submission.requirements_updated` — the submission (its `requirements.currentlyDue` changed); `product.requirements_changed` — ' +
+      'the product as `GET /v1/products/{id}` shows it (sent to every partner).',
     properties: {
       id: ref('EventId'),
       type: ref('EventType'),

@@ -36,6 +36,7 @@ export const schemas: Record<string, Schema> = {
     properties: {
       field: { type: 'string', examples: ['applicant.legalName'] },
       issue: { type: 'string', examples: ['must NOT have fewer than 1 characters'] },
+      code: { type: 'string', description: 'With `requirements_not_met`: what kind of problem (`required`, `out_of_window`, `max_reached`, `media_type_not_allowed`, `too_large`, …).', examples: ['required'] },
     },
   },
   ErrorObject: {
@@ -53,7 +54,7 @@ export const schemas: Record<string, Schema> = {
       retryable: { type: 'boolean' },
       details: {
         type: 'array',
-        description: 'Present for `validation_error`: every failing field or parameter.',
+        description: 'Present for `validation_error` (every failing field or parameter) and `requirements_not_met` (every field that breaks the product\'s requirements).',
         items: ref('ErrorDetail'),
       },
     },
@@ -121,7 +122,10 @@ export const schemas: Record<string, Schema> = {
       effectiveDate: { ...submissionCreate.properties.effectiveDate, description: 'A real calendar date `YYYY-MM-DD` (`2027-02-29` is refused).', examples: ['2027-01-01'] },
       productId: {
         ...submissionCreate.properties.productId,
-        description: 'A product of the catalogue (UUID, compared case-insensitively). An unknown or inactive product fails the job with `unknown_product`.',
+        description:
+          'A product of the catalogue (UUID, compared case-insensitively). An unknown or inactive product fails the job with `unknown_product`. ' +
+          'A product may require more than this schema (applicant fields, an effective-date window): see `GET /v1/products/{productId}/requirements`; ' +
+          'a body that breaks them fails the job with `requirements_not_met`. `POST /v1/submissions/validate` checks a body without creating anything.',
         examples: [UUID_EXAMPLE],
       },
       applicant: {
@@ -197,6 +201,7 @@ export const schemas: Record<string, Schema> = {
       'principalId',
       'createdAt',
       'updatedAt',
+      'requirements',
       'clearance',
     ],
     properties: {
@@ -211,6 +216,7 @@ export const schemas: Record<string, Schema> = {
       principalId: { type: ['string', 'null'], description: 'The principal the creating request was attributed to, or null.' },
       createdAt: ref('Timestamp'),
       updatedAt: ref('Timestamp'),
+      requirements: ref('SubmissionRequirements'),
       clearance: ref('Clearance'),
       withdrawal: ref('Withdrawal'),
     },

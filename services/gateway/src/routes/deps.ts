@@ -6,6 +6,7 @@ import type { serviceDefs } from '@partner/shared/grpc';
 import type { GatewayConfig } from '../config.js';
 import type { GatewayMiddleware } from '../context.js';
 import type { SettlementWaiters } from '../settlement-waiters.js';
+import type { ProductLookup } from '@partner/shared/domain/product-cache';
 
 type Defs = ReturnType<typeof serviceDefs>;
 
@@ -22,6 +23,8 @@ export interface RouteDeps {
   clients: Clients;
   waiters: SettlementWaiters;
   guard(permission: Permission): GatewayMiddleware;
+  /** Products with their requirements, cached (dropped at once when an admin command announces a change). */
+  products: ProductLookup;
   /** True once SIGTERM started the drain: new uploads are refused (retryable), in-flight ones finish. */
   draining?: () => boolean;
 }

@@ -1,13 +1,14 @@
 // POST /v1/submissions (submissions/write; a job) and GET /v1/submissions/{id} (submissions/read).
 import type Router from '@koa/router';
-import { COUNTRY_CODES, normalizeApplicant, TAX_ID_PATTERN, type Applicant } from '@partner/shared/domain/applicant';
+import { normalizeApplicant, type Applicant } from '@partner/shared/domain/applicant';
+import { submissionCreateSchema } from '@partner/shared/domain/submission-rules';
 import { isUuid } from '@partner/shared/domain/ids';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { grpcOptions, ownerOf, type GatewayState } from '../context.js';
 import { DomainError, notFound } from '@partner/shared/domain/errors';
 import { parseSandbox, SANDBOX_GRAMMAR } from '@partner/shared/domain/sandbox';
 import { readJson } from '../http/body.js';
-import { validator, VISIBLE_TEXT } from '../http/validate.js';
+import { validator } from '../http/validate.js';
 import type { RouteDeps } from './deps.js';
 import { runMutation } from '../jobs/mutations.js';
 import { submissionRecord } from '@partner/shared/domain/submission-record';
@@ -20,41 +21,7 @@ export interface SubmissionCreate {
   applicant: Applicant;
 }
 
-const text = { type: 'string', minLength: 1, maxLength: 200, pattern: VISIBLE_TEXT } as const;
-
-export const submissionCreateSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['externalRef', 'submissionType', 'effectiveDate', 'productId', 'applicant'],
-  properties: {
-    externalRef: { type: 'string', minLength: 1, maxLength: 200 },
-    submissionType: { type: 'string', enum: ['application'] },
-    effectiveDate: { type: 'string', format: 'date' },
-    productId: { type: 'string', format: 'uuid' },
-    applicant: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['legalName'],
-      properties: {
-        legalName: text,
-        taxId: { type: 'string', pattern: TAX_ID_PATTERN },
-        address: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['line1', 'city', 'region', 'postalCode', 'country'],
-          properties: {
-            line1: text,
-            line2: text,
-            city: text,
-            region: text,
-            postalCode: text,
-            country: { type: 'string', description: 'an ISO 3166-1 alpha-2 country code (e.g. US)', enum: COUNTRY_CODES },
-          },
-        },
-      },
-    },
-  },
-} as const;
+export { submissionCreateSchema };
 
 /** A value that looks like a UAT sandbox directive must be a valid one, never a real submission. */
 function checkSandbox(externalRef: string): void {

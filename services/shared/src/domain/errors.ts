@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   validation_error: { http: 400, grpc: GrpcStatus.INVALID_ARGUMENT, retryable: false, meaning: 'the body, a query parameter or `Idempotency-Key` is invalid; `details` lists every problem' },
   idempotency_key_reused: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'the `Idempotency-Key` was used before with a different request' },
   unknown_product: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the product does not exist or is inactive' },
+  requirements_not_met: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the submission or attachment breaks its product\'s requirements; `details` names each failing field' },
   upload_expired: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the staged upload expired before the attachment job ran' },
   conflict: { http: 409, grpc: GrpcStatus.ABORTED, retryable: false, meaning: 'job failure: the change conflicts with the current state' },
   job_not_cancelable: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'the job has started or settled and can no longer be cancelled; read the job for its outcome' },

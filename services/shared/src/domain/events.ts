@@ -19,6 +19,8 @@ export const EVENT_TYPES = [
   'attachment.created',
   'attachment.deleted',
   'webhook_endpoint.disabled',
+  'submission.requirements_updated',
+  'product.requirements_changed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const isEventType = (s: string): s is EventType => (EVENT_TYPES as readonly string[]).includes(s);
@@ -31,6 +33,14 @@ export interface ApiEvent {
   timestamp: string;
   data: unknown;
 }
+
+/**
+ * The owner of an event meant for every partner (product.requirements_changed): tenant and partner
+ * `*`. The events service's writer stores one copy per partner it knows (docs/events.md, "Events for
+ * every partner").
+ */
+export const EVERY_PARTNER = { tenantId: '*', partnerId: '*' } as const;
+export const isForEveryPartner = (m: { tenantId: string; partnerId: string }): boolean => m.tenantId === '*' && m.partnerId === '*';
 
 /** The message on the events stream: the event and whose it is. */
 export interface EventMessage {

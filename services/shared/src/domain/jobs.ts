@@ -44,6 +44,8 @@ export interface JobErrorView {
   code: string;
   message: string;
   retryable: boolean;
+  /** The failing fields, where the error names some (requirements_not_met). */
+  details?: unknown[];
 }
 
 /** A job as GET /v1/jobs/{id} shows it once settled (or, unsettled, as accepted/running). */
@@ -89,7 +91,9 @@ export function jobView(j: Job__Output): JobView {
     kind: j.kind,
     status,
     ...(status === 'succeeded' ? { result: JSON.parse(j.resultJson) as unknown } : {}),
-    ...(hasError(status) && j.error ? { error: { code: j.error.code, message: j.error.message, retryable: j.error.retryable } } : {}),
+    ...(hasError(status) && j.error
+      ? { error: { code: j.error.code, message: j.error.message, retryable: j.error.retryable, ...(j.error.detailsJson ? { details: JSON.parse(j.error.detailsJson) as unknown[] } : {}) } }
+      : {}),
     createdAt: j.createdAt,
     updatedAt: j.updatedAt,
   };

@@ -2,6 +2,7 @@
 export const PERMISSIONS = [
   'health/read',
   'policies/read',
+  'products/read',
   'submissions/read',
   'submissions/write',
   'jobs/read',

@@ -5,7 +5,7 @@
 import { ERROR_CODES, type ErrorCode } from './errors.js';
 
 /** Codes a job can end with, so the codes `sandbox:fail=<code>` may force. Status and retryable come from ERROR_CODES. */
-export const JOB_FAILURE_CODES = ['unknown_product', 'validation_error', 'not_found', 'conflict', 'unavailable', 'internal'] as const satisfies readonly ErrorCode[];
+export const JOB_FAILURE_CODES = ['unknown_product', 'requirements_not_met', 'validation_error', 'not_found', 'conflict', 'unavailable', 'internal'] as const satisfies readonly ErrorCode[];
 export type JobFailureCode = (typeof JOB_FAILURE_CODES)[number];
 
 export interface SandboxDirective {

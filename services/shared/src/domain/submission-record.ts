@@ -17,6 +17,7 @@ export function submissionRecord(s: Submission__Output): Record<string, unknown>
     principalId: s.principalId || null,
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
+    requirements: { version: Number(s.requirements?.version ?? 0), currentlyDue: s.requirements?.currentlyDue ?? [] },
     clearance: clearanceFromMessage(s.clearance),
     ...withdrawalFieldFromMessage(s.withdrawal),
   };

@@ -30,6 +30,8 @@ export function natsNames(prefix: string) {
     webhooksDueSubject: `${prefix}.webhooks.due`,
     /** Core NATS subject on which a change of a client's provisioning or revocation reaches every gateway. */
     clientChangedSubject: `${prefix}.events.client_changed`,
+    /** Core subject: a product's requirements changed (the admin command announces it); caches drop the product. */
+    productChangedSubject: `${prefix}.events.product_changed`,
   };
 }
 

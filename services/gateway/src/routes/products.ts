@@ -1,0 +1,112 @@
+// The product catalogue and its requirements (API.md "Products and their requirements"):
+// GET /v1/products, GET /v1/products/{id}, GET /v1/products/{id}/requirements (products/read; the
+// same catalogue for every partner), and POST /v1/submissions/validate (submissions/write): the
+// create body judged at once by the rule set the create job uses (shared/domain/submission-rules.ts),
+// creating nothing.
+import { createHash } from 'node:crypto';
+import type Router from '@koa/router';
+import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
+import { isUuid } from '@partner/shared/domain/ids';
+import { requirementsFromJson } from '@partner/shared/domain/requirements';
+import { checkSubmission, submissionSchemaFor, utcToday } from '@partner/shared/domain/submission-rules';
+import type { Product__Output } from '@partner/shared/generated/partner/policy/v1/Product';
+import { grpcOptions, type GatewayContext, type GatewayState } from '../context.js';
+import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
+import { readJson } from '../http/body.js';
+import type { RouteDeps } from './deps.js';
+
+const LIST_PARAMS = new Set(['limit', 'cursor', 'active']);
+
+/** The API's product record. */
+export function productRecord(p: Product__Output): Record<string, unknown> {
+  return {
+    productId: p.productId,
+    name: p.name,
+    active: p.active,
+    requirementsVersion: Number(p.requirementsVersion),
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
+  };
+}
+
+/** GET /v1/products/{id}/requirements: the document and its generated submission schema. */
+export function requirementsRecord(p: Product__Output): Record<string, unknown> {
+  const requirements = requirementsFromJson(p.requirementsJson);
+  const version = Number(p.requirementsVersion);
+  return {
+    productId: p.productId,
+    version,
+    submissionSchema: submissionSchemaFor({ productId: p.productId, requirementsVersion: version, requirements }),
+    applicant: { required: requirements.applicant.required },
+    effectiveDate: requirements.effectiveDate,
+    attachments: requirements.attachments,
+  };
+}
+
+function noQuery(ctx: GatewayContext): void {
+  const details: ErrorDetail[] = [];
+  singleParams(ctx.querystring, new Set(), details);
+  if (details.length > 0) throw invalidQuery(details);
+}
+
+/** If-None-Match matches the strong tag (a list of tags, or `*`). */
+function matches(ifNoneMatch: string, etag: string): boolean {
+  if (ifNoneMatch.trim() === '*') return true;
+  return ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}
+
+export function productRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
+  const callOptions = (ctx: GatewayContext) => grpcOptions(ctx, deps.config.grpcTimeoutMs);
+  const getProduct = async (ctx: GatewayContext): Promise<Product__Output> => {
+    noQuery(ctx);
+    const id = ctx.params.id ?? '';
+    if (!isUuid(id)) throw notFound('product');
+    const { product } = await deps.clients.policy.GetProduct({ productId: id.toLowerCase() }, callOptions(ctx));
+    if (!product) throw new DomainError('internal', 'internal error');
+    return product;
+  };
+
+  router.get('/products', deps.guard('products/read'), async (ctx) => {
+    const details: ErrorDetail[] = [];
+    const params = singleParams(ctx.querystring, LIST_PARAMS, details);
+    const page = pageParams(params, details);
+    const active = params.get('active');
+    if (active !== undefined && active !== 'true' && active !== 'false') details.push({ field: 'active', issue: 'must be true or false' });
+    if (details.length > 0) throw invalidQuery(details);
+    const res = await deps.clients.policy.ListProducts({ ...page, active: active ?? '' }, callOptions(ctx));
+    ctx.body = { items: res.products.map(productRecord), nextCursor: res.nextPageToken || null };
+  });
+
+  router.get('/products/:id', deps.guard('products/read'), async (ctx) => {
+    ctx.body = productRecord(await getProduct(ctx));
+  });
+
+  router.get('/products/:id/requirements', deps.guard('products/read'), async (ctx) => {
+    const body = requirementsRecord(await getProduct(ctx));
+    const json = JSON.stringify(body);
+    // Strong: the tag changes with every byte of the body (the version alone would do, but this
+    // also covers a change of the generic rules between releases).
+    const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`;
+    ctx.set('ETag', etag);
+    const inm = ctx.get('if-none-match');
+    if (inm && matches(inm, etag)) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = 'application/json';
+    ctx.body = json;
+  });
+
+  router.post('/submissions/validate', deps.guard('submissions/write'), async (ctx) => {
+    const body = await readJson(ctx, deps.config.jsonLimitBytes);
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new DomainError('validation_error', 'the request body must be a JSON object (a submission create body)', {
+        details: [{ field: '(body)', issue: 'must be a JSON object' }],
+      });
+    }
+    const productId = (body as { productId?: unknown }).productId;
+    const product = typeof productId === 'string' && isUuid(productId) ? await deps.products(productId.toLowerCase()) : undefined;
+    const errors = checkSubmission(body, product, { today: utcToday(), sandbox: deps.config.environment === 'uat' });
+    ctx.body = { valid: errors.length === 0, errors, requirementsVersion: product?.active ? product.requirementsVersion : null };
+  });
+}
