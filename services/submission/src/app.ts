@@ -17,6 +17,7 @@ import { PgBlobStore } from './blob-store.js';
 import { attachmentService, sweepAttachments } from './attachments.js';
 import { submissionMetrics } from './metrics.js';
 import { listSubmissions, loadSubmissionCursorCodec, parseListSubmissions } from './list.js';
+import { receivedAtOf, startReceipts } from './receipts/start.js';
 
 export const SCHEMA = 'submission';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -38,7 +39,8 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
       const events = new OutboxRelay(pool, eventOutbox(names, config.eventsStream), { intervalMs: config.relayIntervalMs, logger });
       events.start();
       nats.onConnect((conn) => events.attach(conn));
-      const attachments = attachmentService({ pool, store, settings: config.attachments, metrics, logger, names, events });
+      const receipts = await startReceipts(pool, config.receipts, logger);
+      const attachments = attachmentService({ pool, store, settings: config.attachments, metrics, logger, names, events, receipts: receipts.issuing });
       every({
         name: 'attachment sweep',
         intervalMs: config.attachments.sweepIntervalMs,
@@ -49,7 +51,7 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
         },
       });
       // CreateSubmission commits concurrent calls together (shared/batcher.ts); a lone call runs alone.
-      const creates = dbBatcher('CreateSubmission', (inputs: repo.NewSubmission[]) => repo.createSubmissions(pool, names, inputs), {
+      const creates = dbBatcher('CreateSubmission', (inputs: repo.NewSubmission[]) => repo.createSubmissions(pool, names, inputs, receipts.issuing), {
         config,
         registry,
         keyOf: (s) => s.jobId,
@@ -58,9 +60,13 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
         serviceDefs().submission,
         {
           ...attachments,
+          ...receipts.rpcs,
           CreateSubmission: async (req) => {
             if (!isJobId(req.jobId) || !req.owner?.tenantId || !req.owner.partnerId || !req.applicant?.legalName || !isUuid(req.productId)) {
               throw new DomainError('validation_error', 'job_id, owner, applicant.legal_name and a UUID product_id are required');
+            }
+            if (req.contentSha256 !== '' && !/^[0-9a-f]{64}$/.test(req.contentSha256)) {
+              throw new DomainError('validation_error', 'content_sha256 must be 64 lowercase hex digits');
             }
             const out = await repo
               .createSubmission(pool, names, {
@@ -73,11 +79,13 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
                 effectiveDate: req.effectiveDate,
                 productId: req.productId,
                 applicant: applicantFromMessage(req.applicant),
+                contentSha256: req.contentSha256 || null,
+                receivedAt: receivedAtOf(req.receivedAt),
               }, (s) => creates.call(s))
               .catch(dbError);
             if (out.event) events.publishNow(out.event.outboxId, out.event);
             if (out.created) metrics.created();
-            return { submission: repo.toProto(out.row) };
+            return { submission: repo.toProto(out.row), receipt: out.receipt };
           },
           GetSubmission: async (req) => {
             const row =

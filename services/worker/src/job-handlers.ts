@@ -16,6 +16,8 @@ interface SubmissionPayload {
   effectiveDate: string;
   productId: string;
   applicant: Applicant;
+  /** Hex SHA-256 of the body's RFC 8785 form as the partner sent it (the gateway's; absent in jobs queued before receipts). */
+  contentSha256?: string;
 }
 
 const createSubmission: Handler = async (job, payload, ctx) => {
@@ -36,7 +38,7 @@ const createSubmission: Handler = async (job, payload, ctx) => {
   if (!product?.active) {
     throw new JobFailed({ code: 'unknown_product', message: `product ${p.productId} does not exist or is not offered`, retryable: false });
   }
-  const { submission } = await ctx.clients.submission.CreateSubmission({
+  const created = await ctx.clients.submission.CreateSubmission({
     ...jobScope(job),
     principalId: job.caller.principalId,
     externalRef: p.externalRef,
@@ -44,8 +46,11 @@ const createSubmission: Handler = async (job, payload, ctx) => {
     effectiveDate: p.effectiveDate,
     productId: p.productId,
     applicant: applicantToMessage(p.applicant),
+    contentSha256: p.contentSha256 ?? '',
+    receivedAt: job.createdAt,
   }).catch(failOnRefusal);
-  return { submissionId: submission!.submissionId, submissionName: submission!.submissionName, status: submission!.status };
+  const { submission, receipt } = created;
+  return { submissionId: submission!.submissionId, submissionName: submission!.submissionName, status: submission!.status, ...(receipt ? { receipt } : {}) };
 };
 
 export const HANDLERS: Record<string, Handler> = {
