@@ -5,6 +5,7 @@ import type { OpenApiOptions } from './options.js';
 import { eventSchemas } from './events.js';
 import { ref, schemas, type Schema } from './schemas.js';
 import { webhookSchemas } from './webhooks.js';
+import { receiptSchemas } from './receipts.js';
 
 export const SECURITY_SCHEME = 'partnerOAuth';
 
@@ -155,6 +156,6 @@ export function components(opts: Pick<OpenApiOptions, 'tokenUrl' | 'scope' | 'en
       Internal: errorResponse('`internal` (retryable): something unexpected went wrong. Retry with backoff; report the `X-Request-Id` if it persists.'),
       Unavailable: errorResponse('`unavailable` (retryable): a dependency is unavailable. Retry after `Retry-After` seconds.', { 'Retry-After': header('Retry-After') }),
     },
-    schemas: { ...schemas, ...eventSchemas, ...webhookSchemas },
+    schemas: { ...schemas, ...eventSchemas, ...webhookSchemas, ...receiptSchemas },
   };
 }

@@ -10,6 +10,7 @@ import { ALLOWED_MEDIA_TYPES } from '../attachments/media-types.js';
 import { DEFAULT_MAX_JSON_VALUES, MAX_JSON_DEPTH } from '../http/json-scan.js';
 import { ERROR_CODE_TABLE, ref } from './schemas.js';
 import { eventPaths } from './events.js';
+import { receiptPaths } from './receipts.js';
 import { webhookDeliveries, webhookPaths } from './webhooks.js';
 import {
   apiHeaders,
@@ -449,6 +450,7 @@ function paths(): Obj {
     },
     ...eventPaths({ apiHeaders, preferHeaders, param, response, json, authErrors }),
     ...webhookPaths({ apiHeaders, param, response, json, authErrors, mutationResponses, mutationDescription: MUTATION_DESCRIPTION }),
+    ...receiptPaths({ apiHeaders, baseHeaders, preferHeaders, param, response, json, authErrors }),
   };
 }
 
@@ -511,6 +513,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Obj {
       { name: 'Attachments', description: 'Files attached to a submission; uploads and deletions are jobs.' },
       { name: 'Jobs', description: 'The asynchronous jobs that carry out every mutation.' },
       { name: 'Events', description: 'The event feed: what happened to the partner\'s resources, in order, with long-poll.' },
+      { name: 'Receipts', description: 'Signed receipts: offline proof of what was received, and when, chained per partner.' },
       { name: 'Webhooks', description: 'Endpoints that receive the events as signed HTTP deliveries (Standard Webhooks), and their delivery log.' },
       { name: 'Reference', description: 'This document.' },
     ],

@@ -11,6 +11,7 @@ import { validator, VISIBLE_TEXT } from '../http/validate.js';
 import type { RouteDeps } from './deps.js';
 import type { Submission__Output } from '@partner/shared/generated/partner/submission/v1/Submission';
 import { runMutation } from '../jobs/mutations.js';
+import { contentSha256 } from '../receipts/content-hash.js';
 
 export interface SubmissionCreate {
   externalRef: string;
@@ -85,12 +86,15 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
   const validateCreate = validator<SubmissionCreate>(submissionCreateSchema);
 
   router.post('/submissions', deps.guard('submissions/write'), async (ctx) => {
-    const body = validateCreate(await readJson(ctx, deps.config.jsonLimitBytes));
+    const sent = await readJson(ctx, deps.config.jsonLimitBytes);
+    // The receipt's content hash: of the body as the partner sent it, before anything is normalized.
+    const sha256 = contentSha256(sent);
+    const body = validateCreate(sent);
     if (deps.config.environment === 'uat') checkSandbox(body.externalRef);
     const payload = { ...body, productId: body.productId.toLowerCase(), applicant: normalizeApplicant(body.applicant) };
     await runMutation(ctx, deps, {
       kind: JOB_KINDS.submissionCreate,
-      payload,
+      payload: { ...payload, contentSha256: sha256 },
       fingerprintOf: payload,
     });
   });
