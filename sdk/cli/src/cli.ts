@@ -17,6 +17,7 @@ import { EVENT_COMMANDS } from './commands/events.js';
 import { API_COMMANDS } from './commands/api.js';
 import { WEBHOOK_COMMANDS } from './commands/webhooks.js';
 import { LISTEN_COMMANDS } from './commands/listen.js';
+import { RECEIPT_COMMANDS } from './commands/receipts.js';
 
 export { EXIT, UsageError, type Command, type Context } from './command.js';
 
@@ -29,6 +30,7 @@ export const COMMANDS: Record<string, Command> = {
   ...EVENT_COMMANDS,
   ...WEBHOOK_COMMANDS,
   ...LISTEN_COMMANDS,
+  ...RECEIPT_COMMANDS,
   ...API_COMMANDS,
   completion: {
     usage: 'completion bash|zsh',
@@ -146,7 +148,7 @@ export async function run(argv: string[], io: Io, signal: AbortSignal): Promise<
   try {
     if (!command) throw new UsageError(`unknown command: ${positionals.slice(0, 2).join(' ')}`);
     const args = positionals.slice(name!.split(' ').length);
-    if (args.length !== command.args.length) {
+    if (args.length > command.args.length || args.length < command.args.length - (command.optionalArgs ?? 0)) {
       throw new UsageError(`usage: partner ${command.usage}`);
     }
     const allowed = new Set<string>([...GLOBAL, ...command.options]);

@@ -64,6 +64,9 @@ export const OPTIONS = {
   event: { type: 'string' },
   'forward-to': { type: 'string' },
   secret: { type: 'string' },
+  submission: { type: 'string' },
+  'after-seq': { type: 'string' },
+  jwks: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -77,6 +80,8 @@ export interface Command {
   usage: string;
   summary: string;
   args: string[];
+  /** How many of the last args may be left out (default none). */
+  optionalArgs?: number;
   options: OptionName[];
   run(ctx: Context, args: string[]): Promise<number>;
 }

@@ -1,4 +1,4 @@
-// @partner/sdk: the TypeScript client of the Partner Submission Service. Node 20+, no dependencies.
+// @partner/sdk: the TypeScript client of the Partner Submission Service. Node 20+; one dependency, jose (receipts).
 export { PartnerClient } from './client.js';
 export { lastResponseOf, SDK_VERSION } from './transport.js';
 export type { LastResponse, WithResponse } from './transport.js';
@@ -15,3 +15,6 @@ export type { EventListParams, EventPage, EventType, FollowOptions, PartnerEvent
 export type * from './list-types.js';
 // webhooks.verify/sign/newSecret, WebhookVerificationError and the webhook types.
 export * from './webhooks.js';
+// Signed receipts: verifyReceipt / verifyChain (offline, jose) and their types.
+export { receiptHash, ReceiptVerificationError, verifyChain, verifyReceipt } from './receipts.js';
+export type { ReceiptClaims, ReceiptItem, ReceiptKey, ReceiptKeySet, ReceiptListParams } from './receipts.js';

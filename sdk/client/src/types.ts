@@ -59,9 +59,11 @@ export interface SubmissionResult {
   submissionId: string;
   submissionName: string;
   status: 'submitted';
+  /** The signed receipt (compact JWS) of what was received: keep it (verifyReceipt checks it offline). */
+  receipt?: string;
 }
 
-export interface Submission extends SubmissionResult {
+export interface Submission extends Omit<SubmissionResult, 'receipt'> {
   externalRef: string;
   submissionType: 'application';
   effectiveDate: string;
@@ -180,6 +182,8 @@ export interface Attachment {
   sha256: string;
   documentType: DocumentType;
   createdAt: string;
+  /** In an upload's result only: the attachment's signed receipt (compact JWS). */
+  receipt?: string;
 }
 
 export interface AttachmentDeleted {
