@@ -15,7 +15,7 @@ export function readReceiptSettings(env: EnvReader): ReceiptSettings {
   // One key-encryption key per deployment: the auth service's token keys and these receipt keys are
   // sealed under the same list (same Secret in the chart), rotated the same way.
   const kekList = env.str('AUTH_KEY_ENCRYPTION_KEY', {
-    doc: '32 random bytes, base64: seals the signing keys (auth) and the receipt keys (submission) at rest; both services get the same list. While rotating it, a comma list newest first (NEW,OLD): the newest seals, older ones only unseal (npm start generates one in .local/dev.env)',
+    doc: "the same list as auth's (one key-encryption key per deployment, one Secret): seals the receipt keys at rest; the newest seals, older ones only unseal",
     range: 'base64 keys of 32 bytes',
   });
   const keks = parseKekList(kekList, (message) => env.problem('AUTH_KEY_ENCRYPTION_KEY', message));
