@@ -48,6 +48,7 @@ describe('npm run bench -- --smoke', () => {
     expect(r.submit.c64.ok).toBeGreaterThan(0);
     expect(r.health.product.ok).toBeGreaterThan(0);
     expect(r.experiments.workerConcurrency64.product.ok).toBeGreaterThan(0);
+    for (const side of ['off', 'on']) expect(r.experiments.receipts[side].product.ok, `receipts ${side}`).toBeGreaterThan(0);
     expect(r.jobsRead.ok).toBeGreaterThan(0);
     expect(r.policiesList.ok).toBeGreaterThan(0);
     expect(r.wakeup.ok).toBeGreaterThan(0);

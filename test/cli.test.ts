@@ -172,7 +172,7 @@ describe('partner commands', () => {
   it('submissions create --file, then submissions get', async () => {
     const created = await partner(['submissions', 'create', '--file', appFile()]);
     expect(created.code, created.stderr).toBe(0);
-    expect(created.json).toEqual({ submissionId: expect.any(String), submissionName: 'Fabrikam Insurance Brokers', status: 'submitted' });
+    expect(created.json).toEqual({ submissionId: expect.any(String), submissionName: 'Fabrikam Insurance Brokers', status: 'submitted', receipt: expect.any(String) });
     const got = await partner(['submissions', 'get', created.json.submissionId]);
     expect(got.code).toBe(0);
     expect(got.json.externalRef).toMatch(/^cli-/);

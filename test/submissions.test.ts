@@ -196,7 +196,7 @@ describe('the job handle and polling', () => {
     expect(done.headers.get('vary')).toContain('Prefer');
     expect(Object.keys(done.body).sort()).toEqual(['createdAt', 'id', 'kind', 'result', 'status', 'updatedAt']);
     expect(done.body.status).toBe('succeeded');
-    expect(done.body.result).toEqual({ submissionId: expect.any(String), submissionName: 'Acme Holdings LLC', status: 'submitted' });
+    expect(done.body.result).toEqual({ submissionId: expect.any(String), submissionName: 'Acme Holdings LLC', status: 'submitted', receipt: expect.any(String) });
     expect(done.body.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(done.body.updatedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
