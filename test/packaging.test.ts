@@ -1,5 +1,6 @@
 // The SDK and CLI as a partner gets them: packed with `npm pack`, installed from the tarballs into an
-// empty directory (offline: neither has a dependency outside the two), the CLI runnable, the SDK
+// empty directory (offline: their one dependency outside the two, jose, comes from the npm cache `npm ci`
+// filled), the CLI runnable, the SDK
 // importable, its types compiling in a consumer under each TypeScript module resolution (node16,
 // bundler, node10), every source map pointing at a shipped file, and versions equal to the API's.
 import { beforeAll, describe, expect, it } from 'vitest';
