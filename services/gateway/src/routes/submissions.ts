@@ -86,11 +86,11 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
   const validateCreate = validator<SubmissionCreate>(submissionCreateSchema);
 
   router.post('/submissions', deps.guard('submissions/write'), async (ctx) => {
-    const sent = await readJson(ctx, deps.config.jsonLimitBytes);
-    // The receipt's content hash: of the body as the partner sent it, before anything is normalized.
-    const sha256 = contentSha256(sent);
-    const body = validateCreate(sent);
+    const body = validateCreate(await readJson(ctx, deps.config.jsonLimitBytes));
     if (deps.config.environment === 'uat') checkSandbox(body.externalRef);
+    // The receipt's content hash: of the body as the partner sent it (validation changes nothing;
+    // hashed once valid, so a refused body costs no hashing), before anything is normalized.
+    const sha256 = contentSha256(body);
     const payload = { ...body, productId: body.productId.toLowerCase(), applicant: normalizeApplicant(body.applicant) };
     await runMutation(ctx, deps, {
       kind: JOB_KINDS.submissionCreate,
