@@ -25,6 +25,7 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 type Claims = Record<string, any>;
 
 let token: string;
+let cliEnv: Record<string, string>;
 let otherToken: string;
 let dir: string;
 
@@ -33,6 +34,7 @@ const stack = useStack(async (stack) => {
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Receipts test product');
   const creds = await stack.createClient();
   token = await stack.token(creds);
+  cliEnv = { PARTNER_BASE_URL: stack.gatewayUrl, PARTNER_AUTH_URL: stack.authUrl, PARTNER_CLIENT_ID: creds.clientId, PARTNER_CLIENT_SECRET: creds.clientSecret, PARTNER_SCOPE: stack.scope };
   otherToken = await stack.token(await stack.createClient());
   dir = mkdtempSync(join(tmpdir(), 'receipts-'));
 });
@@ -80,9 +82,9 @@ async function chain(t = token, query = ''): Promise<Claims[]> {
   return items;
 }
 
-function partnerCli(args: string[], stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function partnerCli(args: string[], stdin?: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir, XDG_CONFIG_HOME: join(dir, 'config') } });
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir, XDG_CONFIG_HOME: join(dir, 'config'), ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -286,7 +288,18 @@ describe('partner receipts verify (offline)', () => {
     expect(JSON.parse(gap.stdout)).toMatchObject({ valid: false, brokenAtSeq: 3 });
     expect(gap.stderr).toContain('broken link: seq 2 is followed by seq 4 (missing 3)');
 
-    // A receipt of another partner's chain spliced in is refused too; the keys are needed.
+    // The same chain and keys as the CLI itself saves them.
+    const listed = await partnerCli(['receipts', 'list', '--all', '--json'], undefined, cliEnv);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout).items).toEqual(items);
+    const saved = await partnerCli(['receipts', 'keys'], undefined, cliEnv);
+    expect(saved.code, saved.stderr).toBe(0);
+    writeFileSync(jwks, saved.stdout);
+    expect((await partnerCli(['receipts', 'verify', '-', '--jwks', jwks], listed.stdout)).code).toBe(0);
+    const one = await partnerCli(['receipts', 'list', '--submission', items[0]!.submissionId, '--json'], undefined, cliEnv);
+    expect(JSON.parse(one.stdout).items.map((r: Claims) => r.submissionId)).toEqual([items[0]!.submissionId]);
+
+    // Without the keys: a usage error.
     expect((await partnerCli(['receipts', 'verify', file])).code).toBe(2);
   });
 });
