@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The admin CLI: `npm run -s admin -- <group> <command> [flags]`. Each group belongs to the service
-// that owns its data (client/principal/key → auth; product/policy → policy; clearance → submission). Reads .local/dev.env
+// that owns its data (client/principal/key → auth; product/policy → policy; clearance → submission; `key rotate --receipts`
+// → the submission service's receipt keys, services/submission/dist/receipts/admin.js). Reads .local/dev.env
 // (written by `npm start`) for local defaults; variables already set in the environment win.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +28,9 @@ if (!service) {
   );
   process.exit(2);
 }
-const modulePath = `${root}services/${service}/dist/admin.js`;
+// Receipt keys are the submission service's: `key rotate --receipts` goes to its receipts module.
+const receiptKeys = group === 'key' && rest.includes('--receipts');
+const modulePath = receiptKeys ? `${root}services/submission/dist/receipts/admin.js` : `${root}services/${service}/dist/admin.js`;
 if (!existsSync(modulePath)) {
   process.stderr.write(`error: ${modulePath} is not built; run \`npm run build\` first\n`);
   process.exit(1);

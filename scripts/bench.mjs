@@ -7,6 +7,7 @@
 //   npm run bench -- --smoke        seconds, tiny counts, no thresholds (CI; or BENCH_SMOKE=1)
 //   npm run bench -- --profile      CPU profiles of every service and database round trips per request
 //   npm run bench -- --clearance    only the clearance phase (taxId on every submission vs none), full counts
+//   npm run bench -- --only receipts   the receipts experiment alone (issue 32), beside the floor
 //   options: --no-build (use the existing dist/), --out FILE (write the JSON there instead)
 //
 // It never touches a running `npm start`: its own database (partner_bench_<id>, dropped at the end),
@@ -32,6 +33,7 @@ import { webhookFanout, webhookLatency } from '../bench/lib/webhooks.mjs';
 import { clearanceCost } from '../bench/lib/clearance.mjs';
 import { noisyNeighbour } from '../bench/lib/noisy.mjs';
 import { validatePhase } from '../bench/lib/validate.mjs';
+import { receiptsCost } from '../bench/lib/receipts.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -42,10 +44,10 @@ const option = (name) => {
 const smoke = flag('--smoke') || process.env.BENCH_SMOKE === '1';
 if (smoke) process.env.BENCH_DB_POOL_MAX ??= '4';
 const profile = flag('--profile');
-// --only validate: start the stack, run the validate phase alone (beside health), write validate-*.json.
+// --only validate | receipts: start the stack, run that phase alone, write its results.
 const only = option('--only');
-if (only !== undefined && only !== 'validate') {
-  process.stderr.write(`✖ --only takes: validate\n`);
+if (only !== undefined && only !== 'validate' && only !== 'receipts') {
+  process.stderr.write(`✖ --only takes: validate, receipts\n`);
   process.exit(2);
 }
 const out = option('--out');
@@ -185,6 +187,16 @@ async function main() {
     await cannon({ url, request, check, connections: 8, duration: P.warmS });
   }
   say('warmed up');
+  if (only === 'receipts') {
+    const floorProcs = { 'floor-http': baselines.procs.floorHttp, 'floor-worker': baselines.procs.floorWorker };
+    const floorCpu = (fn) => cpuDuring(stack, { procs: floorProcs, pgApps: ['floor-http', 'floor-worker'] }, fn);
+    r.experiments = { receipts: await receiptsCost({ stack, floorUrl: baselines.urls.floor, floorCpu, P, say }) };
+    r.meta = meta();
+    const { on, off } = r.experiments.receipts;
+    say(`receipts on/off: throughput ${round(on.product.rps / off.product.rps, 3)} (target ≥ 0.9), CPU per submit ${round(on.product.cpuMsPerRequest.total / off.product.cpuMsPerRequest.total, 3)} (target ≤ 1.1)`);
+    say(`results written to ${writeResults(r, 'receipts').join(', ')}`);
+    return;
+  }
 
   // Submit + wait: sequential (interleaved with the floor), then 16 and 64 connections.
   const seq = await withBatchSizes(stack, () => sequential(stack, baselines.urls, { total: P.seq, block: P.block }));
@@ -256,6 +268,9 @@ async function main() {
   const claimOff = await claimRun({ WORKER_CLAIM: 'false' });
   const claimOn = await claimRun({});
   productProcs.worker = stack.procs.get('worker');
+  // Experiment (issue 32): what signed receipts cost (the submission service with RECEIPTS_ISSUE=false, then on).
+  r.experiments.receipts = await receiptsCost({ stack, floorUrl: baselines.urls.floor, floorCpu, P, say });
+  productProcs.submission = stack.procs.get('submission');
   r.experiments.claim = { off: { product: claimOff.product, floor: claimOff.floor }, on: { product: claimOn.product, floor: claimOn.floor } };
   say(
     `64 connections, claim off: ${claimOff.product.rps} req/s, ${claimOff.product.cpuMsPerRequest?.total} ms CPU/req (floor ${claimOff.floor.rps} req/s); ` +

@@ -188,6 +188,7 @@ describe('partner commands', () => {
       submissionName: 'Fabrikam Insurance Brokers',
       status: 'submitted',
       clearance: expect.objectContaining({ status: expect.any(String), decidedAt: expect.any(String) }),
+      receipt: expect.any(String),
     });
     const got = await partner(['submissions', 'get', created.json.submissionId]);
     expect(got.code).toBe(0);

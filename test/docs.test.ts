@@ -5,13 +5,13 @@
 // with the documents' addresses replaced by the stack's.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, type ClientCreds } from './support/stack.js';
 import { runProcess, type ProcessRun } from './support/run.js';
 import { useStack } from './support/use-stack.js';
-import { shellBlocks } from './support/doc-blocks.js';
+import { fileBlocks, shellBlocks } from './support/doc-blocks.js';
 
 const DEMO_PRODUCT = '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -46,16 +46,38 @@ function script(doc: string, report: string[]): { text: string; lines: number[] 
   return { text, lines: blocks.map((b) => b.line) };
 }
 
-/** Runs the script in a fresh directory holding what `npm start` and a partner would have there. */
-async function runScript(text: string): Promise<ProcessRun & { vars: Record<string, string> }> {
+/**
+ * Runs the script in a fresh directory holding what `npm start` and a partner would have there: the
+ * repository's node_modules and sdk/ (as in a checkout), the `partner` CLI on PATH (as installed),
+ * its settings in PARTNER_*, and the files the document asks for (`<!-- docs-test: file NAME -->`).
+ */
+async function runScript(text: string, doc?: string): Promise<ProcessRun & { vars: Record<string, string> }> {
   const cwd = mkdtempSync(join(tmpdir(), 'docs-run-'));
   mkdirSync(join(cwd, '.local'));
+  symlinkSync(join(ROOT, 'node_modules'), join(cwd, 'node_modules'));
+  symlinkSync(join(ROOT, 'sdk'), join(cwd, 'sdk'));
+  mkdirSync(join(cwd, 'bin'));
+  writeFileSync(join(cwd, 'bin/partner'), `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, 'sdk/cli/dist/main.js')}" "$@"\n`);
+  chmodSync(join(cwd, 'bin/partner'), 0o755);
+  for (const f of doc ? fileBlocks(join(ROOT, doc)) : []) writeFileSync(join(cwd, f.name), f.code);
   writeFileSync(join(cwd, '.local/demo.json'), JSON.stringify({ clientId: creds.clientId, clientSecret: creds.clientSecret, productId: DEMO_PRODUCT }));
   writeFileSync(join(cwd, 'loss-runs.pdf'), '%PDF-1.4\n% a partner\'s loss run\n%%EOF\n');
   const run = await runProcess('bash', ['-c', text], {
     cwd,
-    // NODE_PATH: the packages a partner's docs step installs (npm install ajv) are the repository's here.
-    env: { PATH: process.env.PATH ?? '', HOME: cwd, NODE_PATH: join(ROOT, 'node_modules'), CLIENT_ID: creds.clientId, CLIENT_SECRET: creds.clientSecret, PRODUCT_ID: DEMO_PRODUCT },
+    env: {
+      PATH: `${join(cwd, 'bin')}:${process.env.PATH ?? ''}`,
+      HOME: cwd,
+      // NODE_PATH: the packages a partner's docs step installs (npm install ajv) are the repository's here.
+      NODE_PATH: join(ROOT, 'node_modules'),
+      CLIENT_ID: creds.clientId,
+      CLIENT_SECRET: creds.clientSecret,
+      PRODUCT_ID: DEMO_PRODUCT,
+      PARTNER_BASE_URL: stack.gatewayUrl,
+      PARTNER_AUTH_URL: stack.authUrl,
+      PARTNER_CLIENT_ID: creds.clientId,
+      PARTNER_CLIENT_SECRET: creds.clientSecret,
+      PARTNER_SCOPE: stack.scope,
+    },
   });
   const vars = Object.fromEntries([...run.stdout.matchAll(/^::(\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
   return { ...run, vars };
@@ -78,12 +100,15 @@ describe('the documents run as written', () => {
     expect(r.stdout).toMatch(/[^0-9]304$/m);
     expect(r.stdout).toContain('{"valid":true,"errors":[],"requirementsVersion":1}');
     expect(r.stdout).toContain('"valid":false');
+    // Step 6: the receipts verified offline by the CLI.
+    expect(r.stdout).toMatch(/"valid": true/);
   });
 
-  it('docs/partners.md: the five curl steps', async () => {
+  it('docs/partners.md: the five curl steps, and the receipt verified with jose and with the CLI', async () => {
     const { text, lines } = script('docs/partners.md', ['SUBMISSION_ID']);
     expect(lines.length).toBeGreaterThanOrEqual(1);
-    const r = await runScript(text);
+    expect(fileBlocks(join(ROOT, 'docs/partners.md')).map((f) => f.name)).toContain('verify-receipt.mjs');
+    const r = await runScript(text, 'docs/partners.md');
     expect(r.code, `${r.stderr}\n${r.stdout}`).toBe(0);
     expect(r.vars.SUBMISSION_ID).toMatch(UUID);
     expect(r.stdout).toMatch(/"documentType":"loss_run"/);
@@ -91,5 +116,8 @@ describe('the documents run as written', () => {
     // Offline with Ajv on the published schema, then the server's verdict.
     expect(r.stdout).toMatch(/[^"]valid$/m);
     expect(r.stdout).toContain('"valid":true');
+    // "Proving what you sent": jose prints the signed claims, the CLI passes the chain.
+    expect(r.stdout).toMatch(/kind: 'submission\.received'/);
+    expect(r.stdout).toMatch(/"valid": true/);
   });
 });

@@ -7,6 +7,8 @@ import { EnvReader } from '@partner/shared/process/config';
 import { createLogger } from '@partner/shared/telemetry/logger';
 import { readAuthConfig } from '../services/auth/src/config.js';
 import { startAuth } from '../services/auth/src/app.js';
+import { readSubmissionConfig } from '../services/submission/src/config.js';
+import { startSubmission } from '../services/submission/src/app.js';
 import { useStack } from './support/use-stack.js';
 
 const quiet = createLogger('test', 'silent');
@@ -50,5 +52,27 @@ describe('key-encryption key rotation', () => {
 
   it('refuses a list entry that is not a 32-byte key, naming which', () => {
     expect(() => readAuthConfig(new EnvReader({ ...stack.env, AUTH_KEY_ENCRYPTION_KEY: `${next},c2hvcnQ=` }))).toThrow(/key 2 of 2 must decode to 32 bytes/);
+  });
+});
+
+describe('the receipt keys, sealed under the same key-encryption key (issue 32)', () => {
+  const old = newKek();
+  const next = newKek();
+  const stack = useStack();
+  const sealed = async () =>
+    Object.fromEntries((await stack.sql<{ kid: string; s: Buffer }>('SELECT kid, private_jwk_sealed AS s FROM submission.receipt_keys')).map((r) => [r.kid, r.s.toString('hex')]));
+  const start = (kek: string) => startSubmission(readSubmissionConfig(new EnvReader({ ...stack.env, AUTH_KEY_ENCRYPTION_KEY: kek })), { logger: quiet });
+
+  it('are re-sealed under the new key at start, kept across the rotation, and an unknown key stops the start naming them', async () => {
+    await (await start(old)).stop();
+    const before = await sealed();
+    expect(Object.keys(before)).toHaveLength(1);
+    await (await start(`${next},${old}`)).stop();
+    const after = await sealed();
+    expect(Object.keys(after)).toEqual(Object.keys(before));
+    expect(Object.values(after)).not.toEqual(Object.values(before));
+    await (await start(next)).stop();
+    expect(Object.keys(await sealed())).toEqual(Object.keys(before));
+    await expect(start(newKek())).rejects.toThrow(/receipt key \S+ in the database is sealed with a key-encryption key this process does not have .*AUTH_KEY_ENCRYPTION_KEY lists 1 key/);
   });
 });

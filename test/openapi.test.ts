@@ -19,6 +19,7 @@ import { listRoutes } from '../services/gateway/src/routes/lists.js';
 import { eventRoutes } from '../services/gateway/src/routes/events.js';
 import { webhookRoutes } from '../services/gateway/src/routes/webhooks.js';
 import { productRoutes } from '../services/gateway/src/routes/products.js';
+import { RECEIPT_KEYS_PATH, receiptRoutes } from '../services/gateway/src/routes/receipts.js';
 import type { RouteDeps } from '../services/gateway/src/routes/deps.js';
 import type { GatewayState } from '../services/gateway/src/context.js';
 import { ERROR_CODE_TABLE } from '../services/gateway/src/openapi/schemas.js';
@@ -58,7 +59,8 @@ describe('GET /v1/openapi.json', () => {
       for (const [method, op] of Object.entries(item)) {
         if (method === 'parameters') continue;
         expect(op.operationId, `${method} ${path}`).toBeTruthy();
-        if (path === '/v1/openapi.json') expect(op.security).toEqual([]);
+        // The two documents served without a token: this one and the receipt keys.
+        if (path === '/v1/openapi.json' || path === '/.well-known/receipt-keys.json') expect(op.security).toEqual([]);
         else {
           expect(op.security, `${method} ${path} uses the global scope`).toBeUndefined();
           expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '403', '429', '500', '503']));
@@ -120,7 +122,7 @@ describe('the document and the gateway stay in step', () => {
   it('lists exactly the operations the gateway routes', () => {
     const router = new Router<GatewayState>({ prefix: '/v1' });
     const deps = { config: { grpcTimeoutMs: 1000, jsonLimitBytes: 1024 }, clients: {}, waiters: {}, guard: () => async (_ctx: unknown, next: () => Promise<void>) => next() } as unknown as RouteDeps;
-    for (const register of [healthRoutes, policyRoutes, submissionRoutes, withdrawRoutes, jobRoutes, attachmentRoutes, listRoutes, eventRoutes, webhookRoutes, productRoutes]) register(router, deps);
+    for (const register of [healthRoutes, policyRoutes, submissionRoutes, withdrawRoutes, jobRoutes, attachmentRoutes, listRoutes, eventRoutes, webhookRoutes, productRoutes, receiptRoutes]) register(router, deps);
     const routed = new Set<string>();
     for (const layer of router.stack) {
       for (const method of layer.methods) {
@@ -130,7 +132,8 @@ describe('the document and the gateway stay in step', () => {
     const documented = new Set<string>();
     for (const [path, item] of Object.entries((conformance().doc as Doc).paths)) {
       for (const method of Object.keys(item)) {
-        if (method !== 'parameters' && method !== 'head' && path !== '/v1/openapi.json') documented.add(`${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, '{}')}`);
+        // The public documents are answered before the router (routes/openapi.ts, routes/receipts.ts receiptKeysRoute).
+        if (method !== 'parameters' && method !== 'head' && path !== '/v1/openapi.json' && path !== RECEIPT_KEYS_PATH) documented.add(`${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, '{}')}`);
       }
     }
     expect([...documented].sort()).toEqual([...routed].sort());

@@ -49,7 +49,7 @@ describe('the committed Postman collection', () => {
       scope: 'api.uat.example.com/access',
     });
     expect(collection.variables.toObject()).toEqual({ baseUrl: 'https://api.uat.example.com' });
-    for (const item of items) expect(item.request.url.toString().startsWith('{{baseUrl}}/v1/')).toBe(true);
+    for (const item of items) expect(/^\{\{baseUrl\}\}\/(v1|\.well-known)\//.test(item.request.url.toString()), item.request.url.toString()).toBe(true);
   });
 });
 

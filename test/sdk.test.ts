@@ -9,7 +9,17 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { lastResponseOf, PartnerApiError, PartnerClient, type PartnerClientOptions, type SubmissionCreate } from '../sdk/client/src/index.js';
+import {
+  lastResponseOf,
+  PartnerApiError,
+  PartnerClient,
+  ReceiptVerificationError,
+  verifyChain,
+  verifyReceipt,
+  type PartnerClientOptions,
+  type ReceiptItem,
+  type SubmissionCreate,
+} from '../sdk/client/src/index.js';
 import { conformance } from './support/conformance.js';
 import { type ClientCreds } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
@@ -256,6 +266,25 @@ describe('every operation', () => {
     expect(one).toEqual(page.items[0]);
   });
 
+  it('lists receipts and verifies them offline: one, and the chain (a gap is named)', async () => {
+    const api = client(recordingFetch());
+    const created = await api.createSubmission(submission());
+    const keys = await api.getReceiptKeys();
+    const claims = await verifyReceipt(created.receipt!, keys);
+    expect(claims).toMatchObject({ kind: 'submission.received', submissionId: created.submissionId });
+    expect((await api.listSubmissionReceipts(created.submissionId)).items.map((r) => r.jws)).toEqual([created.receipt]);
+    await api.createSubmission(submission());
+    await api.createSubmission(submission());
+    const chain: ReceiptItem[] = [];
+    for await (const r of api.iterateReceipts({ limit: 1 })) chain.push(r);
+    expect(chain.length).toBeGreaterThanOrEqual(3);
+    expect((await verifyChain(chain, keys)).map((c) => c.seq)).toEqual(chain.map((_, i) => i + 1));
+    expect((await api.listReceipts({ afterSeq: chain.length - 1 })).items.map((r) => r.seq)).toEqual([chain.length]);
+    const gap = await verifyChain([chain[0]!, ...chain.slice(2)], keys).catch((e: unknown) => e);
+    expect(gap).toBeInstanceOf(ReceiptVerificationError);
+    expect((gap as ReceiptVerificationError).seq).toBe(2);
+  });
+
   it('creates a submission, attaches, lists, downloads and deletes a file, and reads jobs', async () => {
     const api = client(recordingFetch());
     const created = await api.createSubmission(submission());
@@ -279,7 +308,10 @@ describe('every operation', () => {
     const listed = [];
     for await (const a of api.iterateAttachments(created.submissionId)) listed.push(a.attachmentId);
     expect(listed).toEqual([attachment.attachmentId]);
-    expect(await api.getAttachment(created.submissionId, attachment.attachmentId)).toEqual(attachment);
+    // The record is the upload's result without its receipt.
+    const { receipt, ...recorded } = attachment;
+    expect(receipt).toEqual(expect.any(String));
+    expect(await api.getAttachment(created.submissionId, attachment.attachmentId)).toEqual(recorded);
 
     const download = await api.downloadAttachment(created.submissionId, attachment.attachmentId);
     expect(download).toMatchObject({ contentType: 'text/plain', contentLength: bytes.length, fileName: 'loss runs.txt', sha256: attachment.sha256 });

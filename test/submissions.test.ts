@@ -201,6 +201,7 @@ describe('the job handle and polling', () => {
       submissionName: 'Acme Holdings LLC',
       status: 'submitted',
       clearance: expect.objectContaining({ status: expect.any(String), decidedAt: expect.any(String) }),
+      receipt: expect.any(String),
     });
     expect(done.body.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(done.body.updatedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);

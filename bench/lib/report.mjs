@@ -49,6 +49,13 @@ export function buildTable(r, { judge }) {
     add('submit+wait sequential p50, taxId on every submission', c.sequential.withTaxId.p50, 'ms', c.sequential.without.p50, 'no taxId (same run)', { text: '≤ 110 % of no taxId', check: (x) => x !== null && x <= 1.1 });
     add('submit+wait 64 conns, taxId on every submission', c.c64.withTaxId.rps, 'req/s', c.c64.without.rps, 'no taxId (same run)', { text: '≥ 90 % of no taxId', check: (x) => x !== null && x >= 0.9 });
   }
+  if (r.experiments?.receipts) {
+    // Issue 32: signed receipts may cost at most 10 % of throughput and of CPU per submit.
+    const { on, off } = r.experiments.receipts;
+    add('submit+wait 64 conns, receipts on', on.product.rps, 'req/s', off.product.rps, 'receipts off (RECEIPTS_ISSUE=false)', { text: '≥ 90 % of receipts off', check: (x) => x !== null && x >= 0.9 });
+    add('submit+wait 64 conns CPU/request, receipts on', on.product.cpuMsPerRequest?.total, 'ms', off.product.cpuMsPerRequest?.total, 'receipts off (RECEIPTS_ISSUE=false)', { text: '≤ 110 % of receipts off', check: (x) => x !== null && x <= 1.1 });
+    add('floor pipeline 64 conns beside receipts on', on.floor.rps, 'req/s', off.floor.rps, 'floor beside receipts off (drift)');
+  }
   const b = r.baselines;
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaBare.rps, 'bare Koa', { text: '≥ 60 % of bare Koa', check: (x) => x !== null && x >= 0.6 });
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaJose.rps, 'Koa + jose ES256');

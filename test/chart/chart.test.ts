@@ -288,6 +288,10 @@ describe('secrets', () => {
     const auth = envOf(containersOf(named(objectsOf('dev'), 'Deployment', fullName('auth'))!)[0]!);
     expect(auth.AUTH_KEY_ENCRYPTION_KEY?.valueFrom?.secretKeyRef).toEqual({ name: 'partner-auth-kek', key: 'key-encryption-key' });
     expect(auth.DATABASE_URL?.valueFrom?.secretKeyRef).toEqual({ name: 'partner-pg-app', key: 'uri' });
+    // The submission service seals its receipt keys under the same key, and signs receipts as {base_url}.
+    const submission = envOf(containersOf(named(objectsOf('dev'), 'Deployment', fullName('submission'))!)[0]!);
+    expect(submission.AUTH_KEY_ENCRYPTION_KEY?.valueFrom?.secretKeyRef).toEqual(auth.AUTH_KEY_ENCRYPTION_KEY?.valueFrom?.secretKeyRef);
+    expect(submission.BASE_URL?.value).toMatch(/^https?:\/\/[^/]+$/);
   });
 
   // A secret-ish value pushed in through every door values offer: the render must refuse it (schema

@@ -11,6 +11,22 @@ export interface ShellBlock {
 }
 
 export const SKIP_MARKER = /^<!--\s*docs-test:\s*skip\b.*-->\s*$/;
+/** `<!-- docs-test: file NAME -->` before a fence of any language: the test saves it as NAME where the shell blocks run. */
+export const FILE_MARKER = /^<!--\s*docs-test:\s*file\s+([\w.-]+)\s*-->\s*$/;
+
+/** The fences a document asks to be saved as files before its shell blocks run. */
+export function fileBlocks(file: string): { name: string; code: string }[] {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const files: { name: string; code: string }[] = [];
+  for (let i = 1; i < lines.length; i++) {
+    const m = FILE_MARKER.exec(lines[i - 1]!);
+    if (!m || !/^```/.test(lines[i]!)) continue;
+    const end = closing(lines, i);
+    files.push({ name: m[1]!, code: lines.slice(i + 1, end).join('\n') });
+    i = end;
+  }
+  return files;
+}
 
 export function shellBlocks(file: string): ShellBlock[] {
   const lines = readFileSync(file, 'utf8').split('\n');

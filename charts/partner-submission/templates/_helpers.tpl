@@ -209,6 +209,17 @@ count moves; the minimum is used, so the fleet allows more than the limit once i
       name: {{ required "auth.keyEncryptionKey.existingSecret is required" $root.Values.auth.keyEncryptionKey.existingSecret }}
       key: {{ $root.Values.auth.keyEncryptionKey.key }}
 {{- end }}
+{{- if eq $name "submission" }}
+{{- /* Receipts (docs/api.md "Signed receipts"): iss is {base_url}; the receipt keys are sealed under the
+same key-encryption key as the token keys (one Secret, one rotation procedure). */}}
+- name: BASE_URL
+  value: {{ $root.Values.baseUrl | trimSuffix "/" | quote }}
+- name: AUTH_KEY_ENCRYPTION_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ required "auth.keyEncryptionKey.existingSecret is required" $root.Values.auth.keyEncryptionKey.existingSecret }}
+      key: {{ $root.Values.auth.keyEncryptionKey.key }}
+{{- end }}
 {{- $secretNames := include "partner.secretEnvNames" $root | fromJsonArray }}
 {{- range $k, $v := $cfg.env }}
 {{- if has $k $secretNames }}

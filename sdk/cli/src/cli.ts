@@ -19,6 +19,7 @@ import { API_COMMANDS } from './commands/api.js';
 import { WEBHOOK_COMMANDS } from './commands/webhooks.js';
 import { LISTEN_COMMANDS } from './commands/listen.js';
 import { PRODUCT_COMMANDS } from './commands/products.js';
+import { RECEIPT_COMMANDS } from './commands/receipts.js';
 
 export { EXIT, UsageError, type Command, type Context } from './command.js';
 
@@ -33,6 +34,7 @@ export const COMMANDS: Record<string, Command> = {
   ...EVENT_COMMANDS,
   ...WEBHOOK_COMMANDS,
   ...LISTEN_COMMANDS,
+  ...RECEIPT_COMMANDS,
   ...API_COMMANDS,
   completion: {
     usage: 'completion bash|zsh',
@@ -150,7 +152,7 @@ export async function run(argv: string[], io: Io, signal: AbortSignal): Promise<
   try {
     if (!command) throw new UsageError(`unknown command: ${positionals.slice(0, 2).join(' ')}`);
     const args = positionals.slice(name!.split(' ').length);
-    if (args.length !== command.args.length) {
+    if (args.length > command.args.length || args.length < command.args.length - (command.optionalArgs ?? 0)) {
       throw new UsageError(`usage: partner ${command.usage}`);
     }
     const allowed = new Set<string>([...GLOBAL, ...command.options]);

@@ -77,6 +77,9 @@ export const OPTIONS = {
   clearance: { type: 'string' },
   active: { type: 'string' },
   validate: { type: 'boolean' },
+  submission: { type: 'string' },
+  'after-seq': { type: 'string' },
+  jwks: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -90,6 +93,8 @@ export interface Command {
   usage: string;
   summary: string;
   args: string[];
+  /** How many of the last args may be left out (default none). */
+  optionalArgs?: number;
   options: OptionName[];
   run(ctx: Context, args: string[]): Promise<number>;
 }

@@ -53,6 +53,9 @@ export const OPTION_HELP: Record<string, string> = {
   reason: 'why: duplicate, applicant_withdrew, entered_in_error or other',
   note: 'a note of up to 500 characters',
   clearance: 'only submissions with this clearance: cleared, duplicate, blocked or review',
+  submission: "only this submission's receipts",
+  'after-seq': 'only receipts after this seq (the last one you stored)',
+  jwks: 'a copy of /.well-known/receipt-keys.json (partner receipts keys > jwks.json)',
 };
 
 /** The placeholder an option's value is shown with. */
@@ -62,7 +65,7 @@ const ARG_NAMES: Record<string, string> = {
   since: 'TIME', types: 'T1,T2', type: 'TYPE', kind: 'KIND', 'content-type': 'MEDIA_TYPE', 'external-ref': 'REF',
   'principal-id': 'ID', principal: 'ID', profile: 'NAME', data: 'JSON|@FILE|-', header: '"NAME: VALUE"', 'base-url': 'URL',
   'auth-url': 'URL', 'client-id': 'ID', scope: 'SCOPE', 'idempotency-key': 'KEY', url: 'URL', description: 'TEXT', event: 'EVENT_ID',
-  'forward-to': 'URL', secret: 'whsec_…', reason: 'REASON', note: 'TEXT', clearance: 'STATUS',
+  'forward-to': 'URL', secret: 'whsec_…', reason: 'REASON', note: 'TEXT', clearance: 'STATUS', submission: 'SUBMISSION_ID', 'after-seq': 'SEQ', jwks: 'FILE',
 };
 
 /** Worked examples per command (a test checks every command has some). */
@@ -118,6 +121,12 @@ export const EXAMPLES: Record<string, string[]> = {
     'partner listen --forward-to http://localhost:3000/hooks --types submission.created --secret whsec_…',
   ],
   api: ['partner api GET /v1/policies?limit=2', 'partner api GET /v1/jobs/job_0199a3e47c1d7b529a0e3f2d4c5b6a72 -H "Prefer: wait=10"', 'partner api POST /v1/submissions --data @app.json -H "Idempotency-Key: $(uuidgen)" -H "Prefer: wait=15" -i'],
+  'receipts list': ['partner receipts list --all --json > receipts.json', 'partner receipts list --submission 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71', 'partner receipts list --after-seq 41 --all'],
+  'receipts verify': [
+    'partner receipts verify receipts.json --jwks jwks.json          # offline: signatures, claims and the chain',
+    'partner receipts list --all --json | partner receipts verify - --jwks jwks.json',
+  ],
+  'receipts keys': ['partner receipts keys > jwks.json'],
   completion: ['source <(partner completion bash)                 # bash, this shell', 'partner completion zsh > "${fpath[1]}/_partner"    # zsh'],
 };
 

@@ -20,6 +20,7 @@ import { Mutations, type MutationOutcome } from './mutations.js';
 import type { CallOptions, MutationOptions, PartnerClientOptions, UploadOptions, WaitOptions } from './options.js';
 import { Policies } from './policies.js';
 import { Products, type Product, type ProductListParams, type ProductRequirements, type ValidationResult } from './products.js';
+import { Receipts, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams } from './receipts.js';
 import { Submissions } from './submissions.js';
 import type { SubmissionWithdraw } from './clearance.js';
 import { Transport, type WithResponse } from './transport.js';
@@ -58,6 +59,7 @@ export class PartnerClient {
   private readonly policies: Policies;
   private readonly products: Products;
   private readonly submissions: Submissions;
+  private readonly receipts: Receipts;
   private readonly attachments: Attachments;
   private readonly events: EventFeed;
   private readonly webhookEndpoints: WebhookEndpoints;
@@ -69,6 +71,7 @@ export class PartnerClient {
     this.policies = new Policies(this.transport);
     this.products = new Products(this.transport);
     this.submissions = new Submissions(this.transport, mutations);
+    this.receipts = new Receipts(this.transport);
     this.attachments = new Attachments(this.transport, mutations);
     this.events = new EventFeed(this.transport);
     this.webhookEndpoints = new WebhookEndpoints(this.transport, mutations);
@@ -198,6 +201,28 @@ export class PartnerClient {
   /** GET /v1/submissions/{id}. */
   async getSubmission(submissionId: string, opts: CallOptions = {}): Promise<WithResponse<Submission>> {
     return this.submissions.get(submissionId, opts);
+  }
+
+  // ---- receipts (verify them offline with verifyReceipt / verifyChain) ----------------------
+
+  /** GET /v1/receipts: one page of the partner's receipt chain, in seq order. */
+  async listReceipts(params: ReceiptListParams = {}, opts: CallOptions = {}): Promise<Page<ReceiptItem>> {
+    return this.receipts.list(params, opts);
+  }
+
+  /** The partner's whole receipt chain (or from afterSeq on), page after page. */
+  iterateReceipts(params: Omit<ReceiptListParams, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<ReceiptItem> {
+    return this.receipts.iterate(params, opts);
+  }
+
+  /** GET /v1/submissions/{id}/receipts: the submission's and its attachments' receipts. */
+  async listSubmissionReceipts(submissionId: string, params: Omit<ReceiptListParams, 'afterSeq'> = {}, opts: CallOptions = {}): Promise<Page<ReceiptItem>> {
+    return this.receipts.ofSubmission(submissionId, params, opts);
+  }
+
+  /** GET /.well-known/receipt-keys.json: every receipt public key ever used (keep a copy to verify offline). */
+  async getReceiptKeys(opts: CallOptions = {}): Promise<ReceiptKeySet> {
+    return this.receipts.keys(opts);
   }
 
   // ---- attachments ------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-// @partner/sdk: the TypeScript client of the Partner Submission Service. Node 20+, no dependencies.
+// @partner/sdk: the TypeScript client of the Partner Submission Service. Node 20+; one dependency, jose (receipts).
 export { PartnerClient } from './client.js';
 export { lastResponseOf, SDK_VERSION } from './transport.js';
 export type { LastResponse, WithResponse } from './transport.js';
@@ -18,3 +18,6 @@ export type * from './list-types.js';
 export type { Clearance, ClearanceBasis, ClearanceStatus, SubmissionStatus, SubmissionWithdraw, Withdrawal, WithdrawalReason } from './clearance.js';
 // webhooks.verify/sign/newSecret, WebhookVerificationError and the webhook types.
 export * from './webhooks.js';
+// Signed receipts: verifyReceipt / verifyChain (offline, jose) and their types.
+export { receiptHash, ReceiptVerificationError, verifyChain, verifyReceipt } from './receipts.js';
+export type { ReceiptClaims, ReceiptItem, ReceiptKey, ReceiptKeySet, ReceiptListParams } from './receipts.js';

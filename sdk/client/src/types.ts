@@ -64,9 +64,11 @@ export interface SubmissionResult {
   status: 'submitted';
   /** Whether it holds its risk (docs/api.md "Clearance"). */
   clearance: Clearance;
+  /** The signed receipt (compact JWS) of what was received: keep it (verifyReceipt checks it offline). */
+  receipt?: string;
 }
 
-export interface Submission extends Omit<SubmissionResult, 'status'> {
+export interface Submission extends Omit<SubmissionResult, 'status' | 'receipt'> {
   status: SubmissionStatus;
   externalRef: string;
   submissionType: 'application';
@@ -190,6 +192,8 @@ export interface Attachment {
   sha256: string;
   documentType: DocumentType;
   createdAt: string;
+  /** In an upload's result only: the attachment's signed receipt (compact JWS). */
+  receipt?: string;
 }
 
 export interface AttachmentDeleted {

@@ -1,5 +1,6 @@
 // Auth service configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readDb, type BaseConfig, type DbConfig } from '@partner/shared/process/config';
+import { parseKekList } from '@partner/shared/crypto/sealed-keys';
 
 export interface AuthConfig extends BaseConfig, DbConfig {
   /** Public port of the token server ({auth_url}). */
@@ -25,14 +26,7 @@ export interface AuthConfig extends BaseConfig, DbConfig {
 export function readAuthConfig(env = new EnvReader()): Readonly<AuthConfig> {
   const base = readBase(env, 'auth', 9481);
   const kekB64 = env.str('AUTH_KEY_ENCRYPTION_KEY', { doc: '32 random bytes, base64: seals the signing keys at rest. While rotating it, a comma list newest first (NEW,OLD): the newest seals, older ones only unseal (npm start generates one in .local/dev.env)', range: 'base64 keys of 32 bytes' });
-  const keks = kekB64
-    .split(',')
-    .map((k) => k.trim())
-    .filter(Boolean)
-    .map((k) => Buffer.from(k, 'base64'));
-  keks.forEach((k, i) => {
-    if (k.length !== 32) env.problem('AUTH_KEY_ENCRYPTION_KEY', `key ${i + 1} of ${keks.length} must decode to 32 bytes, got ${k.length}`);
-  });
+  const keks = parseKekList(kekB64, (message) => env.problem('AUTH_KEY_ENCRYPTION_KEY', message));
   const kek = keks[0] ?? Buffer.alloc(0);
   const scopes = env.list('AUTH_SCOPES', { default: ['127.0.0.1:8080/access', 'api.example.com/access'], doc: 'scopes the token server issues tokens for, each <api_host>/access', range: 'entries <api_host>/access' });
   for (const s of scopes) {

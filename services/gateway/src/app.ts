@@ -34,6 +34,7 @@ import { listRoutes } from './routes/lists.js';
 import { eventRoutes } from './routes/events.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { openapiRoute } from './routes/openapi.js';
+import { receiptKeysRoute, receiptRoutes } from './routes/receipts.js';
 import { SettlementWaiters } from './settlement-waiters.js';
 import { ClientStates } from './client-state.js';
 import { natsNames } from '@partner/shared/nats/client';
@@ -91,6 +92,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   eventRoutes(router, routeDeps);
   webhookRoutes(router, routeDeps);
   productRoutes(router, routeDeps);
+  receiptRoutes(router, routeDeps);
 
   app.use(
     pipeline({
@@ -99,6 +101,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
       requestTimeoutMs: config.requestTimeoutMs,
       ...(tracerProviderRegistered() ? { tracing: { trustTraceparent: config.trustTraceparent } } : {}),
       openapi: openapiRoute(config),
+      receiptKeys: receiptKeysRoute(clients, config.grpcTimeoutMs),
       authenticate: authenticator({
         issuer: config.issuer,
         audience: config.audience,

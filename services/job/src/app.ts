@@ -110,7 +110,7 @@ export function startJob(config: JobConfig, opts: StartOptions = {}): Promise<Ru
             }, (input) => submits.call(input));
             if (out.outboxId) {
               metrics.accepted(req.kind);
-              relay.publishNow(out.outboxId, { msgId: req.jobId, subject, body: jobMessageJson(req.jobId, req.kind, caller, req.payloadJson) });
+              relay.publishNow(out.outboxId, { msgId: req.jobId, subject, body: jobMessageJson(req.jobId, req.kind, caller, req.payloadJson, out.row.created_at) });
             }
             return { job: repo.toProto(out.row), replayed: out.replayed };
           },

@@ -19,6 +19,7 @@ import { submissionMetrics } from './metrics.js';
 import { listSubmissions, loadSubmissionCursorCodec, parseListSubmissions } from './list.js';
 import { withdrawRpc } from './withdraw.js';
 import { clearanceMetrics } from './clearance-metrics.js';
+import { receivedAtOf, startReceipts } from './receipts/start.js';
 
 export const SCHEMA = 'submission';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -41,7 +42,8 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
       const events = new OutboxRelay(pool, eventOutbox(names, config.eventsStream), { intervalMs: config.relayIntervalMs, logger });
       events.start();
       nats.onConnect((conn) => events.attach(conn));
-      const attachments = attachmentService({ pool, store, settings: config.attachments, metrics, logger, names, events });
+      const receipts = await startReceipts(pool, config.receipts, logger);
+      const attachments = attachmentService({ pool, store, settings: config.attachments, metrics, logger, names, events, receipts: receipts.issuing });
       every({
         name: 'attachment sweep',
         intervalMs: config.attachments.sweepIntervalMs,
@@ -52,7 +54,7 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
         },
       });
       // CreateSubmission commits concurrent calls together (shared/batcher.ts); a lone call runs alone.
-      const creates = dbBatcher('CreateSubmission', (inputs: repo.NewSubmission[]) => repo.createSubmissions(pool, names, inputs), {
+      const creates = dbBatcher('CreateSubmission', (inputs: repo.NewSubmission[]) => repo.createSubmissions(pool, names, inputs, receipts.issuing), {
         config,
         registry,
         keyOf: (s) => s.jobId,
@@ -61,9 +63,13 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
         serviceDefs().submission,
         {
           ...attachments,
+          ...receipts.rpcs,
           CreateSubmission: async (req) => {
             if (!isJobId(req.jobId) || !req.owner?.tenantId || !req.owner.partnerId || !req.applicant?.legalName || !isUuid(req.productId)) {
               throw new DomainError('validation_error', 'job_id, owner, applicant.legal_name and a UUID product_id are required');
+            }
+            if (req.contentSha256 !== '' && !/^[0-9a-f]{64}$/.test(req.contentSha256)) {
+              throw new DomainError('validation_error', 'content_sha256 must be 64 lowercase hex digits');
             }
             const out = await repo
               .createSubmission(pool, names, {
@@ -78,6 +84,8 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
                 applicant: applicantFromMessage(req.applicant),
                 requirementsVersion: Number(req.requirementsVersion),
                 attachmentRulesJson: req.attachmentRulesJson || '[]',
+                contentSha256: req.contentSha256 || null,
+                receivedAt: receivedAtOf(req.receivedAt),
               }, (s) => creates.call(s))
               .catch(dbError);
             if (out.event) events.publishNow(out.event.outboxId, out.event);
@@ -85,7 +93,7 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
               metrics.created();
               clearance.decided(out.row);
             }
-            return { submission: repo.toProto(out.row) };
+            return { submission: repo.toProto(out.row), receipt: out.receipt };
           },
           GetSubmission: async (req) => {
             const row =

@@ -8,6 +8,7 @@ import type { natsNames } from '@partner/shared/nats/client';
 import type { Attachment, Attachment__Output } from '@partner/shared/generated/partner/submission/v1/Attachment';
 import { refuseWithdrawn } from './clearance.js';
 import { checkUpload, lockRequirements, refreshDue } from './requirements.js';
+import { issueAttachmentReceipt, lockHeads, receiptOfJob, type ReceiptIssuing } from './receipts/issue.js';
 
 export interface Owner {
   tenantId: string;
@@ -107,13 +108,15 @@ export async function stagedContentType(pool: Pool, owner: Owner, submissionId: 
 export async function promote(
   pool: Pool,
   names: ReturnType<typeof natsNames>,
-  p: { jobId: string; owner: Owner; principalId: string | null; submissionId: string; uploadId: string; documentType: string },
-): Promise<{ row: AttachmentRow; event?: RecordedEvent; requirementsEvent?: RecordedEvent } | undefined> {
+  p: { jobId: string; owner: Owner; principalId: string | null; submissionId: string; uploadId: string; documentType: string; receivedAt: string },
+  receipts?: ReceiptIssuing,
+): Promise<{ row: AttachmentRow; event?: RecordedEvent; requirementsEvent?: RecordedEvent; receipt: string } | undefined> {
   const byJob = async () =>
     (await pool.query<AttachmentRow>(`SELECT ${COLUMNS} FROM attachments WHERE create_job_id = $1`, [p.jobId])).rows[0];
   const earlier = await byJob();
-  if (earlier) return { row: earlier };
-  // The attachment.created event is recorded in the promoting transaction: one event, only if it commits.
+  if (earlier) return { row: earlier, receipt: await receiptOfJob(pool, p.jobId) };
+  // The attachment.created event and the receipt are recorded in the promoting transaction: one
+  // each, only if it commits. The owner's receipt chain head is locked first.
   const promoted = await withTx(pool, async (c) => {
     // The product's rule for this document type (requirements_not_met), under the submission's row lock,
     // which also orders this upload against a withdrawal: a withdrawn submission's attachments can be
@@ -121,6 +124,8 @@ export async function promote(
     const locked = await lockRequirements(c, p.owner, p.submissionId);
     await refuseWithdrawn(c, p.submissionId, p.owner);
     if (locked) await checkUpload(c, locked, p);
+    // Then the partner's receipt chain head (after the submission's row: one order on every path).
+    const heads = receipts && (await lockHeads(c, [p.owner]));
     const r = await c.query<AttachmentRow>(
       `UPDATE attachments
           SET state = 'active', create_job_id = $1, principal_id = $2, document_type = $3, created_at = ${NOW_MS}
@@ -133,12 +138,28 @@ export async function promote(
     const record = attachmentRecord(toProto(row) as Attachment__Output);
     const event = await recordEvent(c, names, p.owner, 'attachment.created', record.createdAt, record);
     const requirementsEvent = locked ? await refreshDue(c, names, p.owner, p.submissionId, locked) : undefined;
-    return { row, event, requirementsEvent };
+    const receipt =
+      receipts && heads
+        ? await issueAttachmentReceipt(c, receipts, heads, {
+            ...p.owner,
+            jobId: p.jobId,
+            receivedAt: p.receivedAt,
+            attachment: {
+              attachmentId: row.attachment_id,
+              submissionId: row.submission_id,
+              fileName: row.file_name,
+              contentType: row.content_type,
+              sizeBytes: Number(row.size_bytes),
+              sha256: row.sha256 ?? '',
+            },
+          })
+        : '';
+    return { row, event, requirementsEvent, receipt };
   });
   // A concurrent delivery of the same job may have promoted it between the two statements.
   if (promoted) return promoted;
   const again = await byJob();
-  return again ? { row: again } : undefined;
+  return again ? { row: again, receipt: await receiptOfJob(pool, p.jobId) } : undefined;
 }
 
 export async function getActive(pool: Pool, owner: Owner, submissionId: string, attachmentId: string): Promise<AttachmentRow | undefined> {

@@ -7,6 +7,8 @@ import { DomainError, notFound } from '@partner/shared/domain/errors';
 import { isJobId, isUuid, newUuid } from '@partner/shared/domain/ids';
 import { dbError, type Pool } from '@partner/shared/db/pg';
 import type { Logger } from '@partner/shared/telemetry/logger';
+import type { ReceiptIssuing } from './receipts/issue.js';
+import { receivedAtOf } from './receipts/start.js';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import { isSafeFileName } from '@partner/shared/domain/attachments';
@@ -74,6 +76,8 @@ export function attachmentService(deps: {
   /** Where attachment events go: the stream names and the relay of the event outbox. */
   names: ReturnType<typeof natsNames>;
   events: OutboxRelay;
+  /** Issues each new attachment's receipt (absent: receipts are off, bench only). */
+  receipts?: ReceiptIssuing;
 }): AttachmentService {
   const { pool, store, settings, logger, metrics } = deps;
 
@@ -209,7 +213,8 @@ export function attachmentService(deps: {
             submissionId,
             uploadId: req.uploadId.toLowerCase(),
             documentType: req.documentType,
-          })
+            receivedAt: receivedAtOf(req.receivedAt),
+          }, deps.receipts)
           .catch(dbError)
       : undefined;
     if (promoted?.event) deps.events.publishNow(promoted.event.outboxId, promoted.event);
@@ -220,7 +225,7 @@ export function attachmentService(deps: {
         retryable: false,
       });
     }
-    return { attachment: repo.toProto(row) };
+    return { attachment: repo.toProto(row), receipt: promoted.receipt };
   };
 
   const GetAttachment = async (req: GetAttachmentRequest__Output): Promise<GetAttachmentResponse> => {

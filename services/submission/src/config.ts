@@ -1,6 +1,7 @@
 // Submission service configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
 import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
+import { readReceiptSettings, type ReceiptSettings } from './receipts/config.js';
 
 export interface AttachmentSettings {
   /** Ceiling on any upload, whatever limit the caller declares (the gateway's is the effective one). */
@@ -20,6 +21,7 @@ export interface SubmissionConfig extends BaseConfig, DbConfig, NatsConfig, Even
   /** How often the event relay looks for outbox rows its fast path did not publish. */
   relayIntervalMs: number;
   attachments: AttachmentSettings;
+  receipts: ReceiptSettings;
 }
 
 const HOUR = 3_600_000;
@@ -30,6 +32,7 @@ export function readSubmissionConfig(env = new EnvReader()): Readonly<Submission
     ...readDb(env),
     ...readNats(env),
     ...readEventStream(env),
+    receipts: readReceiptSettings(env),
     relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000, doc: 'how often the event relay publishes what the fast path could not' }),
     grpcPort: env.int('SUBMISSION_GRPC_PORT', { default: 50053, min: 0, max: 65535, doc: 'the submission service\'s gRPC port' }),
     attachments: {

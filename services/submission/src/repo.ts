@@ -8,6 +8,7 @@ import type { natsNames } from '@partner/shared/nats/client';
 import type { Submission } from '@partner/shared/grpc/proto-types';
 import { applicantToMessage, type Applicant } from '@partner/shared/domain/applicant';
 import { decideClearance, type ClearanceColumns } from './clearance.js';
+import { issueReceipts, lockHeads, receiptOfJob, RECEIPT_KINDS, type ReceiptIssuing } from './receipts/issue.js';
 
 export interface SubmissionRow {
   submission_id: string;
@@ -82,6 +83,10 @@ export interface NewSubmission {
   /** The product's requirements version that judged it, and that version's attachment rules (JSON array). */
   requirementsVersion: number;
   attachmentRulesJson: string;
+  /** The receipt's content.sha256 (RFC 8785 hash of the body as sent; null for a job queued before receipts). */
+  contentSha256: string | null;
+  /** The job's createdAt (ISO 8601): the receipt's receivedAt. */
+  receivedAt: string;
 }
 
 /** The submission as GET /v1/submissions/{id} shows it, as SQL over a row `s` (the data of every submission.* event). */
@@ -149,8 +154,11 @@ const CREATE_BATCH = `WITH input AS (
    SELECT ${COLUMN_NAMES.map((c) => `created.${c}`).join(', ')}, event.id AS outbox_id, event.body AS event_body, event_id
      FROM created JOIN event USING (event_id)`;
 
-/** A submission created by createSubmissions with its event, or undefined where its job made one already. */
-export type Created = { row: SubmissionRow; event: RecordedEvent } | undefined;
+/**
+ * A submission created by createSubmissions with its event and its receipt ('' with receipts off),
+ * or undefined where its job made one already.
+ */
+export type Created = { row: SubmissionRow; event: RecordedEvent; receipt: string } | undefined;
 
 /**
  * Creates the submissions of jobs with their submission.created events, in one transaction of three
@@ -163,7 +171,12 @@ export type Created = { row: SubmissionRow; event: RecordedEvent } | undefined;
  *  3. One statement inserting the new submissions with their events.
  * Answers per input, in order: undefined for a job whose submission exists already.
  */
-export async function createSubmissions(pool: Pool, names: ReturnType<typeof natsNames>, inputs: NewSubmission[]): Promise<Created[]> {
+export async function createSubmissions(
+  pool: Pool,
+  names: ReturnType<typeof natsNames>,
+  inputs: NewSubmission[],
+  receipts?: ReceiptIssuing,
+): Promise<Created[]> {
   const subject = names.eventSubject('submission.created');
   const rows = inputs.map((s) => ({
     ...s,
@@ -176,6 +189,9 @@ export async function createSubmissions(pool: Pool, names: ReturnType<typeof nat
     // Step 1 (the risk keys' locks, sorted) and step 2 (the live submissions of those keys, read after
     // the locks): each input's clearance, decided in input order (clearance.ts).
     const decisions = await decideClearance(tx, rows);
+    // Then, still step 1 (after the risk locks, so every path takes them in one order): the partners'
+    // receipt chain heads.
+    const heads = receipts && (await lockHeads(tx, rows));
     // Step 3: insert.
     const found = await insertSubmissions(
       tx,
@@ -184,12 +200,34 @@ export async function createSubmissions(pool: Pool, names: ReturnType<typeof nat
     );
     // The single statement answers its one row (or none); the batch names each row's event.
     const byEvent = new Map(found.map((r) => [r.event_id ?? rows[0]!.eventId, r]));
-    return rows.map((x) => {
-      const created = byEvent.get(x.eventId);
-      if (!created) return undefined;
-      const { outbox_id: outboxId, event_body: body, event_id: _eventId, ...row } = created;
-      return { row, event: { outboxId, msgId: x.eventId, subject, body } };
+    const created = rows.map((x) => {
+      const c = byEvent.get(x.eventId);
+      if (!c) return undefined;
+      const { outbox_id: outboxId, event_body: body, event_id: _eventId, ...row } = c;
+      return { row, event: { outboxId, msgId: x.eventId, subject, body }, receipt: '', input: x };
     });
+    // Receipts of the rows really inserted (a redelivered job's submission has its receipt already),
+    // in input order per partner, written with the advanced heads in one statement.
+    if (receipts && heads) {
+      const made = created.filter((c) => c !== undefined);
+      const issued = await issueReceipts(
+        tx,
+        receipts,
+        heads,
+        made.map(({ row, input }) => ({
+          kind: RECEIPT_KINDS.submission,
+          tenantId: input.tenantId,
+          partnerId: input.partnerId,
+          submissionId: row.submission_id,
+          jobId: input.jobId,
+          externalRef: input.externalRef,
+          receivedAt: input.receivedAt,
+          contentSha256: input.contentSha256,
+        })),
+      );
+      issued.forEach((r, i) => (made[i]!.receipt = r.jws));
+    }
+    return created.map((c) => c && { row: c.row, event: c.event, receipt: c.receipt });
   });
 }
 
@@ -275,11 +313,11 @@ export async function createSubmission(
   names: ReturnType<typeof natsNames>,
   s: NewSubmission,
   create: (s: NewSubmission) => Promise<Created> = async (x) => (await createSubmissions(pool, names, [x]))[0],
-): Promise<{ row: SubmissionRow; created: boolean; event?: RecordedEvent }> {
+): Promise<{ row: SubmissionRow; created: boolean; event?: RecordedEvent; receipt: string }> {
   const created = await create(s);
-  if (created) return { row: created.row, created: true, event: created.event };
+  if (created) return { row: created.row, created: true, event: created.event, receipt: created.receipt };
   const existing = await pool.query<SubmissionRow>(prepared(`SELECT ${COLUMNS} FROM submissions WHERE job_id = $1`, [s.jobId]));
-  return { row: existing.rows[0]!, created: false };
+  return { row: existing.rows[0]!, created: false, receipt: await receiptOfJob(pool, s.jobId) };
 }
 
 export async function getSubmission(pool: Pool, tenantId: string, partnerId: string, id: string): Promise<SubmissionRow | undefined> {

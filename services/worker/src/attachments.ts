@@ -22,16 +22,17 @@ export interface AttachmentDeletePayload {
 
 const createAttachment: Handler = async (job, payload, ctx) => {
   const p = payload as AttachmentCreatePayload;
-  const { attachment } = await ctx.clients.submission
+  const { attachment, receipt } = await ctx.clients.submission
     .CreateAttachment({
       ...jobScope(job),
       principalId: job.caller.principalId,
       submissionId: p.submissionId,
       uploadId: p.uploadId,
       documentType: p.documentType,
+      receivedAt: job.createdAt,
     })
     .catch(failOnRefusal);
-  return attachmentRecord(attachment!);
+  return { ...attachmentRecord(attachment!), ...(receipt ? { receipt } : {}) };
 };
 
 const deleteAttachment: Handler = async (job, payload, ctx) => {

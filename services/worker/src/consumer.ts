@@ -332,7 +332,7 @@ export class JobConsumer {
       // call and one statement) and start on the effect; no read of the job is needed.
       const claimed = await this.claims.call({ jobId, delivery });
       if (!claimed) return { settled: true, kind: message.kind };
-      return { job: { id: jobId, kind: message.kind, caller: message.caller }, payload: message.payload, stopMarking: () => undefined, marked: async () => undefined };
+      return { job: { id: jobId, kind: message.kind, caller: message.caller, createdAt: message.createdAt ?? '' }, payload: message.payload, stopMarking: () => undefined, marked: async () => undefined };
     }
     if (delivery === 1 && 'caller' in message) {
       // WORKER_CLAIM=off (bench only: the cost of the claim, measured): the first delivery runs
@@ -348,7 +348,7 @@ export class JobConsumer {
       if (this.config.runningAfterMs === 0) mark();
       else timer = setTimeout(mark, this.config.runningAfterMs);
       return {
-        job: { id: jobId, kind: message.kind, caller: message.caller },
+        job: { id: jobId, kind: message.kind, caller: message.caller, createdAt: message.createdAt ?? '' },
         payload: message.payload,
         stopMarking: () => clearTimeout(timer),
         marked: async () => marked,
@@ -362,7 +362,7 @@ export class JobConsumer {
     const status = JOB_STATUS.fromProto(started.status);
     if (!status || isSettled({ status })) return { settled: true, kind: started.kind };
     return {
-      job: { id: jobId, kind: started.kind, caller: started.caller },
+      job: { id: jobId, kind: started.kind, caller: started.caller, createdAt: started.createdAt },
       payload: JSON.parse(started.payloadJson) as unknown,
       stopMarking: () => undefined,
       marked: async () => undefined,

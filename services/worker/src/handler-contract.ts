@@ -29,6 +29,8 @@ export interface JobToRun {
   id: string;
   kind: string;
   caller: JobCaller;
+  /** When the job was created (ISO 8601; '' when its message predates this field): a receipt's receivedAt. */
+  createdAt: string;
 }
 
 export type Handler = (job: JobToRun, payload: unknown, ctx: HandlerContext) => Promise<unknown>;

@@ -19,6 +19,8 @@ interface SubmissionPayload {
   effectiveDate: string;
   productId: string;
   applicant: Applicant;
+  /** Hex SHA-256 of the body's RFC 8785 form as the partner sent it (the gateway's; absent in jobs queued before receipts). */
+  contentSha256?: string;
 }
 
 const createSubmission: Handler = async (job, payload, ctx) => {
@@ -50,7 +52,7 @@ const createSubmission: Handler = async (job, payload, ctx) => {
       detailsJson: JSON.stringify(broken.map((e) => ({ field: e.field, issue: e.message, code: e.code }))),
     });
   }
-  const { submission } = await ctx.clients.submission.CreateSubmission({
+  const created = await ctx.clients.submission.CreateSubmission({
     ...jobScope(job),
     principalId: job.caller.principalId,
     externalRef: p.externalRef,
@@ -60,12 +62,16 @@ const createSubmission: Handler = async (job, payload, ctx) => {
     applicant: applicantToMessage(p.applicant),
     requirementsVersion: product.requirementsVersion,
     attachmentRulesJson: JSON.stringify(product.requirements.attachments),
+    contentSha256: p.contentSha256 ?? '',
+    receivedAt: job.createdAt,
   }).catch(failOnRefusal);
+  const { submission, receipt } = created;
   return {
     submissionId: submission!.submissionId,
     submissionName: submission!.submissionName,
     status: submission!.status,
     clearance: clearanceFromMessage(submission!.clearance),
+    ...(receipt ? { receipt } : {}),
   };
 };
 

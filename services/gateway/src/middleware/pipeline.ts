@@ -30,6 +30,8 @@ export interface PipelineOptions {
   tracing?: { trustTraceparent: boolean };
   /** Answers a request for the OpenAPI document; returns whether it was one. */
   openapi(ctx: GatewayContext): boolean;
+  /** Answers a request for the receipt keys (routes/receipts.ts); undefined when it is not one. */
+  receiptKeys?(ctx: GatewayContext): Promise<void> | undefined;
   /** Sets ctx.state.caller, or throws. */
   authenticate(ctx: GatewayContext): Promise<void>;
   /** Takes a token of the caller's limit and sets the RateLimit headers, or throws. */
@@ -46,7 +48,8 @@ export function pipeline(opts: PipelineOptions): GatewayMiddleware {
   const complete = (ctx: GatewayContext, started: bigint, server: HttpServerSpan | undefined): void => {
     // Set last, on every response, so that a waiting request does not hold them meanwhile.
     ctx.set('X-Request-Id', ctx.state.requestId);
-    ctx.set('Cache-Control', 'no-store');
+    // The receipt keys are the one cacheable answer (they set their own).
+    if (!ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'no-store');
     ctx.set('X-Content-Type-Options', 'nosniff');
     // The route template (/v1/jobs/:id) the router matched, for bounded metric labels and logs.
     ctx.state.route ??= (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
@@ -76,6 +79,8 @@ export function pipeline(opts: PipelineOptions): GatewayMiddleware {
     metrics.inflight.inc();
     try {
       if (opts.openapi(ctx)) return;
+      const keys = opts.receiptKeys?.(ctx);
+      if (keys) return await keys;
       await opts.authenticate(ctx);
       opts.rateLimit(ctx);
       // Every route's query parameters are usable text (no control characters, no lone surrogates).

@@ -7,6 +7,7 @@ import { productSchemas } from './products.js';
 import { ref, schemas, type Schema } from './schemas.js';
 import { clearanceSchemas } from './clearance.js';
 import { webhookSchemas } from './webhooks.js';
+import { receiptSchemas } from './receipts.js';
 
 export const SECURITY_SCHEME = 'partnerOAuth';
 
@@ -157,6 +158,6 @@ export function components(opts: Pick<OpenApiOptions, 'tokenUrl' | 'scope' | 'en
       Internal: errorResponse('`internal` (retryable): something unexpected went wrong. Retry with backoff; report the `X-Request-Id` if it persists.'),
       Unavailable: errorResponse('`unavailable` (retryable): a dependency is unavailable. Retry after `Retry-After` seconds.', { 'Retry-After': header('Retry-After') }),
     },
-    schemas: { ...schemas, ...eventSchemas, ...webhookSchemas, ...clearanceSchemas, ...productSchemas },
+    schemas: { ...schemas, ...eventSchemas, ...webhookSchemas, ...clearanceSchemas, ...productSchemas, ...receiptSchemas },
   };
 }

@@ -13,6 +13,7 @@ import { eventPaths } from './events.js';
 import { clearanceListParam, clearancePaths } from './clearance.js';
 import { SUBMISSION_STATUS_NAMES } from '@partner/shared/domain/clearance';
 import { productPaths } from './products.js';
+import { receiptPaths } from './receipts.js';
 import { webhookDeliveries, webhookPaths } from './webhooks.js';
 import {
   apiHeaders,
@@ -463,6 +464,7 @@ function paths(): Obj {
     ...eventPaths({ apiHeaders, preferHeaders, param, response, json, authErrors }),
     ...productPaths({ apiHeaders, param, response, json, authErrors }),
     ...webhookPaths({ apiHeaders, param, response, json, authErrors, mutationResponses, mutationDescription: MUTATION_DESCRIPTION }),
+    ...receiptPaths({ apiHeaders, baseHeaders, preferHeaders, param, response, json, authErrors }),
   };
 }
 
@@ -526,6 +528,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Obj {
       { name: 'Attachments', description: 'Files attached to a submission; uploads and deletions are jobs.' },
       { name: 'Jobs', description: 'The asynchronous jobs that carry out every mutation.' },
       { name: 'Events', description: 'The event feed: what happened to the partner\'s resources, in order, with long-poll.' },
+      { name: 'Receipts', description: 'Signed receipts: offline proof of what was received, and when, chained per partner.' },
       { name: 'Webhooks', description: 'Endpoints that receive the events as signed HTTP deliveries (Standard Webhooks), and their delivery log.' },
       { name: 'Reference', description: 'This document.' },
     ],

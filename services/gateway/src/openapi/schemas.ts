@@ -160,6 +160,7 @@ export const schemas: Record<string, Schema> = {
       submissionName: { type: 'string', description: 'The legal name, trimmed, inner white space collapsed.', examples: ['Acme Holdings LLC'] },
       status: { type: 'string', enum: ['submitted'] },
       clearance: ref('Clearance'),
+      receipt: ref('ReceiptJws'),
     },
   },
   Applicant: {
@@ -462,6 +463,7 @@ export const schemas: Record<string, Schema> = {
       sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Lowercase hex SHA-256 of the bytes (also the content ETag).' },
       documentType: ref('DocumentType'),
       createdAt: ref('Timestamp'),
+      receipt: { ...ref('ReceiptJws'), description: "In an attachment.create job's result only: the attachment's signed receipt." },
     },
   },
   AttachmentPage: {

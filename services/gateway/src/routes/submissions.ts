@@ -12,6 +12,7 @@ import { validator } from '../http/validate.js';
 import type { RouteDeps } from './deps.js';
 import { runMutation } from '../jobs/mutations.js';
 import { submissionRecord } from '@partner/shared/domain/submission-record';
+import { contentSha256 } from '../receipts/content-hash.js';
 
 export interface SubmissionCreate {
   externalRef: string;
@@ -40,10 +41,13 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
   router.post('/submissions', deps.guard('submissions/write'), async (ctx) => {
     const body = validateCreate(await readJson(ctx, deps.config.jsonLimitBytes));
     if (deps.config.environment === 'uat') checkSandbox(body.externalRef);
+    // The receipt's content hash: of the body as the partner sent it (validation changes nothing;
+    // hashed once valid, so a refused body costs no hashing), before anything is normalized.
+    const sha256 = contentSha256(body);
     const payload = { ...body, productId: body.productId.toLowerCase(), applicant: normalizeApplicant(body.applicant) };
     await runMutation(ctx, deps, {
       kind: JOB_KINDS.submissionCreate,
-      payload,
+      payload: { ...payload, contentSha256: sha256 },
       fingerprintOf: payload,
     });
   });

@@ -118,14 +118,17 @@ export interface JobMessage {
   kind: string;
   caller: JobCaller;
   payload: unknown;
+  /** When the job was created (ISO 8601; absent in messages of older versions): a receipt's receivedAt. */
+  createdAt?: string;
 }
 
 /**
  * The message body for a job whose payload is already JSON text (as received or as stored): the
  * payload is spliced in rather than parsed and serialised again.
  */
-export function jobMessageJson(jobId: string, kind: string, caller: JobCaller, payloadJson: string): string {
-  return `{"jobId":${JSON.stringify(jobId)},"kind":${JSON.stringify(kind)},"caller":${JSON.stringify(caller)},"payload":${payloadJson}}`;
+export function jobMessageJson(jobId: string, kind: string, caller: JobCaller, payloadJson: string, createdAt?: Date): string {
+  const created = createdAt ? `,"createdAt":${JSON.stringify(createdAt.toISOString())}` : '';
+  return `{"jobId":${JSON.stringify(jobId)},"kind":${JSON.stringify(kind)},"caller":${JSON.stringify(caller)}${created},"payload":${payloadJson}}`;
 }
 
 /** The job message in a JetStream message body: the full form, the id alone (older form), or nothing usable. */

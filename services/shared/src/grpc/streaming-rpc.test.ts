@@ -62,6 +62,8 @@ const handlers: StreamingHandlers<Def> = {
   GetAttachment: unused,
   ListAttachments: unused,
   DeleteAttachment: unused,
+  ListReceipts: unused,
+  GetReceiptKeys: unused,
   UploadAttachment: clientStreaming(async (requests, ctx) => {
     note('received', 0);
     note('uploadEnded', '');

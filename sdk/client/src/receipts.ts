@@ -1,0 +1,158 @@
+// Signed receipts (docs/partners.md "Proving what you sent"): listing them (GET /v1/receipts,
+// GET /v1/submissions/{id}/receipts) and verifying them offline with jose, against a copy of
+// /.well-known/receipt-keys.json: one receipt's signature and claims (verifyReceipt), and a chain of
+// them (verifyChain: seq without gaps, each prev the SHA-256 of the JWS before it).
+import { createHash } from 'node:crypto';
+import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
+import { paginate, seg, type Transport } from './transport.js';
+import type { CallOptions } from './options.js';
+import type { Page } from './types.js';
+
+export const RECEIPT_TYP = 'receipt+jws';
+
+/** A receipt as the lists show it. */
+export interface ReceiptItem {
+  seq: number;
+  kind: 'submission.received' | 'attachment.received';
+  submissionId: string;
+  /** The compact JWS. */
+  jws: string;
+  issuedAt: string;
+}
+
+export interface ReceiptListParams {
+  /** Only receipts after this seq (e.g. the last one you stored). */
+  afterSeq?: number;
+  limit?: number;
+  cursor?: string;
+}
+
+/** The signed claims of a receipt (docs/api.md "Signed receipts"). */
+export interface ReceiptClaims {
+  iss: string;
+  tenant: string;
+  partnerId: string;
+  seq: number;
+  /** Lowercase hex SHA-256 of the previous receipt's compact JWS; null for seq 1. */
+  prev: string | null;
+  kind: 'submission.received' | 'attachment.received';
+  submissionId: string;
+  jobId: string;
+  externalRef: string;
+  receivedAt: string;
+  iat: number;
+  /** submission.received: the RFC 8785 hash of the create body as sent. */
+  content?: { canon: 'RFC8785'; sha256: string | null };
+  /** attachment.received: the file. */
+  attachment?: { attachmentId: string; fileName: string; contentType: string; sizeBytes: number; sha256: string };
+}
+
+/** A receipt key as published: a JWK with the time range it signed. */
+export type ReceiptKey = JSONWebKeySet['keys'][number] & { signedFrom?: string; signedUntil?: string };
+export interface ReceiptKeySet {
+  keys: ReceiptKey[];
+}
+
+/** A receipt or a chain that does not verify; `seq` names the receipt (or the link) at fault when known. */
+export class ReceiptVerificationError extends Error {
+  constructor(
+    message: string,
+    readonly seq?: number,
+  ) {
+    super(message);
+    this.name = 'ReceiptVerificationError';
+  }
+}
+
+/** Lowercase hex SHA-256 of a compact JWS: what the next receipt's prev must be. */
+export const receiptHash = (jws: string): string => createHash('sha256').update(jws, 'ascii').digest('hex');
+
+/**
+ * Verifies one receipt offline: its ES256 signature by a key of jwks (by kid), its typ, its claims'
+ * shape, and that its key was signing at its iat. Resolves with the claims.
+ */
+export async function verifyReceipt(jws: string, jwks: ReceiptKeySet): Promise<ReceiptClaims> {
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  try {
+    header = decodeProtectedHeader(jws);
+  } catch {
+    throw new ReceiptVerificationError('not a compact JWS');
+  }
+  if (header.typ !== RECEIPT_TYP) throw new ReceiptVerificationError(`typ is ${String(header.typ)}, not ${RECEIPT_TYP}`);
+  const key = jwks.keys.find((k) => k.kid === header.kid);
+  if (!key) throw new ReceiptVerificationError(`no key ${String(header.kid)} in the key set (fetch /.well-known/receipt-keys.json again)`);
+  let payload: Uint8Array;
+  try {
+    ({ payload } = await compactVerify(jws, createLocalJWKSet(jwks as JSONWebKeySet), { algorithms: ['ES256'] }));
+  } catch (err) {
+    throw new ReceiptVerificationError(`the signature does not verify (${(err as Error).message})`);
+  }
+  const claims = JSON.parse(new TextDecoder().decode(payload)) as ReceiptClaims;
+  if (!Number.isSafeInteger(claims.seq) || claims.seq < 1) throw new ReceiptVerificationError('seq is not a positive integer');
+  if (claims.seq === 1 ? claims.prev !== null : !/^[0-9a-f]{64}$/.test(String(claims.prev))) {
+    throw new ReceiptVerificationError(`prev is malformed for seq ${claims.seq}`, claims.seq);
+  }
+  if (claims.kind !== 'submission.received' && claims.kind !== 'attachment.received') throw new ReceiptVerificationError(`unknown kind ${String(claims.kind)}`, claims.seq);
+  const second = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+  if ((key.signedFrom && claims.iat < second(key.signedFrom)) || (key.signedUntil && claims.iat > second(key.signedUntil))) {
+    throw new ReceiptVerificationError(`key ${key.kid} was not signing at iat ${claims.iat}`, claims.seq);
+  }
+  return claims;
+}
+
+/**
+ * Verifies a chain of receipts offline: each one (verifyReceipt), all of one partner, seq
+ * consecutive from the first one given, and each prev the SHA-256 of the JWS before it (the first's
+ * prev is checked only when it is seq 1: null). Throws ReceiptVerificationError naming the first
+ * broken link; resolves with the claims in order.
+ */
+export async function verifyChain(receipts: readonly (string | Pick<ReceiptItem, 'jws'>)[], jwks: ReceiptKeySet): Promise<ReceiptClaims[]> {
+  const out: ReceiptClaims[] = [];
+  let before: { jws: string; claims: ReceiptClaims } | undefined;
+  for (const [i, r] of receipts.entries()) {
+    const jws = typeof r === 'string' ? r : r.jws;
+    let claims: ReceiptClaims;
+    try {
+      claims = await verifyReceipt(jws, jwks);
+    } catch (err) {
+      const e = err as ReceiptVerificationError;
+      throw new ReceiptVerificationError(`receipt ${i + 1} of ${receipts.length}${before ? ` (after seq ${before.claims.seq})` : ''}: ${e.message}`, e.seq ?? (before ? before.claims.seq + 1 : undefined));
+    }
+    if (before) {
+      if (claims.tenant !== before.claims.tenant || claims.partnerId !== before.claims.partnerId) {
+        throw new ReceiptVerificationError(`seq ${claims.seq} belongs to another partner's chain`, claims.seq);
+      }
+      if (claims.seq !== before.claims.seq + 1) {
+        throw new ReceiptVerificationError(`broken link: seq ${before.claims.seq} is followed by seq ${claims.seq} (missing ${before.claims.seq + 1})`, before.claims.seq + 1);
+      }
+      if (claims.prev !== receiptHash(before.jws)) {
+        throw new ReceiptVerificationError(`broken link: seq ${claims.seq}'s prev is not the hash of seq ${before.claims.seq}`, claims.seq);
+      }
+    }
+    out.push(claims);
+    before = { jws, claims };
+  }
+  return out;
+}
+
+export class Receipts {
+  constructor(private readonly transport: Transport) {}
+
+  async list(params: ReceiptListParams, opts: CallOptions): Promise<Page<ReceiptItem>> {
+    return (await this.transport.request<Page<ReceiptItem>>({ method: 'GET', path: '/v1/receipts', query: { ...params }, ...opts })).body;
+  }
+
+  iterate(params: Omit<ReceiptListParams, 'cursor'>, opts: CallOptions): AsyncGenerator<ReceiptItem> {
+    return paginate(params, (p) => this.list(p, opts));
+  }
+
+  async ofSubmission(submissionId: string, params: Omit<ReceiptListParams, 'afterSeq'>, opts: CallOptions): Promise<Page<ReceiptItem>> {
+    return (
+      await this.transport.request<Page<ReceiptItem>>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/receipts`, query: { ...params }, ...opts })
+    ).body;
+  }
+
+  async keys(opts: CallOptions): Promise<ReceiptKeySet> {
+    return (await this.transport.request<ReceiptKeySet>({ method: 'GET', path: '/.well-known/receipt-keys.json', ...opts })).body;
+  }
+}

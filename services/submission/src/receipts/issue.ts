@@ -1,0 +1,203 @@
+// Issuing receipts in the transaction that creates their records (docs/api.md "Signed receipts").
+// Each partner's receipts form one chain: seq counts from 1 without gaps, prev is the hex SHA-256 of
+// the previous compact JWS. The numbering is decided under the partner's head row lock (lockHeads,
+// step 1 of the creating transaction), never by a read-then-write two transactions can interleave;
+// the receipts and the advanced heads are written in one statement (writeReceipts).
+import { createHash, sign, type KeyObject } from 'node:crypto';
+import { prepared, type PoolClient } from '@partner/shared/db/pg';
+import { KEY_LOCK_SQL, type ReceiptKeyring } from './keys.js';
+
+type Queryable = Pick<PoolClient, 'query'>;
+
+export const RECEIPT_TYP = 'receipt+jws';
+export const RECEIPT_KINDS = { submission: 'submission.received', attachment: 'attachment.received' } as const;
+export type ReceiptKind = (typeof RECEIPT_KINDS)[keyof typeof RECEIPT_KINDS];
+
+/** What a receipt says about its record (the chain fields are added when it is issued). */
+export type ReceiptSubject = {
+  tenantId: string;
+  partnerId: string;
+  submissionId: string;
+  jobId: string;
+  externalRef: string;
+  /** The job's createdAt, ISO 8601. */
+  receivedAt: string;
+} & (
+  | { kind: typeof RECEIPT_KINDS.submission; contentSha256: string | null; attachment?: never }
+  | {
+      kind: typeof RECEIPT_KINDS.attachment;
+      attachment: { attachmentId: string; fileName: string; contentType: string; sizeBytes: number; sha256: string };
+      contentSha256?: never;
+    }
+);
+
+/** What issuing needs: the keys and the issuer (iss, the API's base URL). Absent: receipts are off (bench only). */
+export interface ReceiptIssuing {
+  keyring: ReceiptKeyring;
+  iss: string;
+}
+
+export interface Head {
+  seq: number;
+  jwsSha256: string | null;
+}
+
+const partnerKey = (tenantId: string, partnerId: string): string => `${tenantId}\u0000${partnerId}`;
+
+/**
+ * Step 1 of a creating transaction: takes the receipt-key lock (shared) and locks the chain heads of
+ * the given partners, one row each, in sorted order (so two batches never deadlock), creating a
+ * partner's head on its first receipt. Returns each head as it stands, by partner.
+ */
+export async function lockHeads(tx: Queryable, partners: { tenantId: string; partnerId: string }[]): Promise<Map<string, Head>> {
+  await tx.query(KEY_LOCK_SQL);
+  const unique = [...new Map(partners.map((p) => [partnerKey(p.tenantId, p.partnerId), p])).values()].sort((a, b) =>
+    a.tenantId === b.tenantId ? (a.partnerId < b.partnerId ? -1 : 1) : a.tenantId < b.tenantId ? -1 : 1,
+  );
+  // The no-op update locks an existing head; the insert locks a new one. Rows are taken in input order.
+  const r = await tx.query<{ tenant_id: string; partner_id: string; seq: string; jws_sha256: string | null }>(
+    prepared(
+      `INSERT INTO receipt_heads (tenant_id, partner_id, seq, jws_sha256)
+       SELECT t, p, 0, NULL FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(t, p, n) ORDER BY n
+       ON CONFLICT (tenant_id, partner_id) DO UPDATE SET seq = receipt_heads.seq
+       RETURNING tenant_id, partner_id, seq, jws_sha256`,
+      [unique.map((p) => p.tenantId), unique.map((p) => p.partnerId)],
+    ),
+  );
+  return new Map(r.rows.map((h) => [partnerKey(h.tenant_id, h.partner_id), { seq: Number(h.seq), jwsSha256: h.jws_sha256 }]));
+}
+
+const b64url = (s: string | Buffer): string => Buffer.from(s).toString('base64url');
+
+/**
+ * A compact JWS (RFC 7515) signed with ES256. node:crypto signs synchronously: the receipts of a
+ * partner are signed one after the other inside the transaction holding its chain head (each prev
+ * needs the JWS before it), so the per-receipt cost is what bounds one partner's throughput. The
+ * JWS is verified by jose in the tests and the SDK.
+ */
+export function signCompact(key: KeyObject, kid: string, payload: object): string {
+  const input = `${b64url(JSON.stringify({ alg: 'ES256', kid, typ: RECEIPT_TYP }))}.${b64url(JSON.stringify(payload))}`;
+  const signature = sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
+  return `${input}.${b64url(signature)}`;
+}
+
+export const sha256Hex = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+export interface IssuedReceipt {
+  subject: ReceiptSubject;
+  seq: number;
+  jws: string;
+}
+
+/**
+ * Signs the receipts of newly created records, in order per partner, continuing each partner's chain
+ * from heads (as lockHeads returned them, in this transaction), then writes them and advances the
+ * heads in one statement.
+ */
+export async function issueReceipts(
+  tx: PoolClient,
+  { keyring, iss }: ReceiptIssuing,
+  heads: Map<string, Head>,
+  subjects: ReceiptSubject[],
+): Promise<IssuedReceipt[]> {
+  if (subjects.length === 0) return [];
+  const { key, issuedAt } = await keyring.forTx(tx);
+  const iat = Math.floor(issuedAt.getTime() / 1000);
+  const issued: IssuedReceipt[] = [];
+  const advanced = new Map<string, Head & { tenantId: string; partnerId: string }>();
+  for (const s of subjects) {
+    const k = partnerKey(s.tenantId, s.partnerId);
+    const head = advanced.get(k) ?? heads.get(k);
+    if (!head) throw new Error(`the chain head of partner ${s.partnerId} was not locked`);
+    const seq = head.seq + 1;
+    const claims = {
+      iss,
+      tenant: s.tenantId,
+      partnerId: s.partnerId,
+      seq,
+      prev: head.jwsSha256,
+      kind: s.kind,
+      submissionId: s.submissionId,
+      jobId: s.jobId,
+      externalRef: s.externalRef,
+      receivedAt: s.receivedAt,
+      iat,
+      ...(s.kind === RECEIPT_KINDS.attachment ? { attachment: s.attachment } : { content: { canon: 'RFC8785', sha256: s.contentSha256 } }),
+    };
+    const jws = signCompact(key.key, key.kid, claims);
+    issued.push({ subject: s, seq, jws });
+    advanced.set(k, { tenantId: s.tenantId, partnerId: s.partnerId, seq, jwsSha256: sha256Hex(jws) });
+  }
+  const col = <T>(f: (r: IssuedReceipt) => T) => issued.map(f);
+  const hs = [...advanced.values()];
+  await tx.query(
+    prepared(
+      `WITH ins AS (
+         INSERT INTO receipts (tenant_id, partner_id, seq, kind, submission_id, attachment_id, job_id, kid, jws, issued_at)
+         SELECT t, p, seq, kind, sub, att, job, $10, jws, $11
+           FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::uuid[], $6::uuid[], $7::text[], $8::text[])
+             AS x(t, p, seq, kind, sub, att, job, jws)
+         RETURNING 1
+       )
+       UPDATE receipt_heads h SET seq = y.seq, jws_sha256 = y.sha
+         FROM unnest($9::text[], $12::text[], $13::bigint[], $14::text[]) AS y(t, p, seq, sha)
+        WHERE h.tenant_id = y.t AND h.partner_id = y.p`,
+      [
+        col((r) => r.subject.tenantId),
+        col((r) => r.subject.partnerId),
+        col((r) => r.seq),
+        col((r) => r.subject.kind),
+        col((r) => r.subject.submissionId),
+        col((r) => r.subject.attachment?.attachmentId ?? null),
+        col((r) => r.subject.jobId),
+        col((r) => r.jws),
+        hs.map((h) => h.tenantId),
+        key.kid,
+        issuedAt,
+        hs.map((h) => h.partnerId),
+        hs.map((h) => h.seq),
+        hs.map((h) => h.jwsSha256),
+      ],
+    ),
+  );
+  return issued;
+}
+
+/** The receipt a job's record got (a redelivered job answers it), or '' when it has none. */
+export async function receiptOfJob(db: Queryable, jobId: string): Promise<string> {
+  const r = await db.query<{ jws: string }>(prepared('SELECT jws FROM receipts WHERE job_id = $1', [jobId]));
+  return r.rows[0]?.jws ?? '';
+}
+
+/**
+ * The receipt of an attachment just promoted in this transaction (after lockHeads for its owner).
+ * The receipt names the submission's externalRef.
+ */
+export async function issueAttachmentReceipt(
+  tx: PoolClient,
+  issuing: ReceiptIssuing,
+  heads: Map<string, Head>,
+  a: {
+    tenantId: string;
+    partnerId: string;
+    jobId: string;
+    receivedAt: string;
+    attachment: { attachmentId: string; submissionId: string; fileName: string; contentType: string; sizeBytes: number; sha256: string };
+  },
+): Promise<string> {
+  const sub = await tx.query<{ external_ref: string }>(prepared('SELECT external_ref FROM submissions WHERE submission_id = $1', [a.attachment.submissionId]));
+  const { submissionId, ...attachment } = a.attachment;
+  const [issued] = await issueReceipts(tx, issuing, heads, [
+    {
+      kind: RECEIPT_KINDS.attachment,
+      tenantId: a.tenantId,
+      partnerId: a.partnerId,
+      submissionId,
+      jobId: a.jobId,
+      externalRef: sub.rows[0]?.external_ref ?? '',
+      receivedAt: a.receivedAt,
+      attachment,
+    },
+  ]);
+  return issued!.jws;
+}
