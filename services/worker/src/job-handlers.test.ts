@@ -45,7 +45,17 @@ describe('the submission handler', () => {
   it('treats them as ordinary references in production', async () => {
     const { HANDLERS } = await import('./job-handlers.js');
     const result = await HANDLERS['submission.create']!(job, payload('sandbox:fail=conflict'), { clients, product, sandbox: false, sleep });
-    expect(result).toEqual({ submissionId: 's1', submissionName: 'Acme', status: 'submitted' });
+    expect(result).toEqual({ submissionId: 's1', submissionName: 'Acme', status: 'submitted', clearance: { status: 'cleared', basis: null, decidedAt: '' } });
+  });
+
+  it("judges the body by the product's requirements, whatever the gateway carries beside it (the receipt's content hash)", async () => {
+    const { HANDLERS } = await import('./job-handlers.js');
+    const strict = async () => ({ ...(await product()), requirementsVersion: 2, requirements: { ...NO_REQUIREMENTS, applicant: { required: ['taxId' as const] } } });
+    const err = await HANDLERS['submission.create']!(job, { ...payload('ref-1'), contentSha256: 'a'.repeat(64) }, { clients, product: strict, sandbox: false, sleep }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ error: { code: 'requirements_not_met', retryable: false } });
+    expect(JSON.parse((err as { error: { detailsJson: string } }).error.detailsJson)).toEqual([expect.objectContaining({ field: 'applicant.taxId' })]);
   });
 });
 

@@ -43,7 +43,9 @@ const createSubmission: Handler = async (job, payload, ctx) => {
   }
   // The product's requirements, judged by the one rule set POST /v1/submissions/validate uses, on the
   // day (UTC) the job runs; the submission records the version that judged it.
-  const broken = passesGenericRules(payload) ? checkSubmission(payload, product, { today: utcToday(), sandbox: false }) : [];
+  // The body is the payload without what the gateway carries beside it (the receipt's content hash).
+  const { contentSha256: _hash, ...body } = p;
+  const broken = passesGenericRules(body) ? checkSubmission(body, product, { today: utcToday(), sandbox: false }) : [];
   if (broken.length > 0) {
     throw new JobFailed({
       code: 'requirements_not_met',
