@@ -84,6 +84,10 @@ export const EXAMPLES: Record<string, string[]> = {
     'partner submissions create --file app.json --wait 0     # returns the job; follow it with partner jobs wait',
     'partner submissions create --file app.json --validate   # checks it against the product\'s requirements first',
   ],
+  'submissions withdraw': [
+    'partner submissions withdraw 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71 --reason applicant_withdrew --note "Placed elsewhere."',
+    'partner submissions withdraw 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71 --reason entered_in_error --wait 0   # returns the job',
+  ],
   'submissions validate': ['partner submissions validate --file app.json', 'cat app.json | partner submissions validate --file -'],
   'products list': ['partner products list', 'partner products list --active true --all --json'],
   'products get': ['partner products get 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70'],

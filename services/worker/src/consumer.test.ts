@@ -59,7 +59,7 @@ describe('a delivery', () => {
     const { m, acks } = message(full());
     expect(await c.process(m)).toMatchObject({ jobId: JOB, kind: 'submission.create', outcome: 'succeeded' });
     expect(calls).toEqual(['ClaimJobs', 'GetProduct', 'CreateSubmission', 'SettleJob']);
-    expect(settled).toEqual([{ jobId: JOB, delivery: 1, resultJson: JSON.stringify({ submissionId: 's1', submissionName: 'Acme', status: 'submitted' }) }]);
+    expect(settled).toEqual([{ jobId: JOB, delivery: 1, resultJson: JSON.stringify({ submissionId: 's1', submissionName: 'Acme', status: 'submitted', clearance: { status: 'cleared', basis: null, decidedAt: '' } }) }]);
     expect(acks).toEqual(['ack']);
   });
 

@@ -35,6 +35,7 @@ beforeAll(async () => {
         throw new Error('unexpected');
       },
       ListPolicies: async () => ({ policies: [], nextPageToken: '' }),
+      ListProducts: async () => ({ products: [], nextPageToken: '' }),
     },
     createLogger('test', 'silent'),
     { registry: serverRegistry },

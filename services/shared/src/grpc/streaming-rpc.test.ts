@@ -64,6 +64,7 @@ const handlers: StreamingHandlers<Def> = {
   DeleteAttachment: unused,
   ListReceipts: unused,
   GetReceiptKeys: unused,
+  WithdrawSubmission: unused,
   UploadAttachment: clientStreaming(async (requests, ctx) => {
     note('received', 0);
     note('uploadEnded', '');
