@@ -9,8 +9,8 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { compactVerify, createLocalJWKSet } from 'jose';
 import { PRODUCT, submissionBody } from './support/fixtures.js';
 import { useStack } from './support/use-stack.js';
-import { freePort } from './support/poll.js';
-import { multipartBytes, upload } from './support/attachments.js';
+import { freePort, until } from './support/poll.js';
+import { fileBytes, multipartBytes, upload } from './support/attachments.js';
 import type { ApiResponse, ChildService } from './support/stack.js';
 
 const CLIENTS = 16;
@@ -81,7 +81,7 @@ describe('the receipt chain of one partner under 16 concurrent clients, the subm
     };
     const attach = async (token: string, submissionId: string): Promise<void> => {
       const key = randomUUID();
-      const data = randomBytes(512);
+      const data = fileBytes('application/pdf', 512);
       for (let attempt = 0; attempt < 20; attempt++) {
         const form = multipartBytes({ fileName: 'schedule.pdf', contentType: 'application/pdf', data }, { documentType: 'other' });
         const r = await upload(stack, token, submissionId, form, { 'idempotency-key': key, prefer: 'wait=10' }).catch(() => undefined);
@@ -94,8 +94,14 @@ describe('the receipt chain of one partner under 16 concurrent clients, the subm
             if (job.body.status === 'failed') throw new Error(`attachment failed: ${JSON.stringify(job.body.error)}`);
           }
         }
-        if (!r || r.status === 503) await back;
-        else if (r.status !== 202) throw new Error(`unexpected upload ${r.status}`);
+        if (!r || r.status === 503) {
+          // An upload streams straight to the submission service: after the restart, until the
+          // gateway's channel to it has reconnected (gRPC's reconnect backoff), it answers 503 at once.
+          await back;
+          await until('the gateway reaches the submission service again', async () =>
+            (await stack.api('GET', `/v1/submissions/${submissionId}/attachments`, { token }).catch(() => undefined))?.status === 200,
+          );
+        } else if (r.status !== 202) throw new Error(`unexpected upload ${r.status}`);
       }
       throw new Error('the attachment did not succeed');
     };

@@ -5,7 +5,7 @@
 // cacheable; after `key rotate --receipts` old receipts still verify and new ones carry the new kid;
 // and `partner receipts verify` (offline) refuses one changed byte and one removed receipt.
 import { afterAll, describe, expect, it } from 'vitest';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { canonicalize } from 'json-canonicalize';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
 import { ROOT } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
-import { multipartBytes, upload } from './support/attachments.js';
+import { fileBytes, multipartBytes, upload } from './support/attachments.js';
 import { until } from './support/poll.js';
 
 const PRODUCT = '11111111-2222-4333-8444-555555555555';
@@ -128,7 +128,7 @@ describe('a submission receipt', () => {
 
   it('an attachment gets one too, naming the file', async () => {
     const { result } = await create();
-    const data = randomBytes(2048);
+    const data = fileBytes('application/pdf', 2048);
     const res = await upload(stack, token, result.submissionId, multipartBytes({ fileName: 'loss-runs.pdf', contentType: 'application/pdf', data }, { documentType: 'loss_run' }), {
       prefer: 'wait=10',
     });

@@ -5,7 +5,7 @@
 // each attachment rule, currentlyDue across uploads and deletes with submission.requirements_updated,
 // and a property test: Ajv 2020 on the published schema, validate and a real create agree.
 import { describe, expect, it } from 'vitest';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { useStack } from './support/use-stack.js';
 import { until } from './support/poll.js';
-import { multipartBytes, upload } from './support/attachments.js';
+import { fileBytes, multipartBytes, upload } from './support/attachments.js';
 import { ALL_PERMISSIONS } from './support/stack.js';
 import { useReceivers } from './support/receiver.js';
 
@@ -220,7 +220,7 @@ describe('attachment rules and currentlyDue', () => {
     const read = async () => (await stack.api('GET', `/v1/submissions/${sid}`, { token })).body;
     expect((await read()).requirements.currentlyDue).toEqual(['attachments.loss_run']);
     const send = (fields: Record<string, string>, file: { contentType: string; fileName: string; size: number }) =>
-      upload(stack, token, sid, multipartBytes({ fileName: file.fileName, contentType: file.contentType, data: randomBytes(file.size) }, fields));
+      upload(stack, token, sid, multipartBytes({ fileName: file.fileName, contentType: file.contentType, data: fileBytes(file.contentType, file.size) }, fields));
 
     const wrongType = await send({ documentType: 'loss_run' }, { contentType: 'text/plain', fileName: 'l.txt', size: 100 });
     expect(wrongType.status).toBe(422);
