@@ -5,6 +5,8 @@
 //   {applicant: {required: ["taxId", "address"]}, effectiveDate: {minDaysAhead, maxDaysAhead},
 //    attachments: [{documentType, min, max, mediaTypes: [...], maxBytes}]}      (all parts optional)
 
+import { DOCUMENT_TYPES, isDocumentType } from './attachments.js';
+
 /** Applicant fields a product may require (optional in the generic schema). */
 export const REQUIRABLE_APPLICANT_FIELDS = ['taxId', 'address'] as const;
 export type RequirableApplicantField = (typeof REQUIRABLE_APPLICANT_FIELDS)[number];
@@ -124,6 +126,8 @@ export function parseRequirements(doc: unknown): Requirements {
         unknownKeys(r, ['documentType', 'min', 'max', 'mediaTypes', 'maxBytes'], at);
         const rule: AttachmentRule = { documentType: '', min: 0, max: null, mediaTypes: [], maxBytes: null };
         if (typeof r.documentType !== 'string' || !DOCUMENT_TYPE.test(r.documentType)) bad(`${at}.documentType`, 'must be a document type: lower-case letters, digits and _ (e.g. loss_run)');
+        // A type partners cannot upload would stay due for ever.
+        else if (!isDocumentType(r.documentType)) bad(`${at}.documentType`, `is not a document type an upload can have (${DOCUMENT_TYPES.join(', ')})`);
         else if (seen.has(r.documentType)) bad(`${at}.documentType`, `repeats ${r.documentType}`);
         else seen.add((rule.documentType = r.documentType));
         for (const k of ['min', 'max'] as const) {

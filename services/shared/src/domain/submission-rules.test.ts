@@ -77,6 +77,7 @@ describe('parseRequirements', () => {
     expect(problems({ effectiveDate: { minDaysAhead: 10, maxDaysAhead: 5 } })).toEqual(['effectiveDate']);
     expect(problems({ attachments: [{ documentType: 'loss_run', min: 3, max: 1 }] })).toEqual(['attachments[0]']);
     expect(problems({ attachments: [{ documentType: 'loss_run', mediaTypes: ['pdf'] }] })).toEqual(['attachments[0].mediaTypes[0]']);
+    expect(problems({ attachments: [{ documentType: 'acord_125', min: 1 }] })).toEqual(['attachments[0].documentType']);
     expect(problems({ colour: 'red' })).toEqual(['colour']);
     expect(problems([])).toEqual(['(document)']);
   });
