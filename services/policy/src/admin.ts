@@ -26,10 +26,12 @@ export const product: CommandGroup = {
       if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
       const name = required(values, 'name');
       if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
-      return withPool(async (pool) => {
-        const row = await upsertProduct(pool, { productId, name, active: !values.inactive });
-        return { productId: row.product_id, name: row.name, active: row.active, created: row.created };
-      });
+      const row = await withPool((pool) => upsertProduct(pool, { productId, name, active: !values.inactive }));
+      // A product (de)activated is seen at once by workers and gateways, as a requirements change is.
+      const env = new EnvReader();
+      const nats = env.done(readNats(env));
+      await publishOnce(nats.natsUrl, natsNames(nats.natsPrefix).productChangedSubject, JSON.stringify({ productId }));
+      return { productId: row.product_id, name: row.name, active: row.active, created: row.created };
     },
   },
   requirements: {
