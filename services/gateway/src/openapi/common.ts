@@ -46,7 +46,7 @@ const MUTATION_ERRORS: Record<number, string> = {
   400: '`invalid_json` or `validation_error` (body, form field or `Idempotency-Key`; `details` lists every problem); nothing was queued. Or the job failed with a code of status 400.',
   403: '`forbidden`, `principal_not_registered` or `insufficient_scope` (see the `Forbidden` response); or the job failed with `forbidden`.',
   404: '`not_found`: the submission (or attachment) does not exist or belongs to another partner. Or the job failed with `not_found`.',
-  409: '`conflict`: the job failed because the change conflicts with the current state. Or `canceled`: the job was cancelled (`POST /v1/jobs/{jobId}/cancel`) before it started; it never takes effect.',
+  409: '`conflict`: the job failed because the change conflicts with the current state. Or `not_withdrawable`: the submission is withdrawn (withdrawing it again, or adding an attachment to it). Or `canceled`: the job was cancelled (`POST /v1/jobs/{jobId}/cancel`) before it started; it never takes effect.',
   413: '`payload_too_large`: the body is over the size limit.',
   415: '`unsupported_media_type`: wrong `Content-Type`.',
   422: '`idempotency_key_reused` (the key was used with a different request), or the job failed with a business-rule error such as `unknown_product` or `requirements_not_met` (`details` names each failing field; non-retryable, with `jobId`).',

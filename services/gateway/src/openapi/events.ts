@@ -14,7 +14,12 @@ const EVENT_EXAMPLE = {
     id: 'job_0199a3e47c1d7b529a0e3f2d4c5b6a72',
     kind: 'submission.create',
     status: 'succeeded',
-    result: { submissionId: '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71', submissionName: 'Acme Holdings LLC', status: 'submitted' },
+    result: {
+      submissionId: '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71',
+      submissionName: 'Acme Holdings LLC',
+      status: 'submitted',
+      clearance: { status: 'cleared', basis: null, decidedAt: '2026-11-23T22:15:04.120Z' },
+    },
     createdAt: '2026-11-23T22:15:04.051Z',
     updatedAt: '2026-11-23T22:15:04.123Z',
   },
