@@ -162,6 +162,11 @@ describe('POST /v1/submissions/validate', () => {
     expect(unknown.body).toMatchObject({ valid: false, errors: [{ field: 'productId', code: 'unknown_product' }], requirementsVersion: null });
     const sandbox = await validate(body({ externalRef: 'sandbox:explode', applicant: { legalName: 'A', address: ADDRESS } }));
     expect(sandbox.body.errors).toEqual([expect.objectContaining({ field: 'externalRef', code: 'invalid_sandbox_directive' })]);
+    // Control characters: named as an error of a 200 (the create refuses them), never a 400.
+    const control = await validate(body({ externalRef: 'ref\u0001', applicant: { legalName: 'Tab\tCo', address: ADDRESS } }));
+    expect(control.status).toBe(200);
+    expect(control.body.valid).toBe(false);
+    expect(fieldsOf(control.body.errors)).toEqual(['applicant.legalName', 'externalRef']);
     expect(await countJobs()).toBe(jobs);
   });
 });
@@ -271,7 +276,8 @@ describe('one rule set', () => {
           });
 
     const taxIds = fc.oneof(fc.constant(undefined), fc.constantFrom('12-3456789', '123456789', '12345678', '1234-56789', 'abcdefghi'));
-    const legalNames = fc.constantFrom('Acme', 'Widget Co', '   ');
+    // 'Tab\tCo': the gateway refuses control characters in any string; the schema says so too.
+    const legalNames = fc.constantFrom('Acme', 'Widget Co', '   ', 'Tab\tCo');
     const days = fc.integer({ min: -5, max: 30 });
     const addresses = fc.oneof(fc.constant(undefined), fc.constant(ADDRESS), fc.constant({ ...ADDRESS, country: 'XX' }));
     await fc.assert(

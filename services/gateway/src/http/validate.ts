@@ -4,6 +4,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule, { type FormatsPluginOptions } from 'ajv-formats';
 import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
 import { TAX_ID_PATTERN } from '@partner/shared/domain/applicant';
+import { USABLE_TEXT, VISIBLE_USABLE_TEXT } from '@partner/shared/domain/submission-rules';
 import { isCalendarDate, parseTimestamp } from '@partner/shared/domain/time';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives as the module object.
@@ -24,6 +25,8 @@ ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseTimes
 export const VISIBLE_TEXT = '[\\p{L}\\p{N}\\p{P}\\p{S}]';
 const PATTERN_ISSUES: Record<string, string> = {
   [VISIBLE_TEXT]: 'must contain a visible character (not only spaces or invisible characters)',
+  [VISIBLE_USABLE_TEXT]: 'must contain a visible character (not only spaces or invisible characters)',
+  [USABLE_TEXT]: 'must not contain control characters (U+0000–U+001F, U+007F) or lone surrogates',
   [TAX_ID_PATTERN]: 'must be a US FEIN: NN-NNNNNNN or 9 digits',
 };
 
@@ -65,7 +68,7 @@ export function validator<T>(schema: object): (body: unknown) => T {
     const alternatives = errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf').map((e) => `${e.schemaPath}/`);
     const kept = errors.filter((e) => !alternatives.some((p) => e.schemaPath.startsWith(p)));
     // An empty name fails minLength and the visible-character pattern: one problem, said the friendly way.
-    const visible = new Set(kept.filter((e) => e.keyword === 'pattern' && (e.params as { pattern: string }).pattern === VISIBLE_TEXT).map((e) => e.instancePath));
+    const visible = new Set(kept.filter((e) => e.keyword === 'pattern' && [VISIBLE_TEXT, VISIBLE_USABLE_TEXT].includes((e.params as { pattern: string }).pattern)).map((e) => e.instancePath));
     const details = kept.filter((e) => !(e.keyword === 'minLength' && visible.has(e.instancePath))).map(detail);
     throw new DomainError('validation_error', 'the request body is invalid; see details', { details });
   };

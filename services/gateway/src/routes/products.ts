@@ -98,7 +98,9 @@ export function productRoutes(router: Router<GatewayState>, deps: RouteDeps): vo
   });
 
   router.post('/submissions/validate', deps.guard('submissions/write'), async (ctx) => {
-    const body = await readJson(ctx, deps.config.jsonLimitBytes);
+    // Only a body that is not JSON, or not an object, is a 400: a string with control characters is
+    // one of the errors the schema names (USABLE_TEXT), as a create would refuse it.
+    const body = await readJson(ctx, deps.config.jsonLimitBytes, { textProblems: 'leave' });
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new DomainError('validation_error', 'the request body must be a JSON object (a submission create body)', {
         details: [{ field: '(body)', issue: 'must be a JSON object' }],

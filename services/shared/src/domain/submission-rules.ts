@@ -13,7 +13,16 @@ import { parseSandbox, SANDBOX_GRAMMAR } from './sandbox.js';
 /** A name must show something: at least one letter, digit, punctuation mark or symbol. */
 export const VISIBLE_TEXT = '[\\p{L}\\p{N}\\p{P}\\p{S}]';
 
-const text = { type: 'string', minLength: 1, maxLength: 200, pattern: VISIBLE_TEXT } as const;
+// Every string of the body is also free of control characters (C0, DEL) and lone surrogates: the
+// gateway's body scan refuses them in any string, so the published schema says so too (a body a
+// standard validator accepts is one the server accepts).
+const USABLE = '[^\\u0000-\\u001f\\u007f\\p{Cs}]';
+/** A string of usable characters only. */
+export const USABLE_TEXT = `^${USABLE}*$`;
+/** Usable characters with at least one visible one (a name, an address line). */
+export const VISIBLE_USABLE_TEXT = `^${USABLE}*${VISIBLE_TEXT}${USABLE}*$`;
+
+const text = { type: 'string', minLength: 1, maxLength: 200, pattern: VISIBLE_USABLE_TEXT } as const;
 
 /** The generic create body (every product): the gateway's 400 validation of POST /v1/submissions. */
 export const submissionCreateSchema = {
@@ -21,7 +30,7 @@ export const submissionCreateSchema = {
   additionalProperties: false,
   required: ['externalRef', 'submissionType', 'effectiveDate', 'productId', 'applicant'],
   properties: {
-    externalRef: { type: 'string', minLength: 1, maxLength: 200 },
+    externalRef: { type: 'string', minLength: 1, maxLength: 200, pattern: USABLE_TEXT },
     submissionType: { type: 'string', enum: ['application'] },
     effectiveDate: { type: 'string', format: 'date' },
     productId: { type: 'string', format: 'uuid' },
@@ -109,7 +118,8 @@ export interface RuleError {
 }
 
 const PATTERN_ISSUES: Record<string, string> = {
-  [VISIBLE_TEXT]: 'must contain a visible character (not only spaces or invisible characters)',
+  [VISIBLE_USABLE_TEXT]: 'must contain a visible character (not only spaces or invisible characters) and no control characters',
+  [USABLE_TEXT]: 'must not contain control characters (U+0000–U+001F, U+007F) or lone surrogates',
   [TAX_ID_PATTERN]: 'must be a US FEIN: NN-NNNNNNN or 9 digits',
   [CALENDAR_DATE_PATTERN]: 'must be a valid date (YYYY-MM-DD)',
   [UUID_PATTERN]: 'must be a valid uuid',
