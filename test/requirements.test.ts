@@ -162,6 +162,11 @@ describe('POST /v1/submissions/validate', () => {
     expect(unknown.body).toMatchObject({ valid: false, errors: [{ field: 'productId', code: 'unknown_product' }], requirementsVersion: null });
     const sandbox = await validate(body({ externalRef: 'sandbox:explode', applicant: { legalName: 'A', address: ADDRESS } }));
     expect(sandbox.body.errors).toEqual([expect.objectContaining({ field: 'externalRef', code: 'invalid_sandbox_directive' })]);
+    // A path of its own, POST only: GET is a 405 naming POST (not a submission id's 404).
+    const get = await stack.api('GET', '/v1/submissions/validate', { token });
+    expect(get.status).toBe(405);
+    expect(get.body.error.code).toBe('method_not_allowed');
+    expect(get.headers.get('allow')).toBe('POST');
     // Control characters: named as an error of a 200 (the create refuses them), never a 400.
     const control = await validate(body({ externalRef: 'ref\u0001', applicant: { legalName: 'Tab\tCo', address: ADDRESS } }));
     expect(control.status).toBe(200);

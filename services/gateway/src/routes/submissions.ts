@@ -52,13 +52,23 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
     });
   });
 
-  router.get('/submissions/:id', deps.guard('submissions/read'), async (ctx) => {
-    const id = ctx.params.id ?? '';
-    if (!isUuid(id)) throw notFound('submission');
-    const { submission: s } = await deps.clients.submission.GetSubmission(
-      { owner: ownerOf(ctx), submissionId: id.toLowerCase() },
-      grpcOptions(ctx, deps.config.grpcTimeoutMs),
-    );
-    ctx.body = submissionRecord(s!);
-  });
+  router.get(
+    '/submissions/:id',
+    // /submissions/validate is a path of its own (POST only), not a submission id: GET is a 405.
+    async (ctx, next) => {
+      if (ctx.params.id !== 'validate') return next();
+      ctx.set('Allow', 'POST');
+      throw new DomainError('method_not_allowed', `${ctx.method} is not allowed here; see the Allow header`);
+    },
+    deps.guard('submissions/read'),
+    async (ctx) => {
+      const id = ctx.params.id ?? '';
+      if (!isUuid(id)) throw notFound('submission');
+      const { submission: s } = await deps.clients.submission.GetSubmission(
+        { owner: ownerOf(ctx), submissionId: id.toLowerCase() },
+        grpcOptions(ctx, deps.config.grpcTimeoutMs),
+      );
+      ctx.body = submissionRecord(s!);
+    },
+  );
 }
