@@ -106,16 +106,21 @@ describe('the receipt chain of one partner under 16 concurrent clients, the subm
       throw new Error('the attachment did not succeed');
     };
 
-    await Promise.all(
-      tokens.map(async (token) => {
-        for (let i = 0; i < PER_CLIENT; i++) {
-          const id = await submit(token);
-          progressed();
-          if (i % 10 === 9) await attach(token, id);
-        }
-      }),
-    );
-    await crashing;
+    try {
+      await Promise.all(
+        tokens.map(async (token) => {
+          for (let i = 0; i < PER_CLIENT; i++) {
+            const id = await submit(token);
+            progressed();
+            if (i % 10 === 9) await attach(token, id);
+          }
+        }),
+      );
+    } finally {
+      // Even when a client fails: the restarted service must exist before the stack stops, or it
+      // would outlive the test (started after the stop looked for it).
+      await crashing;
+    }
     expect(killed).toBeDefined();
     expect(await killed!.exited).toBeNull(); // ended by the signal
 
