@@ -306,7 +306,8 @@ export class JobConsumer {
     const holdS = sandboxHoldS(message.payload);
     if (!holdS) return 0;
     const publishedMs = m.info.timestampNanos / 1e6;
-    return Math.max(0, Math.ceil(publishedMs + holdS * 1000 - Date.now()));
+    // At most the hold itself: the publish time's sub-millisecond part must not round it up past it.
+    return Math.max(0, Math.min(holdS * 1000, Math.ceil(publishedMs + holdS * 1000 - Date.now())));
   }
 
   /** Past the last delivery: the job fails (retryable: the partner may send the request again). */
