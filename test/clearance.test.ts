@@ -4,6 +4,7 @@
 // blocked submission, whose partner is told exactly once (feed and a verified webhook); operators
 // list and decide the queue. Real PostgreSQL, NATS, gRPC and HTTP throughout.
 import { describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { ClientCreds } from './support/stack.js';
@@ -342,6 +343,45 @@ describe('operators: clearance list and decide', () => {
     expect(events.map((e) => e.data.clearance.status)).toEqual(['blocked', 'cleared']);
     expect(JSON.stringify(events)).not.toContain(first.submissionId);
     expect(JSON.stringify(events)).not.toContain('ops-jane');
+  });
+});
+
+describe('changes to existing clearances run one at a time', () => {
+  it("a withdrawal's release and an operator's clear of another match of the released one never leave two cleared", async () => {
+    // A (a, FEIN T, "alpha") holds the risk; B (b, FEIN T, "beta") is blocked by it on tax_id; E (c, "beta",
+    // no FEIN) is in review against B. Withdrawing A releases B (A's locks: T, alpha); clearing E takes
+    // E's lock (beta) and sees B blocked. Their risk locks are disjoint: only the tenant and product's
+    // clearance-change lock keeps each from deciding on what the other is about to change.
+    const taxId = newTaxId();
+    const alpha = `Alpha ${randomUUID()}`;
+    const beta = `Beta ${randomUUID()}`;
+    const first = await create(a, body({ legalName: alpha, taxId }));
+    const second = await create(b, body({ legalName: beta, taxId }));
+    const third = await create(c, body({ legalName: beta }));
+    expect([first.clearance.status, second.clearance.status, third.clearance.status]).toEqual(['cleared', 'blocked', 'review']);
+
+    // Hold the change lock, start both, and let them go once both are waiting for it.
+    const { clearanceChangeLock } = await import('../services/shared/src/domain/clearance.js');
+    const holder = new pg.Client({ connectionString: stack.env.DATABASE_URL });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock($1::bigint)', [String(clearanceChangeLock(TENANT, PRODUCT))]);
+      const withdrawing = withdraw(a, first.submissionId);
+      const deciding = stack.adminRaw('clearance', 'decide', '--submission', third.submissionId, '--status', 'cleared', '--note', 'checked by hand');
+      await until('the withdrawal and the decision both wait for the change lock', async () => {
+        const [{ n }] = await holder.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").then((r) => r.rows);
+        return n >= 2;
+      });
+      await holder.query('COMMIT');
+      expect((await withdrawing).status).toBe(200);
+      await deciding;
+    } finally {
+      await holder.end();
+    }
+    const statuses = await Promise.all([get(b, `/v1/submissions/${second.submissionId}`), get(c, `/v1/submissions/${third.submissionId}`)]);
+    const cleared = statuses.filter((r) => r.body.clearance.status === 'cleared');
+    expect(cleared).toHaveLength(1);
   });
 });
 

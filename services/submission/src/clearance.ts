@@ -10,6 +10,7 @@ import { DomainError, notFound } from '@partner/shared/domain/errors';
 import { outboxInsertSql, newEventId, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
 import type { natsNames } from '@partner/shared/nats/client';
 import {
+  clearanceChangeLock,
   SAME_RISK_DAYS,
   riskKeyOf,
   sameRisk,
@@ -45,6 +46,11 @@ interface Holder {
 }
 
 const NOW_MS = `date_trunc('milliseconds', clock_timestamp())`;
+
+/** Serializes changes to existing submissions' clearance in the key's tenant and product (clearanceChangeLock). */
+async function lockClearanceChanges(tx: Queryable, key: RiskKey): Promise<void> {
+  await tx.query(prepared('SELECT pg_advisory_xact_lock($1::bigint)', [String(clearanceChangeLock(key.tenantId, key.productId))]));
+}
 
 /** Takes the locks of these keys, in ascending order (one statement). */
 export async function lockRisks(tx: Queryable, keys: RiskKey[]): Promise<void> {
@@ -316,8 +322,12 @@ export async function withdrawSubmission(
     const row = await read('submission_id = $1 AND tenant_id = $2 AND partner_id = $3', [w.submissionId, w.owner.tenantId, w.owner.partnerId]);
     if (!row) throw notFound('submission');
     const key = riskKeyOfRow(row);
-    // Step 1: the risk's locks (the same a create of this risk takes).
-    if (key) await lockRisks(tx, [key]);
+    // Step 1: the tenant and product's clearance-change lock (a release looks beyond this risk), then
+    // the risk's locks (the same a create of this risk takes).
+    if (key) {
+      await lockClearanceChanges(tx, key);
+      await lockRisks(tx, [key]);
+    }
     const withdrawn = await change(tx, names, 'withdraw', 'submission.withdrawn', row.submission_id, [w.jobId, w.reason, w.note]);
     if (!withdrawn) {
       // Withdrawn already: by this job (a concurrent delivery) or by another.
@@ -372,7 +382,10 @@ export async function decideByOperator(pool: Pool, names: Names, d: OperatorDeci
     const before = await read();
     if (!before) throw new DecisionRefused(`no submission ${d.submissionId}`);
     const key = riskKeyOfRow(before);
-    if (key) await lockRisks(tx, [key]);
+    if (key) {
+      await lockClearanceChanges(tx, key);
+      await lockRisks(tx, [key]);
+    }
     // Read again under the locks: what the decision is checked against.
     const row = (await read())!;
     if (row.status === 'withdrawn') throw new DecisionRefused('the submission is withdrawn');

@@ -104,6 +104,18 @@ export function riskLocks(k: RiskKey): bigint[] {
   return [...(k.taxId !== undefined ? [lock('tax', k.taxId)] : []), lock('name', k.name)];
 }
 
+/**
+ * The lock of every change to an existing submission's clearance within a tenant and product
+ * (withdraw and its release, an operator's decision), taken before the risk locks. A release or a
+ * decision checks the matches of *another* submission than the one whose risk locks it holds, so two
+ * such changes with disjoint risk locks could each see the other's target still blocked and clear
+ * both; under this lock they run one after the other. Creates never take it: their decision does not
+ * depend on the status of the matches they find, only on their existence.
+ */
+export function clearanceChangeLock(tenantId: string, productId: string): bigint {
+  return createHash('sha256').update(JSON.stringify(['clearance-change', tenantId, productId.toLowerCase()])).digest().readBigInt64BE(0);
+}
+
 /** Locks of several keys, each once, in ascending order: every transaction takes them in this order, so none deadlock. */
 export function sortedRiskLocks(keys: RiskKey[]): string[] {
   const all = [...new Set(keys.flatMap(riskLocks))];
