@@ -96,10 +96,15 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
             return { submission: repo.toProto(out.row), receipt: out.receipt };
           },
           GetSubmission: async (req) => {
-            const row =
-              isUuid(req.submissionId) && req.owner
-                ? await repo.getSubmission(pool, req.owner.tenantId, req.owner.partnerId, req.submissionId).catch(dbError)
-                : undefined;
+            const row = !req.owner
+              ? undefined
+              : req.jobId
+                ? isJobId(req.jobId)
+                  ? await repo.getSubmissionOfJob(pool, req.owner.tenantId, req.owner.partnerId, req.jobId).catch(dbError)
+                  : undefined
+                : isUuid(req.submissionId)
+                  ? await repo.getSubmission(pool, req.owner.tenantId, req.owner.partnerId, req.submissionId).catch(dbError)
+                  : undefined;
             if (!row) throw notFound('submission');
             return { submission: repo.toProto(row) };
           },

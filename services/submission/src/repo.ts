@@ -320,6 +320,14 @@ export async function createSubmission(
   return { row: existing.rows[0]!, created: false, receipt: await receiptOfJob(pool, s.jobId) };
 }
 
+/** The owner's submission created by a job, if that job created one. */
+export async function getSubmissionOfJob(pool: Pool, tenantId: string, partnerId: string, jobId: string): Promise<SubmissionRow | undefined> {
+  const r = await pool.query<SubmissionRow>(
+    prepared(`SELECT ${COLUMNS} FROM submissions WHERE job_id = $1 AND tenant_id = $2 AND partner_id = $3`, [jobId, tenantId, partnerId]),
+  );
+  return r.rows[0];
+}
+
 export async function getSubmission(pool: Pool, tenantId: string, partnerId: string, id: string): Promise<SubmissionRow | undefined> {
   const r = await pool.query<SubmissionRow>(
     prepared(`SELECT ${COLUMNS} FROM submissions WHERE submission_id = $1 AND tenant_id = $2 AND partner_id = $3`, [id, tenantId, partnerId]),

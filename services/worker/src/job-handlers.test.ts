@@ -16,6 +16,11 @@ describe('the submission handler', () => {
   const clients = {
     policy: { GetProduct: async () => ({ product: { productId: 'x', name: 'x', active: true } }) },
     submission: {
+      // This job has created nothing yet (a first delivery).
+      GetSubmission: async () => {
+        const { notFound } = await import('@partner/shared/domain/errors');
+        throw notFound('submission');
+      },
       CreateSubmission: async (req: { externalRef: string }) => ({
         submission: { submissionId: 's1', submissionName: 'Acme', status: 'submitted', externalRef: req.externalRef },
       }),
@@ -56,6 +61,18 @@ describe('the submission handler', () => {
     );
     expect(err).toMatchObject({ error: { code: 'requirements_not_met', retryable: false } });
     expect(JSON.parse((err as { error: { detailsJson: string } }).error.detailsJson)).toEqual([expect.objectContaining({ field: 'applicant.taxId' })]);
+  });
+
+  it('answers a redelivered job whose submission exists with it, though the product or the day has changed since', async () => {
+    const { HANDLERS } = await import('./job-handlers.js');
+    const strict = async () => ({ ...(await product()), requirementsVersion: 3, requirements: { ...NO_REQUIREMENTS, applicant: { required: ['taxId' as const] } } });
+    const gone = async () => undefined;
+    const created = { ...(clients as { submission: object }).submission, GetSubmission: async () => ({ submission: { submissionId: 's1' } }) };
+    const again = { ...(clients as object), submission: created } as never;
+    for (const lookup of [strict, gone]) {
+      const result = await HANDLERS['submission.create']!(job, payload('ref-1'), { clients: again, product: lookup, sandbox: false, sleep });
+      expect(result).toMatchObject({ submissionId: 's1', status: 'submitted' });
+    }
   });
 });
 

@@ -2,6 +2,7 @@
 // job must settle with (a business rule said no), and lets anything else (a dependency down)
 // propagate, which makes the message be delivered again later. Effects are idempotent by job id.
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
+import { DomainError } from '@partner/shared/domain/errors';
 import { applicantToMessage, type Applicant } from '@partner/shared/domain/applicant';
 import { parseSandbox } from '@partner/shared/domain/sandbox';
 import { checkSubmission, passesGenericRules, utcToday } from '@partner/shared/domain/submission-rules';
@@ -37,19 +38,32 @@ const createSubmission: Handler = async (job, payload, ctx) => {
     });
   }
 
+  // A refusal below is final only if this job has not created its submission already: a delivery
+  // whose effect committed before the job could settle comes back, maybe after the product changed or
+  // the day turned; it must answer with what it created (CreateSubmission returns it), not fail.
+  const createdBefore = async (): Promise<boolean> =>
+    ctx.clients.submission.GetSubmission(jobScope(job)).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof DomainError && err.code === 'not_found') return false;
+        throw err;
+      },
+    );
   const product = await ctx.product(p.productId);
-  if (!product?.active) {
-    throw new JobFailed({ code: 'unknown_product', message: `product ${p.productId} does not exist or is not offered`, retryable: false });
-  }
+  const unknown = !product?.active;
   // The product's requirements, judged by the one rule set POST /v1/submissions/validate uses, on the
   // day (UTC) the job runs; the submission records the version that judged it.
   // The body is the payload without what the gateway carries beside it (the receipt's content hash).
   const { contentSha256: _hash, ...body } = p;
-  const broken = passesGenericRules(body) ? checkSubmission(body, product, { today: utcToday(), sandbox: false }) : [];
-  if (broken.length > 0) {
+  const broken = !product?.active ? [] : passesGenericRules(body) ? checkSubmission(body, product, { today: utcToday(), sandbox: false }) : [];
+  const again = (unknown || broken.length > 0) && (await createdBefore());
+  if (unknown && !again) {
+    throw new JobFailed({ code: 'unknown_product', message: `product ${p.productId} does not exist or is not offered`, retryable: false });
+  }
+  if (broken.length > 0 && !again) {
     throw new JobFailed({
       code: 'requirements_not_met',
-      message: `the submission does not meet the requirements of product ${p.productId} (version ${product.requirementsVersion}): ${broken.map((e) => e.field).join(', ')}`,
+      message: `the submission does not meet the requirements of product ${p.productId} (version ${product?.requirementsVersion}): ${broken.map((e) => e.field).join(', ')}`,
       retryable: false,
       detailsJson: JSON.stringify(broken.map((e) => ({ field: e.field, issue: e.message, code: e.code }))),
     });
@@ -62,8 +76,8 @@ const createSubmission: Handler = async (job, payload, ctx) => {
     effectiveDate: p.effectiveDate,
     productId: p.productId,
     applicant: applicantToMessage(p.applicant),
-    requirementsVersion: product.requirementsVersion,
-    attachmentRulesJson: JSON.stringify(product.requirements.attachments),
+    requirementsVersion: product?.requirementsVersion ?? 0,
+    attachmentRulesJson: JSON.stringify(product?.requirements.attachments ?? []),
     contentSha256: p.contentSha256 ?? '',
     receivedAt: job.createdAt,
   }).catch(failOnRefusal);
