@@ -122,6 +122,10 @@ export async function promote(
     // which also orders this upload against a withdrawal: a withdrawn submission's attachments can be
     // read, not added.
     const locked = await lockRequirements(c, p.owner, p.submissionId);
+    // Under that lock, a concurrent delivery of this job may have promoted it meanwhile (and the
+    // submission been withdrawn since): answer with what it did, not with a refusal.
+    const mine = (await c.query<AttachmentRow>(`SELECT ${COLUMNS} FROM attachments WHERE create_job_id = $1`, [p.jobId])).rows[0];
+    if (mine) return { row: mine, receipt: await receiptOfJob(c, p.jobId) };
     await refuseWithdrawn(c, p.submissionId, p.owner);
     if (locked) await checkUpload(c, locked, p);
     // Then the partner's receipt chain head (after the submission's row: one order on every path).
