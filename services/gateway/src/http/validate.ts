@@ -3,8 +3,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule, { type FormatsPluginOptions } from 'ajv-formats';
 import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
-import { TAX_ID_PATTERN } from '@partner/shared/domain/applicant';
-import { USABLE_TEXT, VISIBLE_USABLE_TEXT } from '@partner/shared/domain/submission-rules';
+// The create schema's patterns and what each asks, in words (shared with POST /v1/submissions/validate).
+import { PATTERN_ISSUES, VISIBLE_USABLE_TEXT } from '@partner/shared/domain/submission-rules';
 import { isCalendarDate, parseTimestamp } from '@partner/shared/domain/time';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives as the module object.
@@ -18,16 +18,11 @@ addFormats(ajv, { mode: 'full', formats: ['uuid'] });
 ajv.addFormat('date', { type: 'string', validate: isCalendarDate });
 ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseTimestamp(s) !== undefined });
 
-/**
- * A name must show something: at least one letter, digit, punctuation mark or symbol. Names made only
- * of spaces or invisible characters (zero-width space and joiners, BOM, soft hyphen) are refused.
- */
-export const VISIBLE_TEXT = '[\\p{L}\\p{N}\\p{P}\\p{S}]';
-const PATTERN_ISSUES: Record<string, string> = {
-  [VISIBLE_TEXT]: 'must contain a visible character (not only spaces or invisible characters)',
+// Here a name failing VISIBLE_USABLE_TEXT is always a blank one: the body scan (body.ts) refused
+// control characters before any schema ran.
+const ISSUES: Readonly<Record<string, string>> = {
+  ...PATTERN_ISSUES,
   [VISIBLE_USABLE_TEXT]: 'must contain a visible character (not only spaces or invisible characters)',
-  [USABLE_TEXT]: 'must not contain control characters (U+0000–U+001F, U+007F) or lone surrogates',
-  [TAX_ID_PATTERN]: 'must be a US FEIN: NN-NNNNNNN or 9 digits',
 };
 
 function detail(e: ErrorObject): ErrorDetail {
@@ -41,7 +36,7 @@ function detail(e: ErrorObject): ErrorDetail {
     case 'format':
       return { field: base || '(body)', issue: `must be a valid ${(e.params as { format: string }).format}` };
     case 'pattern':
-      return { field: base || '(body)', issue: PATTERN_ISSUES[(e.params as { pattern: string }).pattern] ?? e.message ?? 'is invalid' };
+      return { field: base || '(body)', issue: ISSUES[(e.params as { pattern: string }).pattern] ?? e.message ?? 'is invalid' };
     case 'enum': {
       // A long list (country codes) is named by the schema's description rather than spelled out.
       const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
@@ -68,7 +63,7 @@ export function validator<T>(schema: object): (body: unknown) => T {
     const alternatives = errors.filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf').map((e) => `${e.schemaPath}/`);
     const kept = errors.filter((e) => !alternatives.some((p) => e.schemaPath.startsWith(p)));
     // An empty name fails minLength and the visible-character pattern: one problem, said the friendly way.
-    const visible = new Set(kept.filter((e) => e.keyword === 'pattern' && [VISIBLE_TEXT, VISIBLE_USABLE_TEXT].includes((e.params as { pattern: string }).pattern)).map((e) => e.instancePath));
+    const visible = new Set(kept.filter((e) => e.keyword === 'pattern' && (e.params as { pattern: string }).pattern === VISIBLE_USABLE_TEXT).map((e) => e.instancePath));
     const details = kept.filter((e) => !(e.keyword === 'minLength' && visible.has(e.instancePath))).map(detail);
     throw new DomainError('validation_error', 'the request body is invalid; see details', { details });
   };

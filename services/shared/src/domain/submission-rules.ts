@@ -117,7 +117,8 @@ export interface RuleError {
   message: string;
 }
 
-const PATTERN_ISSUES: Record<string, string> = {
+/** What each pattern of the create schema asks, in words: the gateway's 400 details and validate's errors say the same. */
+export const PATTERN_ISSUES: Readonly<Record<string, string>> = {
   [VISIBLE_USABLE_TEXT]: 'must contain a visible character (not only spaces or invisible characters) and no control characters',
   [USABLE_TEXT]: 'must not contain control characters (U+0000–U+001F, U+007F) or lone surrogates',
   [TAX_ID_PATTERN]: 'must be a US FEIN: NN-NNNNNNN or 9 digits',
