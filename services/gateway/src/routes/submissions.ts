@@ -6,7 +6,7 @@ import { isUuid } from '@partner/shared/domain/ids';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { grpcOptions, ownerOf, type GatewayState } from '../context.js';
 import { DomainError, notFound } from '@partner/shared/domain/errors';
-import { parseSandbox, SANDBOX_GRAMMAR } from '@partner/shared/domain/sandbox';
+import { sandboxIssue } from '@partner/shared/domain/sandbox';
 import { readJson } from '../http/body.js';
 import { validator } from '../http/validate.js';
 import type { RouteDeps } from './deps.js';
@@ -26,10 +26,9 @@ export { submissionCreateSchema };
 
 /** A value that looks like a UAT sandbox directive must be a valid one, never a real submission. */
 function checkSandbox(externalRef: string): void {
-  if (parseSandbox(externalRef) !== null) return;
-  throw new DomainError('validation_error', 'the request body is invalid; see details', {
-    details: [{ field: 'externalRef', issue: `is not a valid sandbox directive; expected ${SANDBOX_GRAMMAR}` }],
-  });
+  const issue = sandboxIssue(externalRef);
+  if (!issue) return;
+  throw new DomainError('validation_error', 'the request body is invalid; see details', { details: [{ field: 'externalRef', issue }] });
 }
 
 /** The API's submission record (GET /v1/submissions/{id} and the submission list). */

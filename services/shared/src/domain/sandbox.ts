@@ -27,6 +27,11 @@ export function looksLikeSandbox(externalRef: string): boolean {
 const PART = /^(delay|hold|fail)=([a-z0-9_]+)$/;
 const SECONDS = /^[1-9]\d?$/;
 
+/** What is wrong with a reference that looks like a sandbox directive and is not one (else undefined). */
+export function sandboxIssue(externalRef: string): string | undefined {
+  return parseSandbox(externalRef) === null ? `is not a valid sandbox directive; expected ${SANDBOX_GRAMMAR}` : undefined;
+}
+
 /**
  * The directive an externalRef carries: undefined for an ordinary reference, null for a value that
  * looks like a directive but is not a valid one (the gateway answers 400 for it).

@@ -8,7 +8,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { COUNTRY_CODES, TAX_ID_PATTERN } from './applicant.js';
 import type { Requirements } from './requirements.js';
-import { parseSandbox, SANDBOX_GRAMMAR } from './sandbox.js';
+import { sandboxIssue } from './sandbox.js';
 
 /** A name must show something: at least one letter, digit, punctuation mark or symbol. */
 export const VISIBLE_TEXT = '[\\p{L}\\p{N}\\p{P}\\p{S}]';
@@ -215,8 +215,9 @@ export function checkSubmission(body: unknown, product: ProductRules | undefined
       errors.push({ field: 'effectiveDate', code: 'out_of_window', message: `must be ${bounds} after today (${opts.today}, UTC); it is ${days} days` });
     }
   }
-  if (opts.sandbox && typeof b.externalRef === 'string' && parseSandbox(b.externalRef) === null && !errors.some((e) => e.field === 'externalRef')) {
-    errors.push({ field: 'externalRef', code: 'invalid_sandbox_directive', message: `is not a valid sandbox directive; expected ${SANDBOX_GRAMMAR}` });
+  const sandbox = opts.sandbox && typeof b.externalRef === 'string' ? sandboxIssue(b.externalRef) : undefined;
+  if (sandbox && !errors.some((e) => e.field === 'externalRef')) {
+    errors.push({ field: 'externalRef', code: 'invalid_sandbox_directive', message: sandbox });
   }
   return errors;
 }
