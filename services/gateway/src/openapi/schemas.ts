@@ -5,7 +5,7 @@
 import { ERROR_CODES } from '@partner/shared/domain/errors';
 import { JOB_KINDS, JOB_STATUS_FILTERS } from '@partner/shared/domain/jobs';
 import { POLICY_STATUSES } from '@partner/shared/domain/policies';
-import { submissionCreateSchema } from '../routes/submissions.js';
+import { submissionCreateSchema } from '@partner/shared/domain/submission-rules';
 import { ALLOWED_MEDIA_TYPES, DEFAULT_DOCUMENT_TYPE, DOCUMENT_TYPES } from '../attachments/media-types.js';
 import { JOB_FAILURE_CODES } from '@partner/shared/domain/sandbox';
 import { SUBMISSION_STATUS_NAMES } from '@partner/shared/domain/clearance';

@@ -15,7 +15,7 @@ import { grpcOptions, ownerOf, type GatewayState } from '../context.js';
 import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
 import type { RouteDeps } from './deps.js';
 import { settledJobBody } from './jobs.js';
-import { submissionRecord } from './submissions.js';
+import { submissionRecord } from '@partner/shared/domain/submission-record';
 import { CLEARANCE_STATUSES, SUBMISSION_STATUS_NAMES } from '@partner/shared/domain/clearance';
 
 const JOB_PARAMS = new Set(['limit', 'cursor', 'status', 'kind', 'createdSince', 'createdBefore']);

@@ -22,8 +22,6 @@ export interface SubmissionCreate {
   applicant: Applicant;
 }
 
-export { submissionCreateSchema };
-
 /** A value that looks like a UAT sandbox directive must be a valid one, never a real submission. */
 function checkSandbox(externalRef: string): void {
   const issue = sandboxIssue(externalRef);
@@ -31,8 +29,6 @@ function checkSandbox(externalRef: string): void {
   throw new DomainError('validation_error', 'the request body is invalid; see details', { details: [{ field: 'externalRef', issue }] });
 }
 
-/** The API's submission record (GET /v1/submissions/{id} and the submission list). */
-export { submissionRecord };
 
 export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
   const validateCreate = validator<SubmissionCreate>(submissionCreateSchema);
