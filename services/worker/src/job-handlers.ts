@@ -55,7 +55,7 @@ const createSubmission: Handler = async (job, payload, ctx) => {
   // day (UTC) the job runs; the submission records the version that judged it.
   // The body is the payload without what the gateway carries beside it (the receipt's content hash).
   const { contentSha256: _hash, ...body } = p;
-  const broken = !product?.active ? [] : passesGenericRules(body) ? checkSubmission(body, product, { today: utcToday(), sandbox: false }) : [];
+  const broken = unknown ? [] : passesGenericRules(body) ? checkSubmission(body, product, { today: utcToday(), sandbox: false }) : [];
   const again = (unknown || broken.length > 0) && (await createdBefore());
   if (unknown && !again) {
     throw new JobFailed({ code: 'unknown_product', message: `product ${p.productId} does not exist or is not offered`, retryable: false });

@@ -81,12 +81,25 @@ export function productRoutes(router: Router<GatewayState>, deps: RouteDeps): vo
     ctx.body = productRecord(await getProduct(ctx));
   });
 
+  // The rendered document and its tag by product and requirements version: a partner polling with
+  // If-None-Match costs the product read, not a schema generation, a serialization and a hash each time.
+  const rendered = new Map<string, { json: string; etag: string }>();
+  const render = (p: Product__Output): { json: string; etag: string } => {
+    const key = `${p.productId}@${String(p.requirementsVersion)}`;
+    let r = rendered.get(key);
+    if (!r) {
+      const json = JSON.stringify(requirementsRecord(p));
+      // Strong: the tag changes with every byte of the body (the version alone would do, but this
+      // also covers a change of the generic rules between releases).
+      r = { json, etag: `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"` };
+      if (rendered.size >= 1000) rendered.delete(rendered.keys().next().value as string);
+      rendered.set(key, r);
+    }
+    return r;
+  };
+
   router.get('/products/:id/requirements', deps.guard('products/read'), async (ctx) => {
-    const body = requirementsRecord(await getProduct(ctx));
-    const json = JSON.stringify(body);
-    // Strong: the tag changes with every byte of the body (the version alone would do, but this
-    // also covers a change of the generic rules between releases).
-    const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`;
+    const { json, etag } = render(await getProduct(ctx));
     ctx.set('ETag', etag);
     const inm = ctx.get('if-none-match');
     if (inm && matches(inm, etag)) {
