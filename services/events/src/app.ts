@@ -37,8 +37,9 @@ export function startEvents(config: EventsConfig, opts: StartOptions = {}): Prom
     config,
     ...opts,
     db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
-    // The feed writer starts once NATS is there (and /readyz waits for it); reads are served meanwhile.
-    nats: { connect: 'later', readiness: true },
+    // The feed writer starts once NATS is there; reads are served meanwhile, and /readyz does not wait
+    // for it (readiness is "not draining and listening": process/start.ts).
+    nats: { connect: 'later' },
     clients: { config },
     build: async ({ pool, registry, logger, nats, every, clients }) => {
       const metrics = eventsMetrics(registry);

@@ -30,8 +30,7 @@ export function startJob(config: JobConfig, opts: StartOptions = {}): Promise<Ru
     config,
     ...opts,
     db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
-    // NATS may be down at start: the service accepts jobs regardless (they wait in the outbox). No
-    // NATS readiness check on purpose, for the same reason: only PostgreSQL is vital.
+    // NATS may be down at start: the service accepts jobs regardless (they wait in the outbox).
     nats: { connect: 'later' },
     build: async ({ pool, registry, logger, nats, every }) => {
       const metrics = jobMetrics(registry, pool);

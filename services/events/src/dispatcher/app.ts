@@ -24,8 +24,8 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
     name: 'dispatcher',
     config,
     logger: opts.logger,
-    // It serves no traffic: ready once started (its dependencies' outages show in its metrics).
-    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, readiness: false },
+    // Ready once started, like every process (its dependencies' outages show in its metrics).
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
     migrate: false,
     // NATS only wakes the loop (and carries the relay): without it, deliveries still go out at each poll.
     nats: { connect: 'later' },
