@@ -184,6 +184,51 @@ describe('/metrics', () => {
     expect(m.submission!.sum('partner_submissions_created_total')).toBe(2);
   });
 
+  it('event feed lag: the event outboxes of every relaying process, the feed writer\'s backlog and store delay', async () => {
+    // Every process that relays an event outbox exports its backlog and oldest age (0 when empty).
+    for (const name of ['policy', 'submission', 'job', 'dispatcher']) {
+      expect(m[name]!.types.partner_event_outbox_backlog, name).toBe('gauge');
+      expect(m[name]!.types.partner_event_outbox_oldest_age_seconds, name).toBe('gauge');
+      expect(m[name]!.has('partner_metric_source_failures_total', { metric: 'partner_event_outbox_backlog' }), name).toBe(true);
+    }
+    for (const name of ['gateway', 'worker', 'auth', 'events']) expect(m[name]!.has('partner_event_outbox_backlog'), name).toBe(false);
+    expect(m.policy!.sum('partner_event_outbox_backlog')).toBe(0);
+    expect(m.policy!.sum('partner_event_outbox_oldest_age_seconds')).toBe(0);
+    // The run's events (submission.created, job.succeeded/failed) are published and then all stored.
+    await until('the event outboxes drained', async () =>
+      (await Promise.all(['submission', 'job'].map(async (n) => (await scrape(stack.opsUrls[n]!)).sum('partner_event_outbox_backlog')))).every((v) => v === 0),
+    );
+    const events = await until('the feed writer caught up', async () => {
+      const e = await scrape(stack.opsUrls.events!);
+      return e.sum('partner_events_writer_pending') === 0 && e.sum('partner_events_stored_total') >= 5 && e;
+    });
+    expect(events.types.partner_events_writer_pending).toBe('gauge');
+    expect(events.types.partner_events_store_delay_seconds).toBe('histogram');
+    // One observation per stored stream message, each no longer than the run itself.
+    const observed = events.sum('partner_events_store_delay_seconds_count');
+    expect(observed).toBeGreaterThanOrEqual(5);
+    expect(observed).toBeLessThanOrEqual(events.sum('partner_events_stored_total'));
+    expect(events.sum('partner_events_store_delay_seconds_sum') / observed).toBeLessThan(30);
+    expect(events.sum('partner_events_store_delay_seconds_bucket', { le: '+Inf' })).toBe(observed);
+  });
+
+  it('jobs: accepted and settled count each job once (a replayed request counts nothing), for the accepted-vs-settled rates', async () => {
+    const count = async () => {
+      const job = await scrape(stack.opsUrls.job!);
+      expect(job.types.partner_jobs_accepted_total).toBe('counter');
+      expect(job.types.partner_jobs_settled_total).toBe('counter');
+      return { accepted: job.sum('partner_jobs_accepted_total', { kind: 'submission.create' }), settled: job.sum('partner_jobs_settled_total', { kind: 'submission.create' }) };
+    };
+    const before = await count();
+    const body = submission();
+    const headers = { 'idempotency-key': `obs-${randomUUID()}`, prefer: 'wait=10' };
+    const first = await stack.api('POST', '/v1/submissions', { token, json: body, headers });
+    const again = await stack.api('POST', '/v1/submissions', { token, json: body, headers });
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(again.text).toBe(first.text);
+    expect(await count()).toEqual({ accepted: before.accepted + 1, settled: before.settled + 1 });
+  });
+
   it('are what docs/operations.md, the alerts and the dashboard name, and all of them are documented', () => {
     const exposed = new Set(Object.values(m).flatMap((s) => Object.keys(s.types)));
     const named = (file: string) => new Set([...readFileSync(`${ROOT}${file}`, 'utf8').matchAll(/\bpartner_[a-z0-9_]+/g)].map((x) => x[0]));

@@ -11,7 +11,7 @@ import type { EventsConfig } from './config.js';
 import { loadFeedCursors, type CursorPosition, type Owner } from './cursor.js';
 import * as feed from './feed.js';
 import { eventsMetrics } from './metrics.js';
-import { FeedWriter } from './writer.js';
+import { FeedWriter, storedThrough } from './writer.js';
 import { sweepDeliveries, webhookHandlers } from './webhooks/rpc.js';
 
 export const SCHEMA = 'events';
@@ -42,10 +42,18 @@ export function startEvents(config: EventsConfig, opts: StartOptions = {}): Prom
     nats: { connect: 'later' },
     clients: { config },
     build: async ({ pool, registry, logger, nats, every, clients }) => {
-      const metrics = eventsMetrics(registry);
+      let writer: FeedWriter | undefined;
+      const metrics = eventsMetrics(registry, {
+        streamLastSeq: async () => {
+          const nc = nats.current;
+          if (!nc || nc.isClosed()) return undefined;
+          return (await (await nc.jetstreamManager({ timeout: 1_500 })).streams.info(names.eventsStream)).state.last_seq;
+        },
+        storedThrough: () => storedThrough(pool),
+        handledThrough: () => writer?.handledThrough ?? 0n,
+      });
       const cursors = await loadFeedCursors(pool, config.cursorSecrets);
 
-      let writer: FeedWriter | undefined;
       nats.onConnect((conn) => {
         // An event for every partner is stored once per partner the auth service knows.
         const partners = async () => (await clients.auth.ListPartners({})).partners.map((p) => ({ tenantId: p.tenantId, partnerId: p.partnerId }));

@@ -5,7 +5,7 @@
 import { eventOutbox } from '@partner/shared/domain/events';
 import type { Logger } from '@partner/shared/telemetry/logger';
 import { natsNames } from '@partner/shared/nats/client';
-import { OutboxRelay } from '@partner/shared/nats/outbox-relay';
+import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import { startProcess } from '@partner/shared/process/start';
 import { MIGRATIONS_DIR, SCHEMA } from '../app.js';
 import type { DispatcherConfig } from './config.js';
@@ -30,7 +30,11 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
     // NATS only wakes the loop (and carries the relay): without it, deliveries still go out at each poll.
     nats: { connect: 'later' },
     build: async ({ pool, registry, logger, nats }) => {
-      const relay = new OutboxRelay(pool, eventOutbox(names, config.eventsStream), { intervalMs: config.relayIntervalMs, logger });
+      const relay = new OutboxRelay(pool, eventOutbox(names, config.eventsStream), {
+        intervalMs: config.relayIntervalMs,
+        logger,
+        gauges: { registry, prefix: EVENT_OUTBOX_METRICS },
+      });
       const sender = new Sender({
         timeoutMs: config.timeoutMs,
         rules: { allowLoopback: config.allowLoopbackTargets, allowHttp: config.environment !== 'production' },
