@@ -54,6 +54,10 @@ describe('the Tilt dev loop', () => {
     }
     expect(NAMESPACE).toBe('partner');
     expect(tilt).toMatch(/helm_resource\(\s*'nats',\s*'nats\/nats',\s*namespace=NAMESPACE/);
+    // The NATS release installs into the namespace only once it exists (no race with namespace_create).
+    expect(tilt).toMatch(/k8s_resource\(new_name='namespace', objects=\[NAMESPACE \+ ':namespace'\]/);
+    const natsRelease = /helm_resource\(\s*'nats',[\s\S]*?\n\)/.exec(tilt)![0];
+    expect(/resource_deps=\[([^\]]*)\]/.exec(natsRelease)?.[1]).toContain("'namespace'");
     expect(tilt).toMatch(/k8s_yaml\(helm\([\s\S]*?namespace=NAMESPACE/);
     expect(tilt).toMatch(/namespace_inject\(read_file\('deploy\/postgres\.yaml'\), NAMESPACE\)/);
     expect(tilt).toMatch(/secret_yaml_generic\('partner-auth-kek', namespace=NAMESPACE/);
