@@ -23,7 +23,7 @@ describe('the connection budget', () => {
   it('counts every pooled Deployment at its autoscaler maximum plus surge, the hooks and the reserve', () => {
     const byName = Object.fromEntries(production.rows.map((r) => [r.name, r]));
     expect(Object.keys(byName).sort()).toEqual(['auth', 'dispatcher', 'events', 'job', 'policy', 'submission']);
-    // The dispatcher's HPA reaches 10 replicas; 25 % surge of 10 rounds up to 3.
+    // The dispatchers' autoscaler (KEDA in production) reaches 10 replicas; 25 % surge of 10 rounds up to 3.
     expect(byName.dispatcher).toMatchObject({ max: 10, surge: 3, pool: 5, connections: 65 });
     // A standby events replica waits on the feed writer's lock with one connection beyond its pool.
     expect(byName.events).toMatchObject({ max: 3, surge: 1, pool: 11, connections: 44 });
@@ -44,9 +44,9 @@ describe('the connection budget', () => {
   });
 
   it.each([
-    ['a dispatcher scale-out the pools cannot afford', ['services.dispatcher.hpa.maxReplicas=40']],
+    ['a dispatcher scale-out the pools cannot afford', ['services.dispatcher.keda.maxReplicas=40']],
     ['a bigger pool everywhere', ['services.auth.database.poolMax=50']],
-    ['KEDA letting the dispatchers go further than the HPA did', ['services.dispatcher.keda.enabled=true', 'services.dispatcher.keda.maxReplicas=60']],
+    ['the CPU HPA in KEDA\'s place, going further', ['services.dispatcher.keda.enabled=false', 'services.dispatcher.hpa.maxReplicas=60']],
     ['a larger surge', ['default.strategy.rollingUpdate.maxSurge=100%']],
   ])('refuses %s', async (_what, sets) => {
     const r = await template(VALUE_SETS.production!, sets);
