@@ -45,7 +45,7 @@ describe('the connection budget', () => {
 
   it.each([
     ['a dispatcher scale-out the pools cannot afford', ['services.dispatcher.keda.maxReplicas=40']],
-    ['a bigger pool everywhere', ['services.auth.database.poolMax=50']],
+    ['a bigger pool for auth', ['services.auth.database.poolMax=50']],
     ['the CPU HPA in KEDA\'s place, going further', ['services.dispatcher.keda.enabled=false', 'services.dispatcher.hpa.maxReplicas=60']],
     ['a larger surge', ['default.strategy.rollingUpdate.maxSurge=100%']],
   ])('refuses %s', async (_what, sets) => {
