@@ -121,8 +121,10 @@ spec:
             {{- toYaml $cfg.probes.startup | nindent 12 }}
           livenessProbe:
             {{- if $cfg.grpc }}
+            # "liveness" stays SERVING through the drain (services/shared/src/grpc/server.ts).
             grpc:
               port: {{ $cfg.grpc.port }}
+              service: liveness
             {{- else }}
             httpGet:
               path: /livez

@@ -129,13 +129,20 @@ export const SERVER_OPTIONS: grpc.ServerOptions = {
   'grpc.enable_channelz': 0,
 };
 
+/**
+ * The grpc.health.v1 service name the kubelet's liveness probe asks: SERVING for as long as the
+ * server answers, through the drain too (every other name turns NOT_SERVING when the drain begins,
+ * and a liveness probe on those would restart a pod in the middle of its drain).
+ */
+export const LIVENESS_SERVICE = 'liveness';
+
 export async function startGrpcServer(opts: {
   host: string;
   port: number;
   services: ServiceBinding[];
 }): Promise<GrpcServerHandle> {
   const server = new grpc.Server(SERVER_OPTIONS);
-  const statuses: Record<string, ServingStatus> = { '': 'SERVING' };
+  const statuses: Record<string, ServingStatus> = { '': 'SERVING', [LIVENESS_SERVICE]: 'SERVING' };
   for (const s of opts.services) {
     server.addService(s.def, s.impl);
     statuses[s.name] = 'SERVING';
@@ -151,7 +158,7 @@ export async function startGrpcServer(opts: {
     ),
   );
   const setServing = (status: ServingStatus) => {
-    for (const name of Object.keys(statuses)) health.setStatus(name, status);
+    for (const name of Object.keys(statuses)) if (name !== LIVENESS_SERVICE) health.setStatus(name, status);
   };
   return {
     port,
