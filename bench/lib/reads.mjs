@@ -51,9 +51,34 @@ export async function ensureEvents(stack, n) {
   throw new Error(`the feed holds ${await count()} events, fewer than ${n}`);
 }
 
+/**
+ * The plan of the events service's page statement (services/events/src/feed.ts readPage) for the
+ * first 100 events of the bench partner: EXPLAIN (ANALYZE, BUFFERS) of the very text, run 20 times
+ * first so that the figures are those of a warm cache.
+ */
+export async function explainEventsPage(stack) {
+  const { readFileSync } = await import('node:fs');
+  const src = readFileSync(`${ROOT}services/events/dist/feed.js`, 'utf8');
+  const text = /`(WITH page AS \([\s\S]*?ORDER BY page\.partner_seq)`/.exec(src)?.[1];
+  if (!text) return { error: 'the page statement was not found in services/events/dist/feed.js' };
+  const sql = text.replace(/\bFROM events\b/, 'FROM events.events').replace(/\bJOIN feed_heads\b/, 'JOIN events.feed_heads');
+  const params = [stack.tenant, stack.partnerId, '0', [], 100];
+  for (let i = 0; i < 20; i++) await stack.sql(sql, params);
+  const [row] = await stack.sql(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
+  const plan = row['QUERY PLAN'][0];
+  const nodes = [];
+  const walk = (n, depth) => {
+    nodes.push(`${'  '.repeat(depth)}${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}${n['Relation Name'] ? ` on ${n['Relation Name']}` : ''} (rows ${n['Actual Rows']}, ${n['Actual Total Time']} ms)`);
+    for (const c of n.Plans ?? []) walk(c, depth + 1);
+  };
+  walk(plan.Plan, 0);
+  return { planningMs: plan['Planning Time'], executionMs: plan['Execution Time'], sharedHitBlocks: plan.Plan['Shared Hit Blocks'], nodes };
+}
+
 /** The three reads, product beside floor, at `connections`; each read's {floor, product} with CPU per request. */
 export async function readPhases(stack, floor, { rounds, seconds, warmS, connections = 16 }) {
   await ensureEvents(stack, 101);
+  const explain = await explainEventsPage(stack);
   const jobId = await settledJobId(stack);
   const headers = productHeaders(stack);
   const reads = [
@@ -75,6 +100,7 @@ export async function readPhases(stack, floor, { rounds, seconds, warmS, connect
       { rounds, seconds: seconds / rounds, connections },
     );
   }
+  out.events.explain = explain;
   return out;
 }
 
