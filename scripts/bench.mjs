@@ -345,7 +345,7 @@ async function main() {
 
   // --- reads (issue 34): a settled job, 50 policies, 100 events, each beside the read floor ---------
   const readFloor = await startReadFloor(stack);
-  r.reads = await readPhases(stack, readFloor, { rounds: P.rounds * 2, seconds: P.readS * 2, warmS: P.warmS });
+  r.reads = await readPhases(stack, readFloor, smoke ? { rounds: 1, seconds: 0.5, warmS: 0.25 } : { rounds: P.rounds * 2, seconds: P.readS * 2, warmS: P.warmS });
   r.jobsRead = r.reads.jobs.product;
   r.policiesList = r.reads.policies.product;
   say(

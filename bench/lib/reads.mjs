@@ -124,9 +124,9 @@ export function readRows(reads, add) {
     });
     const p = r.product.cpuMsPerRequest ?? {};
     const f = r.floor.cpuMsPerRequest ?? {};
-    add(`${label} CPU/request: gateway`, p.gateway, 'ms', f['read-floor'], `${F} (its process)`);
+    add(`${label} CPU/request: gateway (floor: its one process)`, p.gateway, 'ms', f['read-floor'], F);
     for (const k of Object.keys(p).filter((k) => !['gateway', 'postgres', 'total'].includes(k))) add(`${label} CPU/request: ${k} service`, p[k], 'ms', null, null);
-    add(`${label} CPU/request: PostgreSQL`, p.postgres, 'ms', f.postgres, `${F} (its backends)`);
+    add(`${label} CPU/request: PostgreSQL (floor: its backends)`, p.postgres, 'ms', f.postgres, F);
     add(`${label} p50`, r.product.latencyMs.p50, 'ms', r.floor.latencyMs.p50, F);
     add(`${label} p99`, r.product.latencyMs.p99, 'ms', r.floor.latencyMs.p99, F);
   }
