@@ -56,6 +56,15 @@ describe('npm run bench -- --smoke', () => {
     for (const side of ['off', 'on']) expect(r.experiments.receipts[side].product.ok, `receipts ${side}`).toBeGreaterThan(0);
     expect(r.jobsRead.ok).toBeGreaterThan(0);
     expect(r.policiesList.ok).toBeGreaterThan(0);
+    // Issue 34: each read beside its read floor, with CPU per request of every process on both sides.
+    for (const read of ['jobs', 'policies', 'events']) {
+      for (const side of ['floor', 'product']) {
+        expect(r.reads[read][side].ok, `${read} ${side}`).toBeGreaterThan(0);
+        expect(r.reads[read][side].errors, `${read} ${side}`).toBe(0);
+        expect(r.reads[read][side].cpuMsPerRequest.total, `${read} ${side} CPU`).toBeGreaterThan(0);
+      }
+    }
+    expect(r.table.filter((row: { baselineName: string | null }) => row.baselineName === 'read floor')).toHaveLength(18);
     expect(r.wakeup.ok).toBeGreaterThan(0);
     expect(r.webhooks.latency.delivered).toBe(r.webhooks.latency.events);
     expect(r.webhooks.fanout.healthy.delivered).toBe(r.webhooks.fanout.healthy.expected);

@@ -19,7 +19,7 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.met
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
-const toEvent = (r: feed.EventRow) => ({ id: r.event_id, type: r.type, timestamp: r.timestamp.toISOString(), dataJson: JSON.stringify(r.data) });
+const toEvent = (r: feed.EventRow) => ({ id: r.event_id, type: r.type, timestamp: r.timestamp.toISOString(), dataJson: r.data_json });
 
 function expired(): never {
   throw new DomainError('cursor_expired', 'this cursor is older than the event retention; reconcile with GET /v1/jobs and GET /v1/submissions, then read the feed from since');

@@ -17,7 +17,7 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   grpc: { auth: string; policy: string; submission: string; job: string; events: string };
   /** Default deadline of a gRPC call, further capped by the request's own budget. */
   grpcTimeoutMs: number;
-  /** Carry SubmitJob, SettleJob and CreateSubmission on open streams (shared/grpc-callstream.ts). */
+  /** Carry the hot calls (the submit steps and the hot reads) on open streams (shared/grpc/call-stream.ts). */
   grpcCallStreams: boolean;
   /** Time budget of a request, apart from any Prefer: wait. */
   requestTimeoutMs: number;
@@ -81,7 +81,7 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
       events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055', doc: 'where to reach the events service (host:port)' }),
     },
     grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000, doc: 'default gRPC deadline (capped by the request\'s remaining budget)' }),
-    grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'carry SubmitJob, SettleJob and CreateSubmission as messages on long-lived gRPC streams per peer instead of one unary call each (same deadlines, errors and traces); false: plain unary calls' }),
+    grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'carry the hot calls (SubmitJob, SettleJob, ClaimJobs, CreateSubmission and the reads GetJob, ListPolicies, GetPolicy, ListEvents, GetEvent) as messages on long-lived gRPC streams per peer instead of one unary call each (same deadlines, errors and traces); false: plain unary calls' }),
     webhookAllowLoopbackTargets: readAllowLoopbackTargets(env),
     requestTimeoutMs: env.int('REQUEST_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000, doc: 'a request\'s budget, apart from any Prefer: wait' }),
     tokenMaxLifetimeS: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400, doc: 'the issuer\'s token lifetime: a token whose exp - iat is longer is refused' }),
