@@ -30,7 +30,7 @@ function runBench(args: string[]): Promise<{ code: number | null; output: string
 describe('npm run bench -- --smoke', () => {
   // 45–70 s on an idle machine; 170 s seen at load average 12, the receipts experiment (two restarts
   // of the submission service) included.
-  it('runs every phase against a private stack, exits 0 and writes a result with every section', { timeout: 240_000 }, async () => {
+  it('runs every phase against a private stack, exits 0 and writes a result with every section', { timeout: 420_000 }, async () => {
     const out = join(dir, 'smoke.json');
     const { code, output } = await runBench(['--out', out]);
     expect(code, output.slice(-3000)).toBe(0);
