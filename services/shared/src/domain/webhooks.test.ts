@@ -47,13 +47,24 @@ describe('webhook targets', () => {
     ['64:ff9b::a9fe:a9fe', 'link-local', '169.254.169.254'],
     ['64:ff9b::c0a8:1', 'private', '192.168.0.1'],
     ['64:ff9b::808:808', 'public', '8.8.8.8'],
+    ['64:ff9b::', 'unspecified', '0.0.0.0'],
+    ['64:ff9b::a00:1', 'private', '10.0.0.1'],
+    ['64:ff9b::6440:1', 'carrier-grade NAT', '100.64.0.1'],
+    ['64:ff9b::ffff:ffff', 'broadcast', '255.255.255.255'],
+    // 64:ff9b::/96 only: the rest of 64:ff9b::/32 outside 64:ff9b:1::/48 is not global unicast.
+    ['64:ff9b:2::808:808', 'reserved'],
     ['64:ff9b:1::808:808', 'local-use NAT64'],
     ['64:ff9b:1:ffff::1', 'local-use NAT64'],
+    ['64:ff9b:1::7f00:1', 'local-use NAT64'],
     // 6to4 2002::/16: the IPv4 address is bits 16-47.
     ['2002:7f00:1::', 'loopback', '127.0.0.1'],
     ['2002:a9fe:a9fe::1', 'link-local', '169.254.169.254'],
     ['2002:a00:1:1::1', 'private', '10.0.0.1'],
     ['2002:808:808::1', 'public', '8.8.8.8'],
+    ['2002::', 'unspecified', '0.0.0.0'],
+    ['2002:c0a8:101::1', 'private', '192.168.1.1'],
+    ['2002:6464:64c8::1', 'carrier-grade NAT', '100.100.100.200'],
+    ['2002:c000:c0::1', 'IETF protocol assignment', '192.0.0.192'], // Oracle Cloud's metadata through a 6to4 relay
     // Teredo 2001::/32 (the client's address obfuscated): refused outright, whatever it hides.
     ['2001::1', 'Teredo'],
     ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'Teredo'], // client 127.0.0.1
@@ -170,6 +181,11 @@ describe('webhook targets', () => {
     ['http://[::ffff:169.254.169.254]/', '::ffff:a9fe:a9fe', 'link-local'],
     ['http://[64:ff9b::7f00:1]/', '64:ff9b::7f00:1', 'loopback'],
     ['http://[2002:7f00:1::1]/', '2002:7f00:1::1', 'loopback'],
+    ['http://[64:ff9b::a9fe:a9fe]/', '64:ff9b::a9fe:a9fe', 'link-local'],
+    ['http://[64:ff9b:1::a9fe:a9fe]/', '64:ff9b:1::a9fe:a9fe', 'local-use NAT64'],
+    ['http://[2002:a9fe:a9fe::]/', '2002:a9fe:a9fe::', 'link-local'],
+    ['http://[64:ff9b::808:808]/', undefined, 'public'],
+    ['http://[2002:808:808::]/', undefined, 'public'],
     ['http://[2001::1]/', '2001::1', 'Teredo'],
     ['http://[0:0:0:0:0:ffff:7f00:1]/', '::ffff:7f00:1', 'loopback'],
     ['http://[fd00:ec2::254]/', 'fd00:ec2::254', 'unique-local'],
@@ -289,3 +305,4 @@ describe('a loopback target refused', () => {
     expect(privateAddressProblem('10.0.0.1 is a private address', { allowLoopback: false })).toBe('must not point at a private address: 10.0.0.1 is a private address');
   });
 });
+
