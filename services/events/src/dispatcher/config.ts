@@ -2,6 +2,7 @@
 import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
 import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
 import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
+import { readKekSetting } from '@partner/shared/crypto/sealed-keys';
 
 export interface DispatcherConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {
   environment: string;
@@ -23,6 +24,8 @@ export interface DispatcherConfig extends BaseConfig, DbConfig, NatsConfig, Even
   allowLoopbackTargets: boolean;
   /** The TCP ports a target may use (WEBHOOK_ALLOWED_PORTS): a delivery to another port fails before connecting. */
   allowedPorts: number[];
+  /** The key-encryption keys (AUTH_KEY_ENCRYPTION_KEY), newest first, that open the endpoints' signing secrets. */
+  keyEncryptionKeys: Buffer[];
   /**
    * Longest sleep when no delivery is pending: new deliveries wake the dispatcher over NATS (and every
    * NATS reconnect makes it look again), so an idle dispatcher sends the database no query.
@@ -61,6 +64,7 @@ export function readDispatcherConfig(env = new EnvReader()): Readonly<Dispatcher
     disableAfterMs: Math.round(disableAfterH * 3_600_000),
     allowLoopbackTargets: readAllowLoopbackTargets(env),
     allowedPorts: readAllowedPorts(env),
+    keyEncryptionKeys: readKekSetting(env, "the same list as the events service's: opens the webhook endpoints' signing secrets (sealed at rest) to sign deliveries"),
     pollMs: env.int('WEBHOOK_POLL_MS', { default: 300_000, min: 10, max: 3_600_000, doc: 'longest sleep with no delivery pending (new deliveries wake the dispatcher over NATS)' }),
     relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 10, max: 60_000, doc: 'how often the outbox relay of the dispatcher\'s own events (webhook_endpoint.disabled) runs' }),
   });
