@@ -1,6 +1,7 @@
 // Webhook signing secrets sealed at rest (issue 33; docs/webhooks.md "Signing secrets at rest"): the
-// database holds no secret — read directly, every column as text — whether the service made it, the
-// partner brought it, or a rotation moved it aside; deliveries still verify with the reference
+// database holds no secret — read directly, every column of every table as text — whether the
+// service made it, the partner brought it (its create job's payload drops it when the job settles),
+// or a rotation moved it aside; deliveries still verify with the reference
 // library (standardwebhooks); and a database from before sealing (migrations up to 0005, plaintext
 // secrets) is sealed in place at the events service's next start, and still signs.
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -30,6 +31,16 @@ const formsOf = (secret: string): string[] => {
 /** Every row of webhook_endpoints, all columns, as PostgreSQL renders them as text. */
 const endpointRows = async (stack: Stack): Promise<string> =>
   (await stack.sql<{ row: string }>('SELECT w::text AS row FROM events.webhook_endpoints w ORDER BY endpoint_id')).map((r) => r.row).join('\n');
+
+/** Every row of every table of the database (all schemas: job payloads, outboxes, events, …), as text. */
+async function wholeDatabase(stack: Stack): Promise<string> {
+  const tables = await stack.sql<{ t: string }>(
+    "SELECT format('%I.%I', table_schema, table_name) AS t FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')",
+  );
+  expect(tables.map((x) => x.t)).toEqual(expect.arrayContaining(['events.webhook_endpoints', 'job.jobs']));
+  const dumps = await Promise.all(tables.map(async ({ t }) => (await stack.sql<{ row: string }>(`SELECT r::text AS row FROM ${t} r`)).map((x) => x.row).join('\n')));
+  return dumps.join('\n');
+}
 
 function expectNoSecretIn(text: string, secrets: string[]): void {
   for (const secret of secrets) for (const form of formsOf(secret)) expect(text.includes(form), `a form of a secret (${form.slice(0, 12)}…) is stored`).toBe(false);
@@ -83,6 +94,9 @@ describe('webhook signing secrets sealed at rest', () => {
       { secret: null, previous_secret: null, sealed: true, previous_sealed: true },
     ]);
     expectNoSecretIn(await endpointRows(stack), [mine, bBefore, bAfter]);
+    // Nor anywhere else: the partner's own secret came in the create job's payload, which keeps it
+    // only until the job settles.
+    expectNoSecretIn(await wholeDatabase(stack), [mine, bBefore, bAfter]);
 
     const submitted = await stack.api('POST', '/v1/submissions', { token, headers: wait, json: submissionBody() });
     expect(submitted.status, submitted.text).toBe(200);
