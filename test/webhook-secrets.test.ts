@@ -15,6 +15,7 @@ import { newWebhookSecret } from '@partner/shared/domain/webhooks';
 import { createLogger } from '@partner/shared/telemetry/logger';
 import { MIGRATIONS_DIR, SCHEMA } from '../services/events/src/app.js';
 import { PRODUCT, provision, submissionBody } from './support/fixtures.js';
+import { until } from './support/poll.js';
 import { Receiver, useReceivers, type Received } from './support/receiver.js';
 import type { Stack } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
@@ -109,15 +110,25 @@ describe('webhook signing secrets sealed at rest', () => {
     expect(verify(gb!, bBefore).type).toBe('submission.created');
   });
 
-  it('a blob copied to another endpoint does not open: the read fails rather than hand out another endpoint\'s secret', async () => {
-    const r = await receiver();
-    const [a, b] = [await create(r.url), await create(r.url)];
+  it("a blob copied to another endpoint does not open: its read fails and its deliveries are refused unsent, never signed with another endpoint's secret", async () => {
+    const [ra, rb] = [await receiver(), await receiver()];
+    const [a, b] = [await create(ra.url), await create(rb.url)];
     await stack.sql('UPDATE events.webhook_endpoints SET secret_sealed = (SELECT secret_sealed FROM events.webhook_endpoints WHERE endpoint_id = $1) WHERE endpoint_id = $2', [a, b]);
     const res = await stack.api('GET', `/v1/webhook-endpoints/${b}/secret`, { token });
     expect(res.status, res.text).toBe(500);
     expect(JSON.stringify(res.body)).not.toContain('whsec_');
     expect(stack.logs.join('\n')).toMatch(/the signing secret of webhook endpoint we_[0-9a-f]{32} \(secret\) in the database is sealed with a key-encryption key this process does not have/);
-    await stack.api('DELETE', `/v1/webhook-endpoints/${b}`, { token, headers: wait });
+
+    const submitted = await stack.api('POST', '/v1/submissions', { token, headers: wait, json: submissionBody() });
+    expect(submitted.status, submitted.text).toBe(200);
+    await ra.waitFor('the delivery to a, whose secret is its own', (rs) => rs.length >= 1);
+    const [d] = await until('the delivery to b refused', async () => {
+      const res = await stack.api('GET', `/v1/webhook-endpoints/${b}/deliveries`, { token });
+      return res.body.items[0]?.lastError && res.body.items;
+    });
+    expect(d).toMatchObject({ status: 'pending', attempts: 1, lastError: "not sent: this endpoint's signing secret could not be read (a fault of the service, not of the receiver)" });
+    expect(rb.received).toHaveLength(0);
+    for (const id of [a, b]) await stack.api('DELETE', `/v1/webhook-endpoints/${id}`, { token, headers: wait });
   });
 });
 
@@ -177,8 +188,11 @@ describe('webhook signing secrets stored in plaintext before sealing (a database
     expect(verify(got!, plain.current).type).toBe('submission.created');
     expect(verify(got!, plain.previous).type).toBe('submission.created');
 
-    // Another start (a second replica) finds nothing to do: the sealed bytes stay as they are.
-    await stack.startEvents();
+    // Another start (a second replica, as a process: it seals before it announces its ports) finds
+    // nothing to do: the sealed bytes stay as they are.
+    const replica = await stack.spawnService('events', { AUTH_GRPC_ADDR: '127.0.0.1:9' });
+    replica.kill('SIGKILL');
+    await replica.exited;
     expect(await sealedColumns()).toEqual(rows);
   });
 });

@@ -100,6 +100,10 @@ export class Sender {
     if (portWhy && !(this.opts.rules.allowLoopback && (isIP(hostOf(url)) === 0 || isThisHostLoopback(hostOf(url))))) {
       return done({ ok: false, outcome: 'refused', error: `refused: the URL ${portWhy}; update the endpoint's URL` });
     }
+    // Its signing secret did not open (store.ts): nothing unsigned is ever sent.
+    if (d.secrets.length === 0) {
+      return done({ ok: false, outcome: 'refused', error: "not sent: this endpoint's signing secret could not be read (a fault of the service, not of the receiver)" });
+    }
     const timestamp = Math.floor(Date.now() / 1000);
     const signal = AbortSignal.timeout(this.opts.timeoutMs);
     try {

@@ -11,7 +11,7 @@ import type { natsNames } from '@partner/shared/nats/client';
 import { withTx, type Pool, type PoolClient } from '@partner/shared/db/pg';
 import type { WebhookDisabledReasonName } from '@partner/shared/domain/webhooks';
 import { endpointView, failPending, ENDPOINT_COLUMNS, type EndpointRow } from '../webhooks/repo.js';
-import { signingSecrets, type SecretColumns } from '../webhooks/secrets.js';
+import { signingSecretsOrNone, type SecretColumns } from '../webhooks/secrets.js';
 
 /**
  * "Its endpoint is enabled", as a scalar subquery: PostgreSQL keeps it a per-row filter of the scan of
@@ -88,8 +88,9 @@ export async function claimDue(
     body: row.body,
     failures: row.failures,
     url: row.url,
-    // Sealed at rest (webhooks/secrets.ts): opened here, held only while the delivery is.
-    secrets: signingSecrets(a.keks, row),
+    // Sealed at rest (webhooks/secrets.ts): opened here, held only while the delivery is; none when
+    // they do not open (the sender refuses that delivery).
+    secrets: signingSecretsOrNone(a.keks, row),
   }));
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { UnknownKekError } from '@partner/shared/crypto/sealed-keys';
 import { newWebhookSecret } from '@partner/shared/domain/webhooks';
-import { openSecret, sealSecret, signingSecrets } from './secrets.js';
+import { openSecret, sealSecret, signingSecrets, signingSecretsOrNone } from './secrets.js';
 
 describe('webhook signing secrets sealed at rest', () => {
   const [older, newer] = [randomBytes(32), randomBytes(32)];
@@ -38,5 +38,10 @@ describe('webhook signing secrets sealed at rest', () => {
     expect(signingSecrets([newer, older], { ...row, secret_sealed: current, previous_secret_sealed: previous })).toEqual([s1, s2]);
     expect(signingSecrets([newer, older], { ...row, secret_sealed: current, previous_secret_sealed: null })).toEqual([s1]);
     expect(signingSecrets([newer], { ...row, secret: s1, secret_sealed: null, previous_secret_sealed: null })).toEqual([s1]);
+    // Either one not opening: none at all for the dispatcher (it refuses the delivery unsent), the error otherwise.
+    const foreign = { ...row, endpoint_id: 'we_b', secret_sealed: current, previous_secret_sealed: null };
+    expect(signingSecretsOrNone([newer, older], foreign)).toEqual([]);
+    expect(signingSecretsOrNone([newer], { ...row, secret_sealed: current, previous_secret_sealed: previous })).toEqual([]);
+    expect(() => signingSecrets([newer, older], foreign)).toThrow(UnknownKekError);
   });
 });

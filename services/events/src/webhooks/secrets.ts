@@ -53,8 +53,19 @@ export function openSecret(keks: readonly Buffer[], endpointId: string, column: 
 
 /**
  * The secrets that sign a delivery: the current one, then the previous one while it still signs (the
- * caller's query gives previous_* only before previous_secret_expires_at, as null otherwise).
+ * caller's query gives previous_* only before previous_secret_expires_at, as null otherwise). None
+ * (an empty list) when they do not open — a KEK this process lacks, or a blob moved from another row:
+ * that delivery is refused unsent (dispatcher/sender.ts), and no other endpoint's waits for it.
  */
+export function signingSecretsOrNone(keks: readonly Buffer[], row: SecretColumns): string[] {
+  try {
+    return signingSecrets(keks, row);
+  } catch {
+    return [];
+  }
+}
+
+/** The secrets that sign a delivery (as above), failing with UnknownKekError (naming the endpoint and column) when one does not open. */
 export function signingSecrets(keks: readonly Buffer[], row: SecretColumns): string[] {
   const current = openSecret(keks, row.endpoint_id, 'secret', row.secret_sealed, row.secret);
   if (current === null) throw new Error(`webhook endpoint ${row.endpoint_id} has no signing secret`);
