@@ -80,6 +80,8 @@ export function startEvents(config: EventsConfig, opts: StartOptions = {}): Prom
       const webhooks = await webhookHandlers(pool, {
         endpointLimit: config.webhookEndpointLimit,
         secretOverlapMs: config.webhookSecretOverlapMs,
+        keks: config.keyEncryptionKeys,
+        logger,
         notifyDue: () => {
           try {
             nats.current?.publish(names.webhooksDueSubject);

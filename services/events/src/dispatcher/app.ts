@@ -37,7 +37,7 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
       });
       const sender = new Sender({
         timeoutMs: config.timeoutMs,
-        rules: { allowLoopback: config.allowLoopbackTargets, allowHttp: config.environment !== 'production' },
+        rules: { allowLoopback: config.allowLoopbackTargets, allowHttp: config.environment !== 'production', allowedPorts: config.allowedPorts },
         connectionsPerOrigin: config.endpointConcurrency,
       });
       const dispatcher = new Dispatcher(pool, names, sender, config, logger, {

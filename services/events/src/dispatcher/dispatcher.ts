@@ -18,7 +18,7 @@ import type { DispatcherConfig } from './config.js';
 /** The settings the loop reads (documented on DispatcherConfig). */
 export type DispatchSettings = Pick<
   DispatcherConfig,
-  'timeoutMs' | 'retryScheduleMs' | 'retryJitter' | 'endpointConcurrency' | 'endpointMaxInFlight' | 'maxInFlight' | 'disableAfterMs' | 'pollMs'
+  'timeoutMs' | 'retryScheduleMs' | 'retryJitter' | 'endpointConcurrency' | 'endpointMaxInFlight' | 'maxInFlight' | 'disableAfterMs' | 'pollMs' | 'keyEncryptionKeys'
 >;
 
 export interface DispatchMetrics {
@@ -136,7 +136,7 @@ export class Dispatcher {
     while (!this.stopped && this.held < this.s.maxInFlight) {
       const limit = Math.min(200, this.s.maxInFlight - this.held);
       this.hooks.metrics?.looked?.();
-      const claimed = await claimDue(this.pool, { limit, room: this.room(), defaultRoom: this.s.endpointMaxInFlight, leaseMs: this.leaseMs });
+      const claimed = await claimDue(this.pool, { limit, room: this.room(), defaultRoom: this.s.endpointMaxInFlight, leaseMs: this.leaseMs, keks: this.s.keyEncryptionKeys });
       for (const d of claimed) this.enqueue(d);
       total += claimed.length;
       if (claimed.length < limit) break;
