@@ -1,6 +1,6 @@
 // The SDK and CLI as a partner gets them: packed with `npm pack`, installed from the tarballs into an
-// empty directory (offline: neither has a dependency outside the two; the CLI's alone too, the SDK
-// bundled in it), the CLI runnable, the SDK
+// empty directory (offline: the SDK's one outside dependency, jose, installed from a tarball beside
+// them; the CLI's alone too, the SDK and jose bundled in it), the CLI runnable, the SDK
 // importable, its types compiling in a consumer under each TypeScript module resolution (node16,
 // bundler, node10), every source map pointing at a shipped file, and versions equal to the API's.
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -10,24 +10,21 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT } from './support/stack.js';
+import { NPM_ENV, packPartnerPackages, type PartnerTarballs } from './support/packages.js';
 import { API_VERSION } from '../services/gateway/src/openapi/document.js';
 
 const run = promisify(execFile);
-const NPM_ENV = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
 let dir: string;
-let tarballs: { sdk: string; cli: string };
+let tarballs: PartnerTarballs;
 
 beforeAll(async () => {
   // The packages are packed from their build.
   await run(join(ROOT, 'node_modules/.bin/tsc'), ['-b', 'sdk/cli'], { cwd: ROOT });
   const packs = mkdtempSync(join(tmpdir(), 'partner-packs-'));
-  const { stdout } = await run('npm', ['pack', '--json', '-w', 'sdk/client', '-w', 'sdk/cli', '--pack-destination', packs], { cwd: ROOT, env: NPM_ENV });
-  const packed = JSON.parse(stdout) as { name: string; filename: string }[];
-  const file = (name: string) => join(packs, packed.find((p) => p.name === name)!.filename);
-  tarballs = { sdk: file('@partner/sdk'), cli: file('@partner/cli') };
+  tarballs = await packPartnerPackages(packs);
   dir = mkdtempSync(join(tmpdir(), 'partner-consumer-'));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  await run('npm', ['install', '--offline', '--no-package-lock', tarballs.sdk, tarballs.cli], { cwd: dir, env: NPM_ENV });
+  await run('npm', ['install', '--offline', '--no-package-lock', '--cache', join(dir, '.npm-cache'), tarballs.sdk, tarballs.cli, tarballs.jose], { cwd: dir, env: NPM_ENV });
 }, 240_000);
 
 describe('installed from the packed tarballs', () => {

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { PartnerClient, RequirementsNotMetError } from '../sdk/client/src/index.js';
 import { ROOT, type ClientCreds } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
+import { packPartnerPackages } from './support/packages.js';
 
 const PRODUCT = randomUUID();
 const CLI = join(ROOT, 'sdk/cli/dist/main.js');
@@ -134,11 +135,10 @@ describe('the CLI installed from its package', () => {
     const run = promisify(execFile);
     const env = { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
     const packs = mkdtempSync(join(home, 'packs-'));
-    const { stdout } = await run('npm', ['pack', '--json', '-w', 'sdk/client', '-w', 'sdk/cli', '--pack-destination', packs], { cwd: ROOT, env });
-    const packed = JSON.parse(stdout) as { name: string; filename: string }[];
+    const packed = await packPartnerPackages(packs);
     const consumer = mkdtempSync(join(home, 'consumer-'));
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    await run('npm', ['install', '--offline', '--no-package-lock', ...packed.map((p) => join(packs, p.filename))], { cwd: consumer, env });
+    await run('npm', ['install', '--offline', '--no-package-lock', '--cache', join(consumer, '.npm-cache'), packed.sdk, packed.cli, packed.jose], { cwd: consumer, env });
     const installed = join(consumer, 'node_modules/@partner/cli/dist/main.js');
     const bad = await partner(['submissions', 'validate', '--file', '-'], JSON.stringify(body()), installed);
     expect(bad.code, bad.stderr).toBe(1);
