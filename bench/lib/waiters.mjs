@@ -77,7 +77,8 @@ export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
   // memory is read as the live cost of the waiters.
   const gateway = await stack.startService('gateway', {
     env: { MAX_WAITERS: String(Math.max(20_000, waiters + 1_000)) },
-    nodeArgs: ['--expose-gc', '--require', `${ROOT}bench/lib/gc-on-signal.cjs`],
+    // BENCH_WAITERS_NODE_ARGS: V8 settings to compare (e.g. "--max-semi-space-size=2"), bench only.
+    nodeArgs: ['--expose-gc', '--require', `${ROOT}bench/lib/gc-on-signal.cjs`, ...(process.env.BENCH_WAITERS_NODE_ARGS ?? '').split(' ').filter(Boolean)],
   });
   const collected = async () => {
     process.kill(gateway.pid, 'SIGUSR2');
