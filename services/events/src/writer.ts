@@ -227,9 +227,15 @@ export class FeedWriter {
     // Messages of the stream stored (an event for every partner is one message, stored as many rows).
     let storedMessages = 0;
     try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [WRITER_LOCK]);
-      const through = BigInt((await client.query<{ p: string }>(STORED_THROUGH)).rows[0]!.p);
+      // One round trip: BEGIN, the lock, then (a statement of its own, so a snapshot taken after the
+      // lock is held) the stored position. The commit does not wait for its WAL flush: the stream
+      // is the record and the stored position commits with the events, so a crash loses only a
+      // suffix of batches, which are read again and stored identically (same positions, ids and
+      // partner_seqs); a delivery is claimed only by a synchronous commit that flushes this one.
+      const begun = (await client.query(
+        `BEGIN; SELECT pg_advisory_xact_lock(${WRITER_LOCK}), set_config('synchronous_commit', 'off', true); ${STORED_THROUGH}`,
+      )) as unknown as { rows: { p: string }[] }[];
+      const through = BigInt(begun[2]!.rows[0]!.p);
       const fresh = await newEvents(client, parsed.filter((p) => p.position > through));
       if (fresh.length > 0) {
         const seqs = await assignSeqs(client, fresh);
