@@ -231,7 +231,7 @@ export class FeedWriter {
       // lock is held) the stored position. The commit does not wait for its WAL flush: the stream
       // is the record and the stored position commits with the events, so a crash loses only a
       // suffix of batches, which are read again and stored identically (same positions, ids and
-      // partner_seqs); a delivery is claimed only by a synchronous commit that flushes this one.
+      // partner_seqs); a delivery's settlement, a synchronous commit, flushes this one before it.
       const begun = (await client.query(
         `BEGIN; SELECT pg_advisory_xact_lock(${WRITER_LOCK}), set_config('synchronous_commit', 'off', true); ${STORED_THROUGH}`,
       )) as unknown as { rows: { p: string }[] }[];
