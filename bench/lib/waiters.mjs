@@ -67,7 +67,13 @@ export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
   const quiet = { OUTBOX_RELAY_INTERVAL_MS: '60000', SWEEP_INTERVAL_MS: '3600000', EVENT_SWEEP_INTERVAL_MS: '3600000' };
   await Promise.all(
     proxied.map((s) =>
-      stack.startService(s, { env: { DATABASE_URL: stack.databaseUrlVia(proxies[s].port), ...(s === 'auth' || s === 'policy' ? {} : quiet) } }),
+      stack.startService(s, {
+        env: {
+          DATABASE_URL: stack.databaseUrlVia(proxies[s].port),
+          // The policy service has an event outbox relay too (product.requirements_changed): quiet it alone.
+          ...(s === 'auth' ? {} : s === 'policy' ? { OUTBOX_RELAY_INTERVAL_MS: quiet.OUTBOX_RELAY_INTERVAL_MS } : quiet),
+        },
+      }),
     ),
   );
   // The webhook dispatcher's own outbox relay (webhook_endpoint.disabled events) polls like the others: quiet it too.
