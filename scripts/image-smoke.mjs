@@ -1,13 +1,18 @@
-// Starts every service from a built image (buildah run --isolation chroot, as the image's non-root
-// user 1000:1000, on the host's network) against the test PostgreSQL and NATS, in dependency order,
-// and waits until each one's /readyz answers 200. Its own database (created and dropped) and NATS
-// prefix (its streams deleted), ephemeral ports: it never collides with `npm start` or the tests.
+// Runs a built image as the chart does and checks it: every process in a chroot of the image's root
+// filesystem, bind-mounted READ-ONLY in a mount namespace of its own, with a tmpfs /tmp (the chart's
+// emptyDir), as the image's non-root user 1000:1000, with the image's environment and workdir, on the
+// host's network. First `main.js migrate` of every schema owner (the chart's hook Jobs), then every
+// service against the test PostgreSQL and NATS, in dependency order, until each one's /readyz
+// answers 200. Its own database (created and dropped) and NATS prefix (its streams deleted),
+// ephemeral ports: it never collides with `npm start` or the tests.
 //   node scripts/image-smoke.mjs IMAGE        (scripts/image-smoke.sh builds IMAGE and calls this)
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { launch, serviceEntry } from './lib/launch.mjs';
-import { addressEnv, portVariables, processNames } from './lib/processes.mjs';
+import { addressEnv, PROCESSES, portVariables, processNames, schemaOwners } from './lib/processes.mjs';
 
 const image = process.argv[2];
 if (!image) {
@@ -55,14 +60,46 @@ const started = Date.now();
 const since = () => `${((Date.now() - started) / 1000).toFixed(1)}s`;
 const running = [];
 let container;
+let rootfs;
+let mountpoint;
+let imageEnv = {};
+let workdir = '/';
+let user;
+
+// In a mount namespace of its own: the image's root bind-mounted read-only on MOUNTPOINT, a tmpfs on
+// /tmp (the chart's emptyDir, 64 MiB), /proc and /dev; then chroot as the image's USER (1000:1000)
+// into its workdir and exec tini like the image's ENTRYPOINT (-s: not PID 1 here, so it registers as
+// the subreaper).
+const IN_IMAGE = `set -e
+root="$1"; ro="$2"; workdir="$3"; user="$4"; shift 4
+mount --bind "$root" "$ro"
+mount -o remount,bind,ro "$ro"
+mount -t tmpfs -o size=64m,mode=1777,nosuid,nodev tmpfs "$ro/tmp"
+mount -t proc proc "$ro/proc"
+mount --rbind /dev "$ro/dev"
+exec chroot --userspec="$user" "$ro" /usr/bin/env --chdir="$workdir" /usr/bin/tini -s -- "$@"`;
+
+/** command/args/env that run `node …args` inside the image, read-only (see IN_IMAGE). */
+function inImage(args) {
+  return {
+    command: 'unshare',
+    args: ['--mount', '--propagation', 'private', '--', 'sh', '-c', IN_IMAGE, 'image-smoke', rootfs, mountpoint, workdir, user, 'node', ...args],
+    env: { ...imageEnv, ...env },
+  };
+}
+
+/** Runs `node …args` in the image to its end; its output, or a failure with it. */
+function runInImage(what, args) {
+  const { command, args: argv, env: runEnv } = inImage(args);
+  const r = spawnSync(command, argv, { env: runEnv, encoding: 'utf8', timeout: READY_TIMEOUT_MS });
+  if (r.status !== 0) throw new Error(`${what} exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout).slice(-2000)}`);
+  return r.stdout.trim();
+}
 
 async function startService(name) {
-  const envArgs = Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
-  // tini like the image's ENTRYPOINT (buildah run does not apply ENTRYPOINT); -s: here it is not PID 1,
-  // so it registers as the subreaper instead.
-  const args = ['run', '--isolation', 'chroot', '--network', 'host', '--user', '1000:1000', ...envArgs, container, '--', '/usr/bin/tini', '-s', '--', 'node', serviceEntry(name)];
-  // Its own process group, so cleanup stops buildah and everything under it.
-  const proc = launch({ name, command: 'buildah', args, env: process.env, detached: true });
+  const { command, args, env: runEnv } = inImage([serviceEntry(name)]);
+  // Its own process group, so cleanup stops unshare and everything under it.
+  const proc = launch({ name, command, args, env: runEnv, detached: true });
   running.push(proc);
   let timer;
   const timeout = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${name} did not announce its ports within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS)));
@@ -164,9 +201,17 @@ async function cleanup() {
   }
   if (container) {
     try {
+      buildah('umount', container);
       buildah('rm', container);
     } catch {
       // Nothing to remove.
+    }
+  }
+  if (mountpoint) {
+    try {
+      rmdirSync(mountpoint);
+    } catch {
+      // Already gone.
     }
   }
   const nc = await connect({ servers: NATS_URL }).catch(() => undefined);
@@ -188,6 +233,45 @@ try {
   await admin.query(`CREATE DATABASE ${dbName}`);
   await admin.end();
   container = buildah('from', '--pull-never', '--quiet', image);
+  rootfs = buildah('mount', container);
+  mountpoint = mkdtempSync(join(tmpdir(), 'partner-image-smoke-root-'));
+  const config = JSON.parse(buildah('inspect', '--type', 'image', image)).OCIv1.config;
+  imageEnv = Object.fromEntries((config.Env ?? []).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+  workdir = config.WorkingDir || '/';
+  user = config.User;
+  if (!/^[1-9]\d*:\d+$/.test(user ?? '')) throw new Error(`the image's USER is ${JSON.stringify(user)}, not a numeric non-root uid:gid`);
+
+  // The runtime: Node 22 (the image's), and a root filesystem nothing can write but /tmp.
+  const version = runInImage('node --version', ['-p', 'process.versions.node']);
+  const wanted = process.env.IMAGE_SMOKE_NODE_VERSION;
+  if (!version.startsWith('22.') || (wanted && version !== wanted)) throw new Error(`the image runs Node ${version}, not ${wanted ?? '22'}`);
+  const fsCheck = runInImage('the read-only check', [
+    '-e',
+    `const fs = require('node:fs');
+     let root = 'writable';
+     try { fs.writeFileSync('/app/smoke-probe', 'x'); } catch (e) { root = e.code; }
+     fs.writeFileSync('/tmp/smoke-probe', 'x');
+     console.log(JSON.stringify({ root, tmp: fs.readFileSync('/tmp/smoke-probe', 'utf8'), uid: process.getuid() }));`,
+  ]);
+  const fsState = JSON.parse(fsCheck);
+  if (fsState.root !== 'EROFS' || fsState.tmp !== 'x' || fsState.uid !== 1000) throw new Error(`the image's filesystem is not what the chart gives it: ${fsCheck}`);
+  console.log(`  runtime    Node ${version}, root filesystem ${fsState.root}, /tmp writable, uid ${fsState.uid}  (${since()})`);
+
+  // The hook Jobs' command, for every schema owner, on the read-only root: it must need no more.
+  const migrated = [];
+  for (const name of schemaOwners()) {
+    runInImage(`${name} migrate`, [serviceEntry(name), 'migrate']);
+    migrated.push(PROCESSES[name].schema);
+  }
+  const check = new pg.Client({ connectionString: env.DATABASE_URL });
+  await check.connect();
+  for (const schema of migrated) {
+    const r = await check.query(`SELECT count(*)::int AS n FROM "${schema}".schema_migrations`);
+    if (!(r.rows[0].n > 0)) throw new Error(`${schema}: main.js migrate applied nothing`);
+  }
+  await check.end();
+  console.log(`  migrate    ${migrated.join(', ')}: applied from the image  (${since()})`);
+
   const announced = {};
   for (const name of SERVICES) {
     const ports = await startService(name);
@@ -204,11 +288,10 @@ try {
   const body = await r.json().catch(() => ({}));
   if (r.status !== 401 || body?.error?.code !== 'unauthenticated') throw new Error(`gateway GET /v1/health without a token answered ${r.status} ${JSON.stringify(body)}`);
   console.log(`  gateway    GET /v1/health without a token: 401 ${body.error.code}`);
-  // The operator CLI runs from the image too (everything it imports is in it).
-  const envArgs = Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
-  const product = buildah('run', '--isolation', 'chroot', '--network', 'host', '--user', '1000:1000', ...envArgs, container, '--', 'node', 'scripts/admin.mjs', 'product', 'add', '--id', randomUUID(), '--name', 'Image smoke');
+  // The operator CLI runs from the image too (everything it imports is in it), read-only like the rest.
+  const product = runInImage('admin product add', ['scripts/admin.mjs', 'product', 'add', '--id', randomUUID(), '--name', 'Image smoke']);
   console.log(`  admin      product add: ${product.split('\n').at(-1)}`);
-  console.log(`image smoke: all ${SERVICES.length} services ready from ${image} in ${since()}`);
+  console.log(`image smoke: all ${SERVICES.length} services ready from ${image} on Node ${version}, read-only root, in ${since()}`);
 } catch (err) {
   failed = err;
   console.error(`image smoke FAILED: ${err.message}`);

@@ -43,7 +43,7 @@ if (!existsSync(devEnvFile)) {
     devEnvFile,
     [
       '# Written by `npm start` on first run; local development only.',
-      "# The key-encryption key: seals auth's token keys and the submission service's receipt keys.",
+      "# The key-encryption key: seals auth's token keys, the submission service's receipt keys and the webhook signing secrets.",
       `AUTH_KEY_ENCRYPTION_KEY=${randomBytes(32).toString('base64')}`,
       '',
     ].join('\n'),

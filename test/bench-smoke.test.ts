@@ -30,7 +30,7 @@ function runBench(args: string[]): Promise<{ code: number | null; output: string
 describe('npm run bench -- --smoke', () => {
   // 45–70 s on an idle machine; 170 s seen at load average 12, the receipts experiment (two restarts
   // of the submission service) included.
-  it('runs every phase against a private stack, exits 0 and writes a result with every section', { timeout: 240_000 }, async () => {
+  it('runs every phase against a private stack, exits 0 and writes a result with every section', { timeout: 420_000 }, async () => {
     const out = join(dir, 'smoke.json');
     const { code, output } = await runBench(['--out', out]);
     expect(code, output.slice(-3000)).toBe(0);
@@ -56,6 +56,15 @@ describe('npm run bench -- --smoke', () => {
     for (const side of ['off', 'on']) expect(r.experiments.receipts[side].product.ok, `receipts ${side}`).toBeGreaterThan(0);
     expect(r.jobsRead.ok).toBeGreaterThan(0);
     expect(r.policiesList.ok).toBeGreaterThan(0);
+    // Issue 34: each read beside its read floor, with CPU per request of every process on both sides.
+    for (const read of ['jobs', 'policies', 'events']) {
+      for (const side of ['floor', 'product']) {
+        expect(r.reads[read][side].ok, `${read} ${side}`).toBeGreaterThan(0);
+        expect(r.reads[read][side].errors, `${read} ${side}`).toBe(0);
+        expect(r.reads[read][side].cpuMsPerRequest.total, `${read} ${side} CPU`).toBeGreaterThan(0);
+      }
+    }
+    expect(r.table.filter((row: { baselineName: string | null }) => row.baselineName === 'read floor')).toHaveLength(18);
     expect(r.wakeup.ok).toBeGreaterThan(0);
     expect(r.webhooks.latency.delivered).toBe(r.webhooks.latency.events);
     expect(r.webhooks.fanout.healthy.delivered).toBe(r.webhooks.fanout.healthy.expected);

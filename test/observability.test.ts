@@ -1,8 +1,9 @@
 // Observability of the whole system (issue 7), through the real services: after a scripted run of
 // requests every service's /metrics shows the expected series and counts; one trace spans gateway,
 // job service, worker and submission service for one POST /v1/submissions; request and job log lines
-// carry the trace id and never a secret; /readyz follows NATS and PostgreSQL going away and coming
-// back; a service run as its own process exports its spans (pg included) over OTLP when configured.
+// carry the trace id and never a secret; /readyz stays 200 while NATS or PostgreSQL goes away (and
+// reports it) and calls answer UNAVAILABLE meanwhile; a service run as its own process exports its
+// spans (pg included) over OTLP when configured.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer as createHttpServer } from 'node:http';
@@ -13,7 +14,8 @@ import { node } from '@opentelemetry/sdk-node';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { EnvReader } from '@partner/shared/process/config';
 import { createLogger } from '@partner/shared/telemetry/logger';
-import { createClient, serviceDefs } from '@partner/shared/grpc';
+import { createClient, grpcReadiness, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
+import type { DomainError } from '@partner/shared/domain/errors';
 import { inSpan } from '@partner/shared/telemetry/tracing';
 import { readWorkerConfig } from '../services/worker/src/config.js';
 import { startWorker } from '../services/worker/src/app.js';
@@ -26,7 +28,7 @@ import { startPolicy } from '../services/policy/src/app.js';
 import { basic, ROOT, type ApiResponse, type ClientCreds, PG_ADMIN_URL } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 import { PrivateNats } from './support/nats-server.js';
-import { readyz, scrape, type Scrape } from './support/metrics.js';
+import { dependencies, readyz, scrape, type Scrape } from './support/metrics.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { until } from './support/poll.js';
 import { withSchema } from '../scripts/lib/processes.mjs';
@@ -180,6 +182,51 @@ describe('/metrics', () => {
     expect(w.sum('partner_worker_consumer_pending')).toBe(0);
     expect(w.sum('partner_worker_consumer_redelivered')).toBe(0);
     expect(m.submission!.sum('partner_submissions_created_total')).toBe(2);
+  });
+
+  it('event feed lag: the event outboxes of every relaying process, the feed writer\'s backlog and store delay', async () => {
+    // Every process that relays an event outbox exports its backlog and oldest age (0 when empty).
+    for (const name of ['policy', 'submission', 'job', 'dispatcher']) {
+      expect(m[name]!.types.partner_event_outbox_backlog, name).toBe('gauge');
+      expect(m[name]!.types.partner_event_outbox_oldest_age_seconds, name).toBe('gauge');
+      expect(m[name]!.has('partner_metric_source_failures_total', { metric: 'partner_event_outbox_backlog' }), name).toBe(true);
+    }
+    for (const name of ['gateway', 'worker', 'auth', 'events']) expect(m[name]!.has('partner_event_outbox_backlog'), name).toBe(false);
+    expect(m.policy!.sum('partner_event_outbox_backlog')).toBe(0);
+    expect(m.policy!.sum('partner_event_outbox_oldest_age_seconds')).toBe(0);
+    // The run's events (submission.created, job.succeeded/failed) are published and then all stored.
+    await until('the event outboxes drained', async () =>
+      (await Promise.all(['submission', 'job'].map(async (n) => (await scrape(stack.opsUrls[n]!)).sum('partner_event_outbox_backlog')))).every((v) => v === 0),
+    );
+    const events = await until('the feed writer caught up', async () => {
+      const e = await scrape(stack.opsUrls.events!);
+      return e.sum('partner_events_writer_pending') === 0 && e.sum('partner_events_stored_total') >= 5 && e;
+    });
+    expect(events.types.partner_events_writer_pending).toBe('gauge');
+    expect(events.types.partner_events_store_delay_seconds).toBe('histogram');
+    // One observation per stored stream message, each no longer than the run itself.
+    const observed = events.sum('partner_events_store_delay_seconds_count');
+    expect(observed).toBeGreaterThanOrEqual(5);
+    expect(observed).toBeLessThanOrEqual(events.sum('partner_events_stored_total'));
+    expect(events.sum('partner_events_store_delay_seconds_sum') / observed).toBeLessThan(30);
+    expect(events.sum('partner_events_store_delay_seconds_bucket', { le: '+Inf' })).toBe(observed);
+  });
+
+  it('jobs: accepted and settled count each job once (a replayed request counts nothing), for the accepted-vs-settled rates', async () => {
+    const count = async () => {
+      const job = await scrape(stack.opsUrls.job!);
+      expect(job.types.partner_jobs_accepted_total).toBe('counter');
+      expect(job.types.partner_jobs_settled_total).toBe('counter');
+      return { accepted: job.sum('partner_jobs_accepted_total', { kind: 'submission.create' }), settled: job.sum('partner_jobs_settled_total', { kind: 'submission.create' }) };
+    };
+    const before = await count();
+    const body = submission();
+    const headers = { 'idempotency-key': `obs-${randomUUID()}`, prefer: 'wait=10' };
+    const first = await stack.api('POST', '/v1/submissions', { token, json: body, headers });
+    const again = await stack.api('POST', '/v1/submissions', { token, json: body, headers });
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(again.text).toBe(first.text);
+    expect(await count()).toEqual({ accepted: before.accepted + 1, settled: before.settled + 1 });
   });
 
   it('are what docs/operations.md, the alerts and the dashboard name, and all of them are documented', () => {
@@ -356,7 +403,7 @@ describe('logs', () => {
 });
 
 describe('/readyz', () => {
-  it('turns 503 on the worker while its NATS is down, and 200 when it is back; the gateway and the job service stay ready', async () => {
+  it('stays 200 on the worker while its NATS is down, reporting it (the gateway and the job service too); /livez stays 200', async () => {
     const nats = await PrivateNats.start();
     // The job service on the private NATS gets its own database: its relay must not publish the
     // stack's outbox to a broker no stack worker reads.
@@ -372,17 +419,21 @@ describe('/readyz', () => {
     try {
       for (const s of [worker, gateway, job]) await until('ready', async () => (await readyz(ops(s))).status === 200);
       await nats.down();
-      const r = await until('unready', async () => {
+      // Readiness is "not draining and listening": the outage is reported, never acted on.
+      const r = await until('NATS reported down', async () => {
         const r = await readyz(ops(worker));
-        return r.status === 503 && r;
+        return r.body.dependencies?.nats?.startsWith('failed') && r;
       });
-      expect(r.body.checks?.nats).toMatch(/^failed/);
-      expect(Object.entries(r.body.checks ?? {}).filter(([, v]) => v !== 'ok').map(([k]) => k)).toEqual(['nats']);
-      // "This pod can serve": a shared dependency down does not take the gateway out of the ingress.
-      expect((await readyz(ops(gateway))).status).toBe(200);
-      expect((await readyz(ops(job))).status).toBe(200);
+      expect(r.status).toBe(200);
+      const d = await dependencies(ops(worker));
+      expect(d.status).toBe(200);
+      expect(d.body.status).toBe('degraded');
+      expect(Object.entries(d.body.dependencies).filter(([, v]) => v !== 'ok').map(([k]) => k)).toEqual(['nats']);
+      expect((await fetch(`${ops(worker)}/livez`)).status).toBe(200);
+      for (const s of [gateway, job]) expect((await readyz(ops(s))).status).toBe(200);
       await nats.up();
-      await until('ready again', async () => (await readyz(ops(worker))).status === 200);
+      await until('NATS reported back', async () => (await dependencies(ops(worker))).body.status === 'ok');
+      expect((await readyz(ops(worker))).status).toBe(200);
     } finally {
       await Promise.all([worker.stop(), gateway.stop(), job.stop()]);
       await nats.destroy();
@@ -391,7 +442,7 @@ describe('/readyz', () => {
     }
   });
 
-  it('turns 503 while PostgreSQL is unreachable and 200 when it is back', async () => {
+  it('stays 200 and SERVING while PostgreSQL is unreachable, answering calls UNAVAILABLE, and serves when it is back', async () => {
     const proxy = new TcpProxy('127.0.0.1', 5432);
     await proxy.start();
     const policy = await startPolicy(
@@ -399,18 +450,22 @@ describe('/readyz', () => {
       { logger: quiet },
     );
     const ops = `http://127.0.0.1:${policy.ports.ops}`;
+    const client = createClient(serviceDefs().policy, `127.0.0.1:${policy.ports.grpc}`, 3_000, { callStreams: false });
+    const serving = grpcReadiness(client, SERVICE_NAMES.policy, { cacheMs: 0 });
     try {
       expect((await readyz(ops)).status).toBe(200);
       await proxy.cut();
-      const down = await until('unready', async () => {
-        const r = await readyz(ops);
-        return r.status === 503 && r;
-      });
-      expect(down.body.checks?.postgres).toMatch(/^failed/);
+      const err = await client.GetProduct({ productId: PRODUCT }).catch((e: unknown) => e as DomainError);
+      expect({ code: (err as DomainError).code, retryAfterS: (err as DomainError).retryAfterS }).toEqual({ code: 'unavailable', retryAfterS: 1 });
+      expect((await dependencies(ops)).body.dependencies.postgres).toMatch(/^failed/);
+      expect((await readyz(ops)).status).toBe(200);
+      await serving();
       expect((await scrape(ops)).has('partner_db_pool_connections')).toBe(true);
       await proxy.restore();
-      await until('ready again', async () => (await readyz(ops)).status === 200);
+      await until('serving again', async () => (await client.GetProduct({ productId: PRODUCT })).product?.productId === PRODUCT);
+      expect((await dependencies(ops)).body.dependencies.postgres).toBe('ok');
     } finally {
+      client.close();
       await policy.stop();
       await proxy.cut();
     }

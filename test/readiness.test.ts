@@ -1,5 +1,6 @@
 // Readiness and liveness on a bad day (issue 16): a NATS outage must not take the gateways out of the
-// ingress (reads keep working, mutations are accepted into the outbox and settle once NATS is back),
+// ingress (reads keep working, mutations are accepted into the outbox and settle once NATS is back;
+// every process's readiness is "not draining and listening": test/readiness-deps.test.ts),
 // a worker whose consume loop dies restarts it instead of staying "ready" while doing nothing, and a
 // gauge whose source cannot be read says so instead of repeating its last value.
 import { describe, expect, it } from 'vitest';
@@ -13,10 +14,14 @@ import { TcpProxy } from './support/tcp-proxy.js';
 import { until } from './support/poll.js';
 import { useStack, useStackWithOwnNats } from './support/use-stack.js';
 
-/** How long NATS stays down: longer than any reconnect back-off and readiness period of the chart. */
-const OUTAGE_MS = 30_000;
+/**
+ * How long NATS stays down: longer than the clients' reconnect wait (500 ms) many times over, and
+ * several of the chart's readiness probe periods. Readiness no longer looks at NATS at all (issue 33),
+ * so a longer window proves nothing more.
+ */
+const OUTAGE_MS = 6_000;
 
-describe('NATS stopped for 30 s', () => {
+describe('NATS stopped for 6 s', () => {
   let token: string;
   const { stack, nats } = useStackWithOwnNats(async (stack) => {
     await stack.startAll({ OUTBOX_RELAY_INTERVAL_MS: '200' });
@@ -51,7 +56,7 @@ describe('NATS stopped for 30 s', () => {
       // One round of probes a second or so: the loop itself paces on real requests.
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
-    expect(probes).toBeGreaterThan(5);
+    expect(probes).toBeGreaterThanOrEqual(3);
     const queued = await stack.sql<{ n: string }>('SELECT count(*) AS n FROM job.outbox');
     expect(Number(queued[0]!.n)).toBe(accepted.length);
 
@@ -95,7 +100,7 @@ describe('a worker whose consume loop dies', () => {
 describe('a gauge whose source cannot be read', () => {
   const stack = useStack();
 
-  it('reads NaN instead of its last value while the outbox query fails, and counts the failure', async () => {
+  it('reads NaN instead of its last value while the outbox query fails, and counts the failure (the job and the event outbox)', async () => {
     const proxy = new TcpProxy('127.0.0.1', 5432);
     await proxy.start();
     const job = await startJob(
@@ -107,6 +112,8 @@ describe('a gauge whose source cannot be read', () => {
       const up = await scrape(ops);
       expect(up.sum('partner_job_outbox_backlog')).toBe(0);
       expect(up.sum('partner_metric_source_failures_total', { metric: 'partner_job_outbox_backlog' })).toBe(0);
+      expect(up.sum('partner_event_outbox_backlog')).toBe(0);
+      expect(up.sum('partner_event_outbox_oldest_age_seconds')).toBe(0);
       await proxy.cut();
       // (Scrapes within 100 ms share one read, so the first after the cut may still be the earlier one.)
       await until('the backlog reads NaN', async () => Number.isNaN((await scrape(ops)).sum('partner_job_outbox_backlog')));
@@ -114,9 +121,13 @@ describe('a gauge whose source cannot be read', () => {
       expect(down.sum('partner_job_outbox_backlog')).toBeNaN();
       expect(down.sum('partner_job_outbox_oldest_age_seconds')).toBeNaN();
       expect(down.sum('partner_metric_source_failures_total', { metric: 'partner_job_outbox_backlog' })).toBeGreaterThanOrEqual(1);
+      expect(down.sum('partner_event_outbox_backlog')).toBeNaN();
+      expect(down.sum('partner_event_outbox_oldest_age_seconds')).toBeNaN();
+      expect(down.sum('partner_metric_source_failures_total', { metric: 'partner_event_outbox_backlog' })).toBeGreaterThanOrEqual(1);
       await proxy.restore();
       // Back: a real count again (the pool reconnects on the next query).
       await until('the outbox is counted again', async () => (await scrape(ops)).sum('partner_job_outbox_backlog') === 0);
+      expect((await scrape(ops)).sum('partner_event_outbox_backlog')).toBe(0);
     } finally {
       await proxy.cut();
       await job.stop();

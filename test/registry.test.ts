@@ -26,7 +26,7 @@ interface ChartService {
   http?: { port: number; portEnv: string };
   grpc?: { port: number };
   opsPort: number;
-  database?: boolean;
+  database?: { poolMax: number; writerLockConnections?: number };
   migrate?: boolean;
   nats?: boolean;
   dials?: string[];
@@ -104,7 +104,7 @@ describe('the registry against the chart', () => {
     expect(v.opsPort, 'ops').toBe(p.ports.ops);
     expect(v.dials ?? [], 'calls = dials').toEqual(p.calls);
     expect(v.dialsHttp ?? [], 'callsHttp = dialsHttp').toEqual(p.callsHttp);
-    expect(v.database ?? false, 'schema = database').toBe(p.schema !== null);
+    expect(v.database !== undefined, 'schema = database (a pool)').toBe(p.schema !== null);
     expect(v.migrate ?? false, 'migrates = migrate').toBe(schemaOwners().includes(name));
     expect(v.script ?? `services/${name}/dist/main.js`, 'entry = script').toBe(entryOf(name));
     expect(v.webhookEgress ?? false, 'webhookEgress').toBe(p.webhookEgress ?? false);

@@ -465,13 +465,16 @@ describe('webhooks: targets refused (SSRF) when loopback targets are not allowed
   let loopbackGateway: string;
   const h = helpers(() => stack);
   const stack = useStack(async (stack) => {
-    await stack.startAll({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'false', WEBHOOK_RETRY_SCHEDULE: '60' }, { dispatcher: true });
+    r = await Receiver.start();
+    // These tests are about addresses: every port they use is allowed (80 as in UAT, and the
+    // receiver's), so only the address can be what refuses (WEBHOOK_ALLOWED_PORTS has its own block).
+    const ports = `80,443,8443,${new URL(r.url).port}`;
+    await stack.startAll({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'false', WEBHOOK_RETRY_SCHEDULE: '60', WEBHOOK_ALLOWED_PORTS: ports }, { dispatcher: true });
     const strictGateway = stack.gatewayUrl;
-    await stack.startGateway({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true' });
+    await stack.startGateway({ WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true', WEBHOOK_ALLOWED_PORTS: ports });
     loopbackGateway = stack.gatewayUrl;
     stack.gatewayUrl = strictGateway;
     token = await provision(stack);
-    r = await Receiver.start();
   });
   afterAll(async () => {
     await r?.stop();
@@ -568,6 +571,63 @@ describe('webhooks: targets refused (SSRF) when loopback targets are not allowed
       expect(d!.lastResponseStatus).toBeUndefined();
       await h.job(token, 'DELETE', `/v1/webhook-endpoints/${ep.endpointId}`);
     }
+    expect(r.received).toHaveLength(0);
+  });
+});
+
+describe('webhooks: allowed target ports (WEBHOOK_ALLOWED_PORTS, 443 and 8443 by default)', () => {
+  let token: string;
+  // The test stack's local mode (loopback allowed): the receivers' ephemeral loopback ports are
+  // allowed, the default list holds for everything else.
+  const { stack, receiver } = withDispatcher({ WEBHOOK_RETRY_SCHEDULE: '60' }, (t) => (token = t));
+  const h = helpers(() => stack);
+  // Endpoints registered to a public address subscribe to an event this block never emits.
+  const NEVER_HERE = ['attachment.deleted'];
+  const refusedPort = (res: { status: number; text: string; body: any }, issue: string) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'validation_error', retryable: false });
+    expect(res.body.error.details).toEqual([{ field: 'url', issue }]);
+  };
+
+  it('refuses another port at registration and PATCH with 400 naming url and the allowed ports; accepts 443 and 8443', async () => {
+    const post = (url: string) => stack.api('POST', '/v1/webhook-endpoints', { token, json: { url, eventTypes: NEVER_HERE } });
+    refusedPort(await post('https://8.8.8.8:8080/hooks'), 'must use one of the ports 443, 8443 (port 8080 is not allowed)');
+    refusedPort(await post('http://8.8.8.8/hooks'), 'must use one of the ports 443, 8443 (http without a port uses 80)');
+    refusedPort(await post('https://[2606:4700::1111]:5432/hooks'), 'must use one of the ports 443, 8443 (port 5432 is not allowed)');
+    const ok = await h.create(token, 'https://8.8.8.8:8443/hooks', NEVER_HERE);
+    expect(ok.url).toBe('https://8.8.8.8:8443/hooks');
+    expect((await h.create(token, 'https://8.8.8.8:443/hooks', NEVER_HERE)).url).toBe('https://8.8.8.8/hooks');
+    const patched = await stack.api('PATCH', `/v1/webhook-endpoints/${ok.endpointId}`, { token, json: { url: 'https://8.8.8.8:4222/hooks' } });
+    refusedPort(patched, 'must use one of the ports 443, 8443 (port 4222 is not allowed)');
+    expect((await h.endpoint(token, ok.endpointId)).url).toBe('https://8.8.8.8:8443/hooks');
+  });
+
+  it("sends to this host's loopback on any port where loopback is allowed, by address or by name", async () => {
+    const r = await receiver();
+    const byName = `http://localhost:${new URL(r.url).port}/by-name`;
+    await h.create(token, r.url, ['submission.created']);
+    await h.create(token, byName, ['submission.created']);
+    const id = await h.submit(token);
+    const got = await r.waitFor('both deliveries', (rs) => rs.length >= 2 && rs);
+    expect(got.map((x) => x.path).sort()).toEqual(['/by-name', new URL(r.url).pathname].sort());
+    expect(got.every((x) => x.body.includes(id))).toBe(true);
+  });
+
+  it('fails a delivery to a stored URL whose port is no longer allowed, at once and with the reason, never connecting', async () => {
+    const r = await receiver();
+    const ep = await h.create(token, r.url, ['submission.created']);
+    // Registered when its port was allowed; the list changed since.
+    await stack.sql('UPDATE events.webhook_endpoints SET url = $2 WHERE endpoint_id = $1', [ep.endpointId, 'https://8.8.8.8:9443/hooks']);
+    await h.submit(token);
+    const [d] = await until('the delivery refused', async () => {
+      const items = await h.deliveries(token, ep.endpointId);
+      return items[0]?.lastError && items;
+    });
+    expect(d!.lastError).toBe("refused: the URL must use one of the ports 443, 8443 (port 9443 is not allowed); update the endpoint's URL");
+    expect(d!.lastResponseStatus).toBeUndefined();
+    expect(d!.status).toBe('pending');
+    const m = await scrape(stack.opsUrls.dispatcher!);
+    expect(m.sum('partner_webhook_attempts_total', { outcome: 'refused' })).toBe(1);
     expect(r.received).toHaveLength(0);
   });
 });

@@ -179,7 +179,74 @@ async function waiterHeap(stack, { waiters, jobs, dir, say, exits }) {
   };
 }
 
-export async function runProfile(stack, { P, say, proxies }) {
+/**
+ * Windows "read jobs", "read policies", "read events" (issue 34): GET /v1/jobs/{id} of a settled job,
+ * GET /v1/policies?limit=50 and GET /v1/events?limit=100, each at 16 connections for P.readS * 2 s.
+ */
+async function readWindows(stack, { P, windows }) {
+  const { ensureEvents } = await import('./reads.mjs');
+  const { settledJobId } = await import('./phases.mjs');
+  await ensureEvents(stack, 101);
+  const jobId = await settledJobId(stack);
+  const headers = productHeaders(stack);
+  const page100 = (status, body) => status === 200 && JSON.parse(body).items?.length === 100;
+  const out = {};
+  for (const [name, request, check] of [
+    ['read jobs', { path: `/v1/jobs/${jobId}`, headers }, checks.jobSucceeded],
+    ['read policies', { path: '/v1/policies?limit=50', headers }, checks.policies50],
+    ['read events', { path: '/v1/events?limit=100', headers }, page100],
+  ]) {
+    await cannon({ url: stack.gatewayUrl, request, check, connections: 16, duration: P.warmS });
+    await sleep(500);
+    const from = wallNow();
+    const r = await cannon({ url: stack.gatewayUrl, request, check, connections: 16, duration: P.readS * 2 });
+    windows[name] = { from, to: wallNow(), requests: r.ok };
+    out[name] = { ok: r.ok, errors: r.errors, rps: r.rps, latencyMs: r.latencyMs };
+    await sleep(500);
+  }
+  return out;
+}
+
+const PROFILE_NOTE =
+  'V8 sampling profiles (node --cpu-prof, 1 ms), cut to each window; busy = samples not idle. On a machine shared with other work a sample ' +
+  'can land while the process is descheduled, so busy ms overstate CPU ms — read the shares, and take CPU ms/request from the main run. ' +
+  'Services reach PostgreSQL through counting proxies (a little latency, no CPU in the services).';
+
+/** Every process's profile cut to every window. */
+function analyseAll(dir, windows, exits) {
+  const files = readdirSync(dir);
+  const processes = {};
+  for (const s of SERVICES) {
+    const f = files.find((x) => x.startsWith(`${s}.cpuprofile`));
+    processes[s] = {};
+    for (const [w, win] of Object.entries(windows)) {
+      if (!f) {
+        processes[s][w] = { error: 'no profile written' };
+        continue;
+      }
+      const a = analyse(join(dir, f), { from: win.from, to: win.to, exitWall: exits[s] });
+      processes[s][w] = { busyMsPerRequest: round(a.busyMs / win.requests, 3), ...a };
+    }
+  }
+  return processes;
+}
+
+function printWindows(windows, processes) {
+  for (const [w, win] of Object.entries(windows)) {
+    const lines = Object.entries(processes)
+      .map(([s, byWindow]) => {
+        const p = byWindow[w];
+        return `  ${s.padEnd(10)} ${String(p.busyMsPerRequest).padStart(6)} ms/request  busy ${p.busyPct}%  top: ${(p.inclusiveByPackage ?? [])
+          .slice(0, 4)
+          .map((x) => `${x.name} ${x.pctOfBusy}%`)
+          .join(', ')}`;
+      })
+      .join('\n');
+    process.stdout.write(`\nWindow "${w}" (${win.requests} requests): on-CPU time per request by process (sampled)\n${lines}\n`);
+  }
+}
+
+export async function runProfile(stack, { P, say, proxies, only }) {
   const dir = mkdtempSync(join(tmpdir(), 'partner-bench-prof-'));
   for (const s of DB_SERVICES) {
     proxies[s] = new CountingPgProxy(s);
@@ -196,6 +263,21 @@ export async function runProfile(stack, { P, say, proxies }) {
     ],
     envOf: (s) => (DB_SERVICES.includes(s) ? { DATABASE_URL: stack.databaseUrlVia(proxies[s].port) } : {}),
   });
+  if (only === 'reads') {
+    // The read windows alone (issue 34), then every process stopped and its profile cut to them.
+    calibrateClock();
+    const windows = {};
+    const reads = await readWindows(stack, { P, windows });
+    const exits = {};
+    for (const s of [...SERVICES].reverse()) {
+      await stack.procs.get(s).stop();
+      exits[s] = wallNow();
+      stack.procs.delete(s);
+    }
+    const processes = analyseAll(dir, windows, exits);
+    printWindows(windows, processes);
+    return { note: PROFILE_NOTE, windows, reads, processes, profileDir: dir };
+  }
   const gw = stack.gatewayUrl;
   const health = { path: '/v1/health', headers: productHeaders(stack) };
   const policies = { path: '/v1/policies?limit=50', headers: productHeaders(stack) };
@@ -247,6 +329,7 @@ export async function runProfile(stack, { P, say, proxies }) {
   const pol = await cannon({ url: gw, request: policies, check: checks.policies50, connections: 16, duration: P.readS });
   windows.policies = { from, to: wallNow(), requests: pol.ok };
   await sleep(1_000);
+  const reads = await readWindows(stack, { P, windows });
 
   // Memory of waiting requests: heap census before and while N requests wait (no CPU window).
   const exits = {};
@@ -258,39 +341,13 @@ export async function runProfile(stack, { P, say, proxies }) {
     exits[s] ??= wallNow();
     stack.procs.delete(s);
   }
-  const files = readdirSync(dir);
-  const processes = {};
-  for (const s of SERVICES) {
-    const f = files.find((x) => x.startsWith(`${s}.cpuprofile`));
-    processes[s] = {};
-    for (const [w, win] of Object.entries(windows)) {
-      if (!f) {
-        processes[s][w] = { error: 'no profile written' };
-        continue;
-      }
-      const a = analyse(join(dir, f), { from: win.from, to: win.to, exitWall: exits[s] });
-      processes[s][w] = { busyMsPerRequest: round(a.busyMs / win.requests, 3), ...a };
-    }
-  }
+  const processes = analyseAll(dir, windows, exits);
   say(`profiles of ${SERVICES.length} processes analysed`);
-  for (const [w, win] of Object.entries(windows)) {
-    const lines = Object.entries(processes)
-      .map(([s, byWindow]) => {
-        const p = byWindow[w];
-        return `  ${s.padEnd(10)} ${String(p.busyMsPerRequest).padStart(6)} ms/request  busy ${p.busyPct}%  top: ${(p.inclusiveByPackage ?? [])
-          .slice(0, 4)
-          .map((x) => `${x.name} ${x.pctOfBusy}%`)
-          .join(', ')}`;
-      })
-      .join('\n');
-    process.stdout.write(`\nWindow "${w}" (${win.requests} requests): on-CPU time per request by process (sampled)\n${lines}\n`);
-  }
+  printWindows(windows, processes);
   process.stdout.write(`\nDatabase round trips per submit-with-wait request:\n${Object.entries(perRequest).map(([s, v]) => `  ${s.padEnd(10)} ${v.roundTrips} round trips, ${v.statements} statements`).join('\n')}\n\n`);
   return {
-    note:
-      'V8 sampling profiles (node --cpu-prof, 1 ms), cut to each window; busy = samples not idle. On a machine shared with other work a sample ' +
-      'can land while the process is descheduled, so busy ms overstate CPU ms — read the shares, and take CPU ms/request from the main run. ' +
-      'Services reach PostgreSQL through counting proxies (a little latency, no CPU in the services).',
+    note: PROFILE_NOTE,
+    reads,
     windows,
     submit: { sequential: { ok: seq.ok, errors: seq.errors, latencyMs: seq.latencyMs }, c16: { ok: c16.ok, errors: c16.errors, rps: c16.rps, latencyMs: c16.latencyMs } },
     health: { ok: h.ok, rps: h.rps, latencyMs: h.latencyMs },

@@ -1,5 +1,6 @@
 // The results table: every product figure beside its baseline, the ratio, and the issue's target.
 import { round } from './load.mjs';
+import { readRows } from './reads.mjs';
 
 const fmt = (x, unit) => (x === null || x === undefined || Number.isNaN(x) ? '—' : `${typeof x === 'number' ? (Math.abs(x) >= 100 ? Math.round(x) : round(x, 2)) : x}${unit ? ` ${unit}` : ''}`);
 
@@ -7,14 +8,25 @@ const fmt = (x, unit) => (x === null || x === undefined || Number.isNaN(x) ? '�
  * rows: {metric, product, unit, baseline?, baselineName?, ratio (product/baseline), target?, pass?}.
  * Targets are checked only in the full run (smoke runs are too short to mean anything).
  */
-export function buildTable(r, { judge }) {
-  const rows = [];
-  const add = (metric, product, unit, baseline, baselineName, target) => {
+function rowAdder(rows, judge) {
+  return (metric, product, unit, baseline, baselineName, target) => {
     const ratio = Number.isFinite(product) && Number.isFinite(baseline) && baseline !== 0 ? round(product / baseline, 2) : null;
     let pass = null;
     if (judge && target) pass = target.check(ratio, product);
     rows.push({ metric, product: round(product, 3), unit, baseline: round(baseline, 3), baselineName, ratio, target: target?.text ?? null, pass });
   };
+}
+
+/** The rows of `--only reads`: each read beside its read floor (issue 34). */
+export function buildReadsTable(r, { judge }) {
+  const rows = [];
+  readRows(r.reads, rowAdder(rows, judge));
+  return rows;
+}
+
+export function buildTable(r, { judge }) {
+  const rows = [];
+  const add = rowAdder(rows, judge);
   const s = r.submit;
   const f = r.baselines.floor;
   add('submit+wait sequential p50', s.sequential.product.latencyMs.p50, 'ms', f.sequential.latencyMs.p50, 'floor pipeline', { text: '≤ 2.5× floor (stretch 2×)', check: (x) => x !== null && x <= 2.5 });
@@ -71,12 +83,8 @@ export function buildTable(r, { judge }) {
   if (r.health.productInfoLogs) {
     add('GET /v1/health, LOG_LEVEL=info', r.health.productInfoLogs.rps, 'req/s', r.health.productInfoLogs.koaBareSameSlices, 'bare Koa, same slices');
   }
-  add('GET /v1/jobs/{id} settled 16 conns', r.jobsRead.rps, 'req/s', b.koaJose.rps, 'Koa + jose ES256');
-  add('GET /v1/jobs/{id} settled p50 / p99', r.jobsRead.latencyMs.p50, 'ms', null, null);
-  rows.at(-1).product = `${fmt(r.jobsRead.latencyMs.p50)} / ${fmt(r.jobsRead.latencyMs.p99)}`;
-  add('GET /v1/policies?limit=50 16 conns', r.policiesList.rps, 'req/s', b.koaJose.rps, 'Koa + jose ES256');
-  add('GET /v1/policies?limit=50 p50 / p99', r.policiesList.latencyMs.p50, 'ms', null, null);
-  rows.at(-1).product = `${fmt(r.policiesList.latencyMs.p50)} / ${fmt(r.policiesList.latencyMs.p99)}`;
+  // Reads (issue 34): each beside its read floor, same slices.
+  if (r.reads) readRows(r.reads, add);
   add('wake-up p50 (settled_at → response)', r.wakeup.fromSettleMs.p50, 'ms', null, null);
   add('wake-up p99 (settled_at → response)', r.wakeup.fromSettleMs.p99, 'ms', null, null, { text: '≤ 5 ms', check: (_x, v) => v !== null && v <= 5 });
   add('wake-up p99 (event → response)', r.wakeup.fromEventMs.p99, 'ms', null, null);

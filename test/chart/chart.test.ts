@@ -438,21 +438,31 @@ describe('scaling and disruption', () => {
     const web = (np.egress as { ports?: { port: number }[]; to?: { ipBlock?: { cidr: string; except?: string[] } }[] }[]).find((r) =>
       r.to?.some((t) => t.ipBlock?.cidr === '0.0.0.0/0'),
     )!;
-    expect(web.ports!.map((p) => p.port)).toEqual([443]);
+    // The ports webhooks.allowedPorts lists: the same list the gateway checks at registration.
+    expect(web.ports!.map((p) => p.port)).toEqual([443, 8443]);
     const [v4, v6] = web.to!.map((t) => t.ipBlock!);
     expect(v4!.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16', '127.0.0.0/8']));
-    expect(v6).toMatchObject({ cidr: '::/0', except: expect.arrayContaining(['fc00::/7', 'fe80::/10', '::1/128', '::/96', '::ffff:0:0/96']) });
+    expect(v6).toMatchObject({
+      cidr: '::/0',
+      except: expect.arrayContaining(['fc00::/7', 'fe80::/10', '::1/128', '::/96', '::ffff:0:0/96', '64:ff9b::/96', '64:ff9b:1::/48', '2002::/16']),
+    });
     // No other component may go out to the internet.
     for (const svc of SERVICES.filter((s) => s !== 'dispatcher')) {
       const egress = spec(named(objects, 'NetworkPolicy', fullName(svc))).egress as { to?: { ipBlock?: { cidr: string } }[] }[];
       expect(egress.some((r) => r.to?.some((t) => t.ipBlock?.cidr === '0.0.0.0/0')), svc).toBe(false);
     }
-    // UAT receivers may be plain http.
-    const uat = spec(named(objectsOf('default'), 'NetworkPolicy', fullName('dispatcher')));
-    const uatWeb = (uat.egress as { ports?: { port: number }[]; to?: { ipBlock?: { cidr: string } }[] }[]).find((r) => r.to?.some((t) => t.ipBlock?.cidr === '0.0.0.0/0'));
-    expect(uatWeb!.ports!.map((p) => p.port)).toEqual([443, 80]);
+    // The dev cluster's receivers may be plain http: its values add 80, to the policy and the setting alike.
+    const dev = spec(named(objectsOf('dev'), 'NetworkPolicy', fullName('dispatcher')));
+    const devWeb = (dev.egress as { ports?: { port: number }[]; to?: { ipBlock?: { cidr: string } }[] }[]).find((r) => r.to?.some((t) => t.ipBlock?.cidr === '0.0.0.0/0'));
+    expect(devWeb!.ports!.map((p) => p.port)).toEqual([443, 8443, 80]);
     for (const svc of ['gateway', 'dispatcher']) {
       expect(envOf(containersOf(named(objects, 'Deployment', fullName(svc))!)[0]!).WEBHOOK_ALLOW_LOOPBACK_TARGETS?.value, svc).toBe('false');
+    }
+    for (const [set, ports] of [['production', '443,8443'], ['default', '443,8443'], ['dev', '443,8443,80']] as const) {
+      for (const svc of SERVICES) {
+        const value = envOf(containersOf(named(objectsOf(set), 'Deployment', fullName(svc))!)[0]!).WEBHOOK_ALLOWED_PORTS?.value;
+        expect(value, `${set} ${svc}`).toBe(['gateway', 'events', 'dispatcher'].includes(svc) ? ports : undefined);
+      }
     }
   });
 
@@ -467,21 +477,61 @@ describe('scaling and disruption', () => {
     }
   });
 
-  it('scales the workers on JetStream consumer lag with KEDA instead of the HPA when enabled', () => {
+  it('scales the workers on JetStream consumer lag through the NATS headless Service, and the dispatchers on the oldest delivery, with KEDA', () => {
     const objects = objectsOf('default+all-features');
-    expect(named(objects, 'HorizontalPodAutoscaler', fullName('worker'))).toBeUndefined();
-    const so = named(objects, 'ScaledObject', fullName('worker'))!;
-    expect(spec(so).scaleTargetRef).toEqual({ name: fullName('worker') });
-    expect(spec(so).triggers[0]).toMatchObject({
-      type: 'nats-jetstream',
-      metadata: { stream: 'partner_JOBS', consumer: 'workers', natsServerMonitoringEndpoint: `nats.${NAMESPACE}.svc:8222` },
-    });
+    for (const svc of ['worker', 'dispatcher']) expect(named(objects, 'HorizontalPodAutoscaler', fullName(svc)), svc).toBeUndefined();
+    const worker = named(objects, 'ScaledObject', fullName('worker'))!;
+    expect(spec(worker).scaleTargetRef).toEqual({ name: fullName('worker') });
+    // KEDA dials <server_name>.<this host> on a cluster: the host must be the headless Service, fully qualified.
+    expect(spec(worker).triggers).toEqual([
+      {
+        type: 'nats-jetstream',
+        metadata: {
+          natsServerMonitoringEndpoint: `nats-headless.${NAMESPACE}.svc.cluster.local:8222`,
+          useHttps: 'false',
+          account: '$G',
+          stream: 'partner_JOBS',
+          consumer: 'workers',
+          lagThreshold: '20',
+        },
+      },
+    ]);
+    const dispatcher = named(objects, 'ScaledObject', fullName('dispatcher'))!;
+    expect(spec(dispatcher).triggers).toEqual([
+      {
+        type: 'prometheus',
+        metadata: {
+          serverAddress: 'http://prometheus-operated.monitoring.svc:9090',
+          query: `max(partner_webhook_oldest_pending_age_seconds{namespace="${NAMESPACE}",job="${fullName('dispatcher')}"})`,
+          threshold: '60',
+          ignoreNullValues: 'true',
+        },
+      },
+    ]);
+    for (const so of [worker, dispatcher]) {
+      expect(spec(so).fallback, so.metadata.name).toEqual({ failureThreshold: 3, replicas: 4 });
+      const behavior = spec(so).advanced.horizontalPodAutoscalerConfig.behavior;
+      expect(behavior.scaleDown.stabilizationWindowSeconds, so.metadata.name).toBe(300);
+      expect(behavior.scaleUp.policies.length, so.metadata.name).toBeGreaterThan(0);
+    }
+    // Production names the NATS cluster's headless Service in its own namespace, as given.
+    const prod = named(objectsOf('production+all-features'), 'ScaledObject', fullName('worker'))!;
+    expect(spec(prod).triggers[0].metadata.natsServerMonitoringEndpoint).toBe('nats-headless.messaging.svc.cluster.local:8222');
   });
 
-  it('has a policy/v1 PodDisruptionBudget per service', () => {
+  it('has a policy/v1 PodDisruptionBudget per service that lets unready pods be evicted', () => {
     const pdbs = byKind(objectsOf('production'), 'PodDisruptionBudget');
     expect(pdbs.every((p) => p.apiVersion === 'policy/v1')).toBe(true);
     expect(pdbs.map((p) => p.metadata.name).sort()).toEqual(SERVICES.map(fullName).sort());
+    for (const p of pdbs) expect(spec(p).unhealthyPodEvictionPolicy, p.metadata.name).toBe('AlwaysAllow');
+  });
+
+  it("spreads each rollout's own pods (matchLabelKeys: pod-template-hash)", () => {
+    for (const d of byKind(objectsOf('production'), 'Deployment')) {
+      const spread = spec(d).template.spec.topologySpreadConstraints as { topologyKey: string; matchLabelKeys?: string[] }[];
+      expect(spread.map((c) => c.topologyKey), d.metadata.name).toEqual(['topology.kubernetes.io/zone', 'kubernetes.io/hostname']);
+      for (const c of spread) expect(c.matchLabelKeys, d.metadata.name).toEqual(['pod-template-hash']);
+    }
   });
 });
 
@@ -548,6 +598,10 @@ describe('observability', () => {
     'partner_webhook_pending_deliveries',
     'partner_clearance_review_oldest_age_seconds',
     'partner_clearance_decisions_total',
+    'partner_event_outbox_backlog',
+    'partner_event_outbox_oldest_age_seconds',
+    'partner_events_writer_pending',
+    'partner_events_store_delay_seconds_bucket',
   ];
   const metricsIn = (expr: string) =>
     [...expr.matchAll(/\b([a-z_][a-z0-9_]*)\s*\{/g)].map((m) => m[1]!).filter((n) => !['by', 'on', 'without', 'sum', 'max'].includes(n));

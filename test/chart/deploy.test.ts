@@ -235,7 +235,8 @@ describe('dev cluster files', () => {
     expect(nats.config.jetstream.enabled).toBe(true);
     const dev = yamlOf('deploy/dev-values.yaml');
     expect(new URL(dev.nats.url).hostname).toBe('nats');
-    expect(dev.nats.monitoringEndpoint).toBe(`nats:${nats.config.monitor.port}`);
+    // KEDA's scaler reads the servers' monitoring port through the chart's headless Service (nats-headless).
+    expect(dev.nats.monitoringEndpoint).toBe(`nats-headless:${nats.config.monitor.port}`);
     expect(dev.networkPolicy.nats.to[0].podSelector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'nats' });
   });
 

@@ -34,6 +34,7 @@ export const ALL_FEATURES = [
   'prometheusRule.enabled=true',
   'dashboards.enabled=true',
   'services.worker.keda.enabled=true',
+  'services.dispatcher.keda.enabled=true',
 ];
 
 export interface K8sObject {

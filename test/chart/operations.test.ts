@@ -33,10 +33,33 @@ describe('drains', () => {
       // Transfers run up to the ingress's 120 s: the gateway and the submission service drain that long.
       for (const svc of ['gateway', 'submission']) expect(Number(envOf(deployment(objects, svc)).SHUTDOWN_DRAIN_MS), svc).toBeGreaterThanOrEqual(120_000);
     }
-    const custom = await render(VALUE_SETS.production!, ['services.gateway.drainSeconds=300']);
+    const custom = await render(VALUE_SETS.production!, ['services.gateway.drainSeconds=300', 'services.submission.drainSeconds=300']);
     const gw = deployment(custom, 'gateway');
     expect(envOf(gw).SHUTDOWN_DRAIN_MS).toBe('300000');
     expect(spec(gw).template.spec.terminationGracePeriodSeconds).toBeGreaterThan(310);
+  });
+
+  it('give no transfer longer than the drain: the gateway\'s receive and transfer deadlines are its drainSeconds, or shorter', async () => {
+    for (const objects of [production, defaults]) {
+      const gw = envOf(deployment(objects, 'gateway'));
+      expect(gw.REQUEST_RECEIVE_TIMEOUT_MS).toBe(gw.SHUTDOWN_DRAIN_MS);
+      expect(gw.ATTACHMENT_TRANSFER_TIMEOUT_MS).toBe(gw.SHUTDOWN_DRAIN_MS);
+      // The submission service holds the other end of every transfer: it drains at least as long.
+      expect(Number(envOf(deployment(objects, 'submission')).SHUTDOWN_DRAIN_MS)).toBeGreaterThanOrEqual(Number(gw.SHUTDOWN_DRAIN_MS));
+    }
+    const longer = await render(VALUE_SETS.production!, ['services.gateway.drainSeconds=300', 'services.submission.drainSeconds=300']);
+    expect(envOf(deployment(longer, 'gateway')).ATTACHMENT_TRANSFER_TIMEOUT_MS).toBe('300000');
+    const shorter = await render(VALUE_SETS.production!, ['services.gateway.env.REQUEST_RECEIVE_TIMEOUT_MS=60000']);
+    expect(envOf(deployment(shorter, 'gateway')).REQUEST_RECEIVE_TIMEOUT_MS).toBe('60000');
+    for (const [sets, message] of [
+      [['services.gateway.env.REQUEST_RECEIVE_TIMEOUT_MS=300000'], /REQUEST_RECEIVE_TIMEOUT_MS \(300000 ms\) is longer than the gateway's drain \(drainSeconds 120\)/],
+      [['services.gateway.env.ATTACHMENT_TRANSFER_TIMEOUT_MS=121000'], /ATTACHMENT_TRANSFER_TIMEOUT_MS \(121000 ms\) is longer/],
+      [['services.gateway.drainSeconds=300'], /services.submission.drainSeconds \(120\) is shorter than services.gateway.drainSeconds \(300\)/],
+    ] as const) {
+      const r = await template(VALUE_SETS.production!, [...sets]);
+      expect(r.code, sets.join(' ')).not.toBe(0);
+      expect(r.stderr).toMatch(message);
+    }
   });
 });
 

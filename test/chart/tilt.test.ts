@@ -15,7 +15,12 @@ const natsValues = parse(readFileSync(`${ROOT}deploy/nats-values.yaml`, 'utf8'))
 };
 const NAMESPACE = /^NAMESPACE = '([^']+)'/m.exec(tilt)?.[1];
 
-/** Ports the nats/nats chart's Service `nats` publishes with deploy/nats-values.yaml (chart defaults: nats 4222, monitor 8222 off). */
+/**
+ * Ports the nats/nats chart's Service `nats` publishes with deploy/nats-values.yaml (chart defaults:
+ * nats 4222, monitor 8222 off). Its headless Service `nats-headless` lists every enabled protocol of
+ * the server config (monitor included when config.monitor is on) and gives each server the DNS name
+ * <pod>.nats-headless.<ns>.svc.<domain>, which KEDA dials on a cluster.
+ */
 function natsServicePorts(): Set<number> {
   const ports = new Set<number>();
   const svc = natsValues.service?.ports ?? {};
@@ -49,6 +54,10 @@ describe('the Tilt dev loop', () => {
     }
     expect(NAMESPACE).toBe('partner');
     expect(tilt).toMatch(/helm_resource\(\s*'nats',\s*'nats\/nats',\s*namespace=NAMESPACE/);
+    // The NATS release installs into the namespace only once it exists (no race with namespace_create).
+    expect(tilt).toMatch(/k8s_resource\(new_name='namespace', objects=\[NAMESPACE \+ ':namespace'\]/);
+    const natsRelease = /helm_resource\(\s*'nats',[\s\S]*?\n\)/.exec(tilt)![0];
+    expect(/resource_deps=\[([^\]]*)\]/.exec(natsRelease)?.[1]).toContain("'namespace'");
     expect(tilt).toMatch(/k8s_yaml\(helm\([\s\S]*?namespace=NAMESPACE/);
     expect(tilt).toMatch(/namespace_inject\(read_file\('deploy\/postgres\.yaml'\), NAMESPACE\)/);
     expect(tilt).toMatch(/secret_yaml_generic\('partner-auth-kek', namespace=NAMESPACE/);
@@ -65,12 +74,15 @@ describe('the Tilt dev loop', () => {
     );
     expect(egressPorts.length).toBeGreaterThan(0);
     for (const p of egressPorts) expect(published.has(p), `egress to NATS port ${p}`).toBe(true);
-    // KEDA dials from its own namespace: the endpoint is qualified with ours, on a published port.
+    // KEDA dials from its own namespace: the endpoint is the NATS release's headless Service, fully
+    // qualified with ours, on the servers' monitoring port (the port the headless Service lists).
     const scaled = byKind(objects, 'ScaledObject')[0]!;
     const endpoint = spec(scaled).triggers[0].metadata.natsServerMonitoringEndpoint as string;
     const [host, port] = endpoint.split(':');
-    expect(host).toBe(`nats.${NAMESPACE}.svc`);
-    expect(published.has(Number(port)), `KEDA endpoint port ${port} is published (${[...published].join(', ')})`).toBe(true);
+    const natsRelease = /helm_resource\(\s*'([^']+)',\s*'nats\/nats'/.exec(tilt)?.[1];
+    expect(host).toBe(`${natsRelease}-headless.${NAMESPACE}.svc.cluster.local`);
+    expect(natsValues.config?.monitor?.enabled ?? true, 'the servers serve monitoring').toBe(true);
+    expect(Number(port)).toBe(natsValues.config?.monitor?.port ?? 8222);
   });
 
   it('checks what it claims: without service.ports.monitor the monitoring port is not published', () => {

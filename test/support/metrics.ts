@@ -51,7 +51,14 @@ export async function scrape(opsUrl: string): Promise<Scrape> {
   return parseMetrics(await res.text());
 }
 
-export async function readyz(opsUrl: string): Promise<{ status: number; body: { status: string; checks?: Record<string, string> } }> {
+/** /readyz: 200 `ok` unless draining; `dependencies` is what the process last saw of them (information only). */
+export async function readyz(opsUrl: string): Promise<{ status: number; body: { status: string; dependencies?: Record<string, string> } }> {
   const res = await fetch(`${opsUrl}/readyz`);
-  return { status: res.status, body: (await res.json()) as { status: string; checks?: Record<string, string> } };
+  return { status: res.status, body: (await res.json()) as { status: string; dependencies?: Record<string, string> } };
+}
+
+/** /dependencies: a fresh check of each dependency (`ok` or `failed: …`), always 200. */
+export async function dependencies(opsUrl: string): Promise<{ status: number; body: { status: 'ok' | 'degraded'; dependencies: Record<string, string> } }> {
+  const res = await fetch(`${opsUrl}/dependencies`);
+  return { status: res.status, body: (await res.json()) as { status: 'ok' | 'degraded'; dependencies: Record<string, string> } };
 }

@@ -114,9 +114,16 @@ export class Stack {
     return this.live.filter((c) => c.name === name && c.service.alive()).map((c) => c.service);
   }
 
-  private constructor(readonly dbName: string, readonly prefix: string) {
+  private constructor(
+    readonly dbName: string,
+    readonly prefix: string,
+    /** The server's admin database (PG_ADMIN_URL, or a private server's: test/support/private-postgres.ts). */
+    readonly pgAdminUrl: string = PG_ADMIN_URL,
+  ) {
+    const database = new URL(pgAdminUrl);
+    database.pathname = `/${dbName}`;
     this.env = {
-      DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${dbName}`,
+      DATABASE_URL: database.toString(),
       NATS_URL,
       NATS_PREFIX: prefix,
       AUTH_KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
@@ -144,10 +151,11 @@ export class Stack {
     this.logger = createLogger('test', 'debug', { write: (line: string) => void this.logs.push(line) });
   }
 
-  static async create(): Promise<Stack> {
+  /** A stack with its own database on the shared server, or on the server of `pgAdminUrl`. */
+  static async create(opts: { pgAdminUrl?: string } = {}): Promise<Stack> {
     const id = randomBytes(5).toString('hex');
-    const stack = new Stack(`partner_t_${id}`, `t_${id}`);
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    const stack = new Stack(`partner_t_${id}`, `t_${id}`, opts.pgAdminUrl);
+    const admin = new pg.Client({ connectionString: stack.pgAdminUrl });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${stack.dbName}`);
     await admin.end();
@@ -341,7 +349,7 @@ export class Stack {
       }
       await nc.close();
     }
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    const admin = new pg.Client({ connectionString: this.pgAdminUrl });
     await admin.connect();
     await admin.query(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`);
     await admin.end();

@@ -104,6 +104,107 @@ same key (whole key). Use: $cfg := include "partner.config" (dict "root" $ "name
 {{- end }}
 {{- end }}
 {{- end }}
+{{- $prod := eq .Values.environment "production" }}
+{{- if and $prod (not .Values.image.digest) }}
+{{- fail "environment production needs image.digest (sha256:…): a tag can be moved to other bytes, a digest cannot" }}
+{{- end }}
+{{- if and $prod .Values.prometheusRule.enabled (or (not .Values.prometheusRule.runbookBaseUrl) (contains "github.com/example/" .Values.prometheusRule.runbookBaseUrl)) }}
+{{- fail (printf "environment production needs prometheusRule.runbookBaseUrl: where docs/operations.md is published (got the placeholder %q)" .Values.prometheusRule.runbookBaseUrl) }}
+{{- end }}
+{{- if and $prod .Values.networkPolicy.enabled }}
+{{- range $peer := list "database" "nats" }}
+{{- if not (index $.Values.networkPolicy $peer).to }}
+{{- fail (printf "environment production needs networkPolicy.%s.to: with no peers every pod of the release may reach any address on port %v" $peer (index $.Values.networkPolicy $peer).port) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- /* Transfers: the submission service holds the other end of every gateway transfer. */}}
+{{- $gw := include "partner.config" (dict "root" . "name" "gateway") | fromJson }}
+{{- $sub := include "partner.config" (dict "root" . "name" "submission") | fromJson }}
+{{- if and $gw.enabled $sub.enabled (lt ($sub.drainSeconds | int) ($gw.drainSeconds | int)) }}
+{{- fail (printf "services.submission.drainSeconds (%d) is shorter than services.gateway.drainSeconds (%d): a transfer the gateway lets finish would be cut at the submission service" ($sub.drainSeconds | int) ($gw.drainSeconds | int)) }}
+{{- end }}
+{{- $budget := include "partner.connectionBudget" . | fromJson }}
+{{- if gt ($budget.total | int) (.Values.database.maxConnections | int) }}
+{{- fail (printf "connection budget exceeded: %s = %d > database.maxConnections %d. Lower a services.<name>.database.poolMax or an autoscaler's maxReplicas, or raise max_connections on the server and database.maxConnections with it" $budget.formula ($budget.total | int) (.Values.database.maxConnections | int)) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The most replicas a Deployment may run (the autoscaler's maximum, else its replicas), and the extra
+pods a rolling update adds on top (maxSurge; a percentage rounds up, as the Deployment controller does).
+Use: include "partner.replicaBounds" $cfg | fromJson → {max, surge}
+*/}}
+{{- define "partner.replicaBounds" -}}
+{{- $max := int .replicas }}
+{{- if and .keda .keda.enabled }}
+{{- $max = int .keda.maxReplicas }}
+{{- else if .hpa.enabled }}
+{{- $max = int .hpa.maxReplicas }}
+{{- end }}
+{{- $surge := 0 }}
+{{- if ne (.strategy.type | default "RollingUpdate") "Recreate" }}
+{{- $s := "25%" }}
+{{- if and .strategy.rollingUpdate (hasKey .strategy.rollingUpdate "maxSurge") }}
+{{- $s = .strategy.rollingUpdate.maxSurge | toString }}
+{{- end }}
+{{- if hasSuffix "%" $s }}
+{{- $pct := trimSuffix "%" $s | int }}
+{{- $surge = div (add (mul $max $pct) 99) 100 }}
+{{- else }}
+{{- $surge = int $s }}
+{{- end }}
+{{- end }}
+{{- dict "max" $max "surge" $surge | toJson }}
+{{- end }}
+
+{{/* DB_POOL_MAX of a service's pods: its pool plus the connections it holds beside it. */}}
+{{- define "partner.poolSize" -}}
+{{- add (.poolMax | int) (.writerLockConnections | default 0 | int) }}
+{{- end }}
+
+{{/*
+The release's PostgreSQL connection budget as JSON: one row per enabled Deployment with a pool
+({name, max, surge, pool, connections}), the migration hook Jobs (one connection each: `main.js
+migrate` opens a pool of one), database.reservedConnections, the total and a formula naming every
+number. partner.validate fails the render when total > database.maxConnections;
+scripts/gen-connection-budget.mjs writes the table of docs/kubernetes.md from the rendered objects.
+*/}}
+{{- define "partner.connectionBudget" -}}
+{{- $rows := list }}
+{{- $terms := list }}
+{{- $total := 0 }}
+{{- $hooks := 0 }}
+{{- range $name, $_ := .Values.services }}
+{{- $cfg := include "partner.config" (dict "root" $ "name" $name) | fromJson }}
+{{- if and $cfg.enabled $cfg.database }}
+{{- $b := include "partner.replicaBounds" $cfg | fromJson }}
+{{- $pool := include "partner.poolSize" $cfg.database | int }}
+{{- $n := mul (add ($b.max | int) ($b.surge | int)) $pool }}
+{{- $total = add $total $n }}
+{{- $terms = append $terms (printf "%s (%d+%d)×%d" $name ($b.max | int) ($b.surge | int) $pool) }}
+{{- $rows = append $rows (dict "name" $name "max" ($b.max | int) "surge" ($b.surge | int) "pool" $pool "connections" $n) }}
+{{- if and $cfg.migrate $.Values.migrations.enabled }}
+{{- $hooks = add $hooks 1 }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $reserved := .Values.database.reservedConnections | default 0 | int }}
+{{- $total = add $total $hooks $reserved }}
+{{- $formula := printf "%s + %d migration hook Job(s)×1 + database.reservedConnections %d" (join " + " $terms) $hooks $reserved }}
+{{- dict "rows" $rows "hooks" $hooks "reserved" $reserved "total" $total "formula" $formula | toJson }}
+{{- end }}
+
+{{/* The gateway's transfer deadlines, derived from its drainSeconds (partner.env). */}}
+{{- define "partner.transferTimeoutVars" -}}
+{{- list "REQUEST_RECEIVE_TIMEOUT_MS" "ATTACHMENT_TRANSFER_TIMEOUT_MS" | toJson }}
+{{- end }}
+
+{{/* webhooks.allowedPorts as a JSON list of integers. */}}
+{{- define "partner.webhookPorts" -}}
+{{- $ports := list }}
+{{- range .Values.webhooks.allowedPorts }}{{ $ports = append $ports (int .) }}{{ end }}
+{{- $ports | toJson }}
 {{- end }}
 
 {{/* Environment variables the chart sets from a Secret; `env` may not set them in clear. */}}
@@ -147,7 +248,7 @@ Environment of a service's container (also of its migration Job): dict "root" $ 
       name: {{ required "database.existingSecret is required" $root.Values.database.existingSecret }}
       key: {{ $root.Values.database.urlKey }}
 - name: DB_POOL_MAX
-  value: {{ $root.Values.database.poolMax | int | quote }}
+  value: {{ include "partner.poolSize" $cfg.database | quote }}
 {{- end }}
 {{- if $cfg.nats }}
 - name: NATS_URL
@@ -175,7 +276,27 @@ Environment of a service's container (also of its migration Job): dict "root" $ 
 - name: WEBHOOK_ALLOW_LOOPBACK_TARGETS
   value: {{ $root.Values.webhooks.allowLoopbackTargets | quote }}
 {{- end }}
+{{- if has $name (list "gateway" "events" "dispatcher") }}
+{{- /* Checked at registration (gateway), before a delivery (events, dispatcher); the dispatcher's
+NetworkPolicy opens the same ports. */}}
+- name: WEBHOOK_ALLOWED_PORTS
+  value: {{ include "partner.webhookPorts" $root | fromJsonArray | join "," | quote }}
+{{- end }}
 {{- if eq $name "gateway" }}
+{{- /* A transfer may not outlive the drain that protects it: both deadlines are drainSeconds, and a
+shorter one may be set in env (a longer one fails the render). */}}
+{{- $drainMs := mul ($cfg.drainSeconds | int) 1000 }}
+{{- range $var := include "partner.transferTimeoutVars" $root | fromJsonArray }}
+{{- $ms := $drainMs }}
+{{- if hasKey ($cfg.env | default dict) $var }}
+{{- $ms = index $cfg.env $var | int }}
+{{- if gt $ms $drainMs }}
+{{- fail (printf "services.gateway.env.%s (%d ms) is longer than the gateway's drain (drainSeconds %d): a rollout would cut such a transfer; raise drainSeconds instead" $var $ms ($cfg.drainSeconds | int)) }}
+{{- end }}
+{{- end }}
+- name: {{ $var }}
+  value: {{ $ms | quote }}
+{{- end }}
 - name: BASE_URL
   value: {{ $root.Values.baseUrl | trimSuffix "/" | quote }}
 - name: AUTH_ISSUER
@@ -214,6 +335,10 @@ count moves; the minimum is used, so the fleet allows more than the limit once i
 same key-encryption key as the token keys (one Secret, one rotation procedure). */}}
 - name: BASE_URL
   value: {{ $root.Values.baseUrl | trimSuffix "/" | quote }}
+{{- end }}
+{{- if has $name (list "submission" "events" "dispatcher") }}
+{{- /* The submission service seals its receipt keys, the events service and the dispatcher the
+webhook signing secrets, under the same key-encryption key list as auth's token keys. */}}
 - name: AUTH_KEY_ENCRYPTION_KEY
   valueFrom:
     secretKeyRef:
@@ -221,12 +346,18 @@ same key-encryption key as the token keys (one Secret, one rotation procedure). 
       key: {{ $root.Values.auth.keyEncryptionKey.key }}
 {{- end }}
 {{- $secretNames := include "partner.secretEnvNames" $root | fromJsonArray }}
+{{- $derived := ternary (include "partner.transferTimeoutVars" $root | fromJsonArray) list (eq $name "gateway") }}
 {{- range $k, $v := $cfg.env }}
 {{- if has $k $secretNames }}
 {{- fail (printf "%s must come from a Secret, not from env (default.env or services.%s.env); see values.yaml" $k $name) }}
 {{- end }}
+{{- if eq $k "WEBHOOK_ALLOWED_PORTS" }}
+{{- fail "WEBHOOK_ALLOWED_PORTS is webhooks.allowedPorts (the same list opens the dispatcher's egress), not env" }}
+{{- end }}
+{{- if not (has $k $derived) }}
 - name: {{ $k }}
   value: {{ $v | toString | quote }}
+{{- end }}
 {{- end }}
 {{- with $cfg.extraEnv }}
 {{ toYaml . }}

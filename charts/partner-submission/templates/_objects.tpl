@@ -70,6 +70,9 @@ spec:
           labelSelector:
             matchLabels:
               {{- include "partner.selectorLabels" $labels | nindent 14 }}
+          # Count only this ReplicaSet's pods: during a rollout the old ones are about to go.
+          matchLabelKeys:
+            - pod-template-hash
         {{- end }}
       {{- end }}
       {{- with $cfg.nodeSelector }}
@@ -118,15 +121,18 @@ spec:
             {{- toYaml $cfg.probes.startup | nindent 12 }}
           livenessProbe:
             {{- if $cfg.grpc }}
+            # "liveness" stays SERVING through the drain (services/shared/src/grpc/server.ts).
             grpc:
               port: {{ $cfg.grpc.port }}
+              service: liveness
             {{- else }}
             httpGet:
               path: /livez
               port: ops
             {{- end }}
             {{- toYaml $cfg.probes.liveness | nindent 12 }}
-          # /readyz checks the service's dependencies and answers 503 while draining.
+          # /readyz means "not draining and listening": a dependency outage answers each call with
+          # UNAVAILABLE / 503 unavailable instead of emptying the Service.
           readinessProbe:
             httpGet:
               path: /readyz
@@ -220,6 +226,9 @@ spec:
   {{- else }}
   maxUnavailable: {{ $cfg.pdb.maxUnavailable | default 1 }}
   {{- end }}
+  {{- with $cfg.pdb.unhealthyPodEvictionPolicy }}
+  unhealthyPodEvictionPolicy: {{ . }}
+  {{- end }}
   selector:
     matchLabels:
       {{- include "partner.selectorLabels" $labels | nindent 6 }}
@@ -256,13 +265,19 @@ spec:
 {{- end }}
 
 {{/*
-KEDA ScaledObject on the JetStream consumer's lag. The stream and consumer names follow
-services/shared/src/nats.ts (natsNames): stream <prefix>_JOBS, durable consumer "workers".
+KEDA ScaledObject (replaces the HPA). keda.trigger picks the signal:
+- nats-jetstream (worker): the lag of the durable consumer "workers" on <prefix>_JOBS (stream and
+  consumer names of services/shared/src/nats/client.ts natsNames), read from the NATS servers'
+  monitoring port through the NATS chart's headless Service (partner.natsMonitoringEndpoint);
+- prometheus (dispatcher): how late the most overdue webhook delivery is,
+  max(partner_webhook_oldest_pending_age_seconds) of this release's dispatchers.
+fallback holds a replica count while the signal cannot be read; the HPA's behavior is set too.
 */}}
 {{- define "partner.scaledObject" -}}
 {{- $root := .root }}
 {{- $cfg := .cfg }}
 {{- $labels := dict "root" $root "component" $cfg.name }}
+{{- $trigger := $cfg.keda.trigger | default "nats-jetstream" }}
 apiVersion: keda.sh/v1alpha1
 kind: ScaledObject
 metadata:
@@ -276,26 +291,53 @@ spec:
   maxReplicaCount: {{ $cfg.keda.maxReplicas }}
   pollingInterval: {{ $cfg.keda.pollingInterval }}
   cooldownPeriod: {{ $cfg.keda.cooldownPeriod }}
+  {{- with $cfg.keda.fallback }}
+  fallback:
+    failureThreshold: {{ .failureThreshold }}
+    replicas: {{ .replicas }}
+  {{- end }}
+  {{- with $cfg.keda.behavior }}
+  advanced:
+    horizontalPodAutoscalerConfig:
+      behavior:
+        {{- toYaml . | nindent 8 }}
+  {{- end }}
   triggers:
+    {{- if eq $trigger "nats-jetstream" }}
     - type: nats-jetstream
       metadata:
         natsServerMonitoringEndpoint: {{ include "partner.natsMonitoringEndpoint" $root | quote }}
+        useHttps: {{ $root.Values.nats.monitoringUseHttps | default false | toString | quote }}
         account: "$G"
         stream: {{ printf "%s_JOBS" $root.Values.nats.prefix | quote }}
         consumer: "workers"
         lagThreshold: {{ $cfg.keda.lagThreshold | int | quote }}
+    {{- else if eq $trigger "prometheus" }}
+    - type: prometheus
+      metadata:
+        serverAddress: {{ required (printf "services.%s.keda.prometheusServerAddress is required" $cfg.name) $cfg.keda.prometheusServerAddress | quote }}
+        query: {{ printf "max(partner_webhook_oldest_pending_age_seconds{namespace=\"%s\",job=\"%s-%s\"})" $root.Release.Namespace (include "partner.fullname" $root) $cfg.name | quote }}
+        threshold: {{ $cfg.keda.oldestPendingAgeSeconds | int | quote }}
+        # No dispatcher reporting (all scaled in or just started): count as 0, not as an error.
+        ignoreNullValues: "true"
+    {{- else }}
+    {{- fail (printf "services.%s.keda.trigger %q is neither nats-jetstream nor prometheus" $cfg.name $trigger) }}
+    {{- end }}
 {{- end }}
 
 {{/*
-The NATS monitoring endpoint as KEDA must dial it. KEDA's operator runs in its own namespace, so a bare
-Service name (nats:8222) would resolve there: a host without a dot is qualified with the release's
-namespace (nats.<namespace>.svc:8222).
+The NATS monitoring endpoint as KEDA must dial it: the NATS chart's headless Service, fully
+qualified. KEDA's operator runs in its own namespace, so a bare host (nats-headless:8222) is
+qualified as nats-headless.<namespace>.svc.<clusterDomain>:8222. Against a cluster KEDA asks /varz
+for the server names and dials <server_name>.<this host>:<port>, i.e.
+nats-0.nats-headless.<namespace>.svc.<clusterDomain>:8222: the per-pod names only a headless Service
+(the StatefulSet's serviceName) serves.
 */}}
 {{- define "partner.natsMonitoringEndpoint" -}}
 {{- $ep := .Values.nats.monitoringEndpoint }}
 {{- $parts := splitList ":" $ep }}
 {{- $host := first $parts }}
-{{- if contains "." $host }}{{ $ep }}{{ else }}{{ printf "%s.%s.svc" $host .Release.Namespace }}{{ if gt (len $parts) 1 }}:{{ last $parts }}{{ end }}{{ end }}
+{{- if contains "." $host }}{{ $ep }}{{ else }}{{ printf "%s.%s.svc.%s" $host .Release.Namespace .Values.clusterDomain }}{{ if gt (len $parts) 1 }}:{{ last $parts }}{{ end }}{{ end }}
 {{- end }}
 
 {{/* Peers (NetworkPolicyPeer list) selecting the pods of the given components of this release. */}}
@@ -433,12 +475,11 @@ spec:
       {{- end }}
     {{- end }}
     {{- if $cfg.webhookEgress }}
-    # Partners' webhook receivers: the internet, not the cluster's or the cloud's private ranges.
+    # Partners' webhook receivers on webhooks.allowedPorts (the gateway accepts no other port at
+    # registration): the internet, not the cluster's or the cloud's private ranges.
     - ports:
-        - port: 443
-          protocol: TCP
-        {{- if eq $root.Values.environment "uat" }}
-        - port: 80
+        {{- range include "partner.webhookPorts" $root | fromJsonArray }}
+        - port: {{ . }}
           protocol: TCP
         {{- end }}
       to:

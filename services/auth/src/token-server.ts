@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { Logger } from '@partner/shared/telemetry/logger';
 import type { Pool } from '@partner/shared/db/pg';
-import { isConnectionError } from '@partner/shared/db/pg';
+import { DomainError } from '@partner/shared/domain/errors';
+import { isDependencyOutage, OUTAGE_RETRY_AFTER_S } from '@partner/shared/domain/outage';
 import { context, startHttpServerSpan } from '@partner/shared/telemetry/tracing';
 import type { AuthConfig } from './config.js';
 import { findClient } from './repo.js';
@@ -169,13 +170,17 @@ export function createTokenApp(opts: { config: AuthConfig; pool: Pool; logger: L
     } catch (err) {
       let e: OAuthError;
       if (err instanceof OAuthError) e = err;
-      else if (isConnectionError(err)) e = new OAuthError(503, 'temporarily_unavailable', 'try again later');
+      // The database unreachable (a failover, a restart): 503 with Retry-After, the OAuth code for
+      // "try again later" (RFC 6749 §4.1.2.1), never a 500; the next request after it is back succeeds.
+      else if (isDependencyOutage(err) || (err instanceof DomainError && err.code === 'unavailable')) {
+        e = new OAuthError(503, 'temporarily_unavailable', 'the token service cannot reach its database; try again later');
+      }
       else {
         logger.error({ err }, 'token endpoint failed');
         e = new OAuthError(500, 'server_error', 'internal error');
       }
       if (e.status === 401) ctx.set('WWW-Authenticate', `Basic realm="${REALM}"`);
-      if (e.status === 503) ctx.set('Retry-After', '1');
+      if (e.status === 503) ctx.set('Retry-After', String(OUTAGE_RETRY_AFTER_S));
       opts.metrics?.refused(e.error);
       ctx.status = e.status;
       ctx.body = { error: e.error, error_description: e.description };

@@ -11,7 +11,7 @@ import type { EventsConfig } from './config.js';
 import { loadFeedCursors, type CursorPosition, type Owner } from './cursor.js';
 import * as feed from './feed.js';
 import { eventsMetrics } from './metrics.js';
-import { FeedWriter } from './writer.js';
+import { FeedWriter, storedThrough } from './writer.js';
 import { sweepDeliveries, webhookHandlers } from './webhooks/rpc.js';
 
 export const SCHEMA = 'events';
@@ -19,7 +19,7 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.met
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
-const toEvent = (r: feed.EventRow) => ({ id: r.event_id, type: r.type, timestamp: r.timestamp.toISOString(), dataJson: JSON.stringify(r.data) });
+const toEvent = (r: feed.EventRow) => ({ id: r.event_id, type: r.type, timestamp: r.timestamp.toISOString(), dataJson: r.data_json });
 
 function expired(): never {
   throw new DomainError('cursor_expired', 'this cursor is older than the event retention; reconcile with GET /v1/jobs and GET /v1/submissions, then read the feed from since');
@@ -37,14 +37,23 @@ export function startEvents(config: EventsConfig, opts: StartOptions = {}): Prom
     config,
     ...opts,
     db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
-    // The feed writer starts once NATS is there (and /readyz waits for it); reads are served meanwhile.
-    nats: { connect: 'later', readiness: true },
+    // The feed writer starts once NATS is there; reads are served meanwhile, and /readyz does not wait
+    // for it (readiness is "not draining and listening": process/start.ts).
+    nats: { connect: 'later' },
     clients: { config },
     build: async ({ pool, registry, logger, nats, every, clients }) => {
-      const metrics = eventsMetrics(registry);
+      let writer: FeedWriter | undefined;
+      const metrics = eventsMetrics(registry, {
+        streamLastSeq: async () => {
+          const nc = nats.current;
+          if (!nc || nc.isClosed()) return undefined;
+          return (await (await nc.jetstreamManager({ timeout: 1_500 })).streams.info(names.eventsStream)).state.last_seq;
+        },
+        storedThrough: () => storedThrough(pool),
+        handledThrough: () => writer?.handledThrough ?? 0n,
+      });
       const cursors = await loadFeedCursors(pool, config.cursorSecrets);
 
-      let writer: FeedWriter | undefined;
       nats.onConnect((conn) => {
         // An event for every partner is stored once per partner the auth service knows.
         const partners = async () => (await clients.auth.ListPartners({})).partners.map((p) => ({ tenantId: p.tenantId, partnerId: p.partnerId }));
@@ -71,6 +80,8 @@ export function startEvents(config: EventsConfig, opts: StartOptions = {}): Prom
       const webhooks = await webhookHandlers(pool, {
         endpointLimit: config.webhookEndpointLimit,
         secretOverlapMs: config.webhookSecretOverlapMs,
+        keks: config.keyEncryptionKeys,
+        logger,
         notifyDue: () => {
           try {
             nats.current?.publish(names.webhooksDueSubject);

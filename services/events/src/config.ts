@@ -1,6 +1,7 @@
 // Events service configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
 import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
+import { readKekSetting } from '@partner/shared/crypto/sealed-keys';
 
 export interface EventsConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {
   grpcPort: number;
@@ -22,6 +23,11 @@ export interface EventsConfig extends BaseConfig, DbConfig, NatsConfig, EventStr
   webhookEndpointLimit: number;
   /** How long a rotated-out webhook secret keeps signing beside the new one. */
   webhookSecretOverlapMs: number;
+  /**
+   * The key-encryption keys (AUTH_KEY_ENCRYPTION_KEY), newest first: the newest seals the webhook
+   * signing secrets at rest, all open them; at start, secrets sealed under an older one are sealed again.
+   */
+  keyEncryptionKeys: Buffer[];
 }
 
 const DAY_MS = 24 * 3_600_000;
@@ -52,6 +58,7 @@ export function readEventsConfig(env = new EnvReader()): Readonly<EventsConfig> 
     sweepBatch: env.int('EVENT_SWEEP_BATCH', { default: 1_000, min: 1, max: 100_000, doc: 'events removed per statement by the retention sweep' }),
     cursorSecrets,
     webhookEndpointLimit: env.int('WEBHOOK_ENDPOINT_LIMIT', { default: 16, min: 1, max: 1_000, doc: 'webhook endpoints per partner (creating one more fails limit_exceeded)' }),
+    keyEncryptionKeys: readKekSetting(env, "the same list as auth's (one key-encryption key per deployment, one Secret): seals the webhook endpoints' signing secrets at rest; the newest seals, older ones only unseal, and at start secrets sealed under an older one (or stored in plaintext before sealing) are sealed under the newest"),
     webhookSecretOverlapMs: env.int('WEBHOOK_SECRET_OVERLAP_HOURS', { default: 24, min: 0, max: 24 * 30, doc: 'how long a rotated-out webhook secret keeps signing beside the new one' }) * 3_600_000,
   });
 }

@@ -27,6 +27,8 @@ const BATCH_MAX = 500;
 export interface WriterMetrics {
   stored(n: number): void;
   skipped(n: number): void;
+  /** Seconds from a stored message's JetStream publish to the commit of its rows in the feed. */
+  storeDelay?(seconds: number): void;
 }
 
 /** The wake-up a gateway hears: an event of this partner is stored at this partner_seq. */
@@ -59,6 +61,12 @@ function parse(m: JsMsg): EventMessage | undefined {
  */
 const STORED_THROUGH = `SELECT GREATEST((SELECT coalesce(max(position), 0) FROM events),
                                         (SELECT swept_through FROM sweep_state WHERE id = 1)) AS p`;
+
+/** The highest stream position stored in the feed (or swept: see STORED_THROUGH). */
+export async function storedThrough(pool: Pool): Promise<bigint> {
+  const r = await pool.query<{ p: string }>(STORED_THROUGH);
+  return BigInt(r.rows[0]!.p);
+}
 
 const partnerKey = (m: EventMessage): string => JSON.stringify([m.tenantId, m.partnerId]);
 
@@ -128,6 +136,11 @@ export class FeedWriter {
   private running: Promise<void> | undefined;
   private stopCurrent: (() => void) | undefined;
   private streamReady = false;
+  /**
+   * The highest stream position this writer has handled (stored, or skipped as stored or malformed):
+   * with storedThrough, where the feed stands for the partner_events_writer_pending gauge.
+   */
+  handledThrough = 0n;
 
   constructor(
     private readonly pool: Pool,
@@ -181,6 +194,8 @@ export class FeedWriter {
     });
     const messages = await consumer.consume({ max_messages: BATCH_MAX });
     this.stopCurrent = () => void messages.close();
+    // A stop() that came while the consumer was being made found nothing to close: close it now.
+    if (this.stopped) this.stopCurrent();
     try {
       let batch: JsMsg[] = [];
       for await (const m of messages) {
@@ -202,9 +217,8 @@ export class FeedWriter {
     if (!this.stopped) throw new Error('the events stream consumer ended');
   }
 
-  private async storedThrough(): Promise<bigint> {
-    const r = await this.pool.query<{ p: string }>(STORED_THROUGH);
-    return BigInt(r.rows[0]!.p);
+  private storedThrough(): Promise<bigint> {
+    return storedThrough(this.pool);
   }
 
   /** Stores a batch (in stream order) in one transaction; then wakes the partners' readers. */
@@ -226,6 +240,7 @@ export class FeedWriter {
     let queued = 0;
     // Messages of the stream stored (an event for every partner is one message, stored as many rows).
     let storedMessages = 0;
+    let storedPositions = new Set<bigint>();
     try {
       // One round trip: BEGIN, the lock, then (a statement of its own, so a snapshot taken after the
       // lock is held) the stored position. The commit does not wait for its WAL flush: the stream
@@ -260,13 +275,20 @@ export class FeedWriter {
         // and only if its deliveries exist (the dispatcher sends them).
         const storedIds = new Set(r.rows.map((row) => row.event_id));
         const deliverable = fresh.filter((p) => storedIds.has(p.msg.event.id));
-        storedMessages = new Set(deliverable.map((p) => p.position)).size;
+        storedPositions = new Set(deliverable.map((p) => p.position));
+        storedMessages = storedPositions.size;
         if (deliverable.length > 0) queued = await queueDeliveries(client, deliverable.map((p) => p.msg));
       }
       await client.query('COMMIT');
+      const committedAt = Date.now();
       client.release();
       this.opts.metrics?.stored(stored.length);
       this.opts.metrics?.skipped(batch.length - storedMessages);
+      for (const m of batch) {
+        const seq = BigInt(m.seq);
+        if (seq > this.handledThrough) this.handledThrough = seq;
+        if (storedPositions.has(seq)) this.opts.metrics?.storeDelay?.(Math.max(0, committedAt - m.info.timestampNanos / 1e6) / 1000);
+      }
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       client.release(true);

@@ -1,10 +1,11 @@
 // Builds the gateway: the Koa app (createGatewayApp, importable by tests with injected clients) and
 // the running service on the shared start-up (startGateway: startProcess with its gRPC clients, NATS,
-// JWKS and the public listener). Readiness says "this pod can serve": it is not draining and has the
-// token keys. Shared dependencies (NATS, the gRPC
-// services) stay out of it: when one is down every gateway would leave the ingress at once, and
-// partners would get the ingress's 503 instead of our envelope (the request path answers 503
-// `unavailable` itself, and mutations are accepted into the outbox while NATS is down).
+// JWKS and the public listener). Readiness says "this pod can serve": it is listening and not
+// draining, like every process (process/start.ts). Shared dependencies (NATS, the gRPC services, the
+// token keys of the auth service) stay out of it: when one is down every gateway would leave the
+// ingress at once, and partners would get the ingress's 503 instead of our envelope (the request path
+// answers 503 `unavailable` with Retry-After itself, and mutations are accepted into the outbox while
+// NATS is down). They are reported on /readyz's body and /dependencies.
 import { cachedProductRules, type ProductLookup } from '@partner/shared/domain/product-cache';
 import { productRoutes } from './routes/products.js';
 import Koa from 'koa';
@@ -136,7 +137,7 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
     name: 'gateway',
     config,
     logger: opts.logger,
-    // No readiness checks of the clients nor of NATS: see the header.
+    // The clients and NATS are reported, not gating readiness: see the header.
     clients: { config },
     // NATS may come later than the gateway: until then waits end at their deadline with one re-read.
     nats: { connect: 'later' },
@@ -189,8 +190,9 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
 
       return {
         listeners: [http],
-        checks: {
-          // Keys once fetched keep verifying tokens; only a gateway that never got them is unready.
+        dependencies: {
+          // Keys once fetched keep verifying tokens; a gateway that never got them answers 503
+          // `unavailable` to authenticated requests until it does (jwks.ts), and reports it here.
           jwks: async () => {
             if (!keys.loaded) await keys.refresh();
           },

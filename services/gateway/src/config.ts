@@ -1,6 +1,6 @@
 // Gateway configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/process/config';
-import { readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
+import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
 import { readAttachments, type AttachmentConfig } from './attachments/config.js';
 import { parseDeprecations, type DeprecationRule } from './http/deprecation.js';
 
@@ -17,7 +17,7 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   grpc: { auth: string; policy: string; submission: string; job: string; events: string };
   /** Default deadline of a gRPC call, further capped by the request's own budget. */
   grpcTimeoutMs: number;
-  /** Carry SubmitJob, SettleJob and CreateSubmission on open streams (shared/grpc-callstream.ts). */
+  /** Carry the hot calls (the submit steps and the hot reads) on open streams (shared/grpc/call-stream.ts). */
   grpcCallStreams: boolean;
   /** Time budget of a request, apart from any Prefer: wait. */
   requestTimeoutMs: number;
@@ -35,6 +35,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   jsonMaxValues: number;
   /** Webhook URLs may point at loopback addresses (local development and tests only); never at other non-public ones. */
   webhookAllowLoopbackTargets: boolean;
+  /** The TCP ports webhook URLs may use (WEBHOOK_ALLOWED_PORTS), checked at registration and update. */
+  webhookAllowedPorts: number[];
   /** Requests this process holds open under Prefer: wait at most; beyond it they are answered at once. */
   maxWaiters: number;
   maxWaitersPerPartner: number;
@@ -81,8 +83,9 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
       events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055', doc: 'where to reach the events service (host:port)' }),
     },
     grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000, doc: 'default gRPC deadline (capped by the request\'s remaining budget)' }),
-    grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'carry SubmitJob, SettleJob and CreateSubmission as messages on long-lived gRPC streams per peer instead of one unary call each (same deadlines, errors and traces); false: plain unary calls' }),
+    grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'carry the hot calls (SubmitJob, SettleJob, ClaimJobs, CreateSubmission and the reads GetJob, ListPolicies, GetPolicy, ListEvents, GetEvent) as messages on long-lived gRPC streams per peer instead of one unary call each (same deadlines, errors and traces); false: plain unary calls' }),
     webhookAllowLoopbackTargets: readAllowLoopbackTargets(env),
+    webhookAllowedPorts: readAllowedPorts(env),
     requestTimeoutMs: env.int('REQUEST_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000, doc: 'a request\'s budget, apart from any Prefer: wait' }),
     tokenMaxLifetimeS: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400, doc: 'the issuer\'s token lifetime: a token whose exp - iat is longer is refused' }),
     clientStateCacheMs: env.int('CLIENT_STATE_CACHE_MS', { default: 60_000, min: 1_000, max: 3_600_000, doc: 'how long a client\'s provisioning/revocation state is cached while changes are pushed over NATS (at most 2 s while the subscription is down)' }),

@@ -8,7 +8,7 @@ import { isJobId } from '@partner/shared/domain/ids';
 import { CANCELED_ERROR, jobMessageJson } from '@partner/shared/domain/jobs';
 import { ensureJobsStream, natsNames, traceHeaders } from '@partner/shared/nats/client';
 import { eventOutbox } from '@partner/shared/domain/events';
-import { OutboxRelay } from '@partner/shared/nats/outbox-relay';
+import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import { context, contextCarrier, failSpan, SpanKind, trace, tracer } from '@partner/shared/telemetry/tracing';
 import { dbError } from '@partner/shared/db/pg';
 import { dbBatcher } from '@partner/shared/db/batcher';
@@ -30,8 +30,7 @@ export function startJob(config: JobConfig, opts: StartOptions = {}): Promise<Ru
     config,
     ...opts,
     db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
-    // NATS may be down at start: the service accepts jobs regardless (they wait in the outbox). No
-    // NATS readiness check on purpose, for the same reason: only PostgreSQL is vital.
+    // NATS may be down at start: the service accepts jobs regardless (they wait in the outbox).
     nats: { connect: 'later' },
     build: async ({ pool, registry, logger, nats, every }) => {
       const metrics = jobMetrics(registry, pool);
@@ -49,7 +48,11 @@ export function startJob(config: JobConfig, opts: StartOptions = {}): Promise<Ru
       );
       relay.start();
       // Settlement events (job.succeeded/job.failed) go to the events stream through their own outbox.
-      const eventRelay = new OutboxRelay(pool, eventOutbox(names, stream), { intervalMs: config.relayIntervalMs, logger });
+      const eventRelay = new OutboxRelay(pool, eventOutbox(names, stream), {
+        intervalMs: config.relayIntervalMs,
+        logger,
+        gauges: { registry, prefix: EVENT_OUTBOX_METRICS },
+      });
       eventRelay.start();
 
       nats.onConnect((conn) => {

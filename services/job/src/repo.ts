@@ -5,7 +5,7 @@ import { withTx, dbError, prepared, type Pool } from '@partner/shared/db/pg';
 import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Job, JobError } from '@partner/shared/grpc/proto-types';
-import { JOB_STATUS, type JobStatusName } from '@partner/shared/domain/jobs';
+import { JOB_KINDS, JOB_STATUS, type JobStatusName } from '@partner/shared/domain/jobs';
 
 export interface JobRow {
   job_id: string;
@@ -272,10 +272,15 @@ export async function claimJobs(pool: Pool, items: { jobId: string; delivery: nu
   return new Set(r.rows.map((row) => row.job_id));
 }
 
+// What a job's payload keeps once it settles (or is cancelled): all of it, but the webhook signing
+// secret a partner brings to POST /v1/webhook-endpoints, which the events service keeps sealed
+// (docs/webhooks-design.md "Signing secrets at rest"); no settled job runs again, so nothing needs it.
+const PAYLOAD_KEPT = `payload = CASE WHEN kind = '${JOB_KINDS.webhookEndpointCreate}' THEN payload - 'secret' ELSE payload END`;
+
 // One statement, so one round trip and one commit: cancel the job if no worker has claimed it, and
 // record job.canceled (data: the job) in event_outbox. A claimed or settled job matches nothing.
 const CANCEL = `WITH canceled AS (
-     UPDATE jobs SET status = 'canceled', error = $4::jsonb, settled_at = now(),
+     UPDATE jobs SET status = 'canceled', error = $4::jsonb, settled_at = now(), ${PAYLOAD_KEPT},
             updated_at = date_trunc('milliseconds', clock_timestamp())
       WHERE job_id = $1 AND tenant_id = $2 AND partner_id = $3 AND status = 'accepted'
       RETURNING ${COLUMNS}
@@ -329,7 +334,7 @@ const SETTLED_EVENT_DATA = `jsonb_build_object('id', s.job_id, 'kind', s.kind, '
                          ELSE jsonb_build_object('error', s.error) END`;
 
 const SETTLE = `WITH settled AS (
-     UPDATE jobs SET status = $2, result = $3, error = $4, settled_at = now(), deliveries = GREATEST(deliveries, $5),
+     UPDATE jobs SET status = $2, result = $3, error = $4, settled_at = now(), deliveries = GREATEST(deliveries, $5), ${PAYLOAD_KEPT},
             updated_at = date_trunc('milliseconds', clock_timestamp())
       WHERE job_id = $1 AND status IN ('accepted', 'running')
       RETURNING ${COLUMNS}
@@ -353,7 +358,7 @@ const SETTLE_BATCH = `WITH input AS (
        AS t(job_id, status, result, error, delivery, event_id, event_subject, event_type)
    ), settled AS (
      UPDATE jobs j SET status = i.status, result = i.result::jsonb, error = i.error::jsonb, settled_at = now(),
-            deliveries = GREATEST(j.deliveries, i.delivery), updated_at = date_trunc('milliseconds', clock_timestamp())
+            deliveries = GREATEST(j.deliveries, i.delivery), ${PAYLOAD_KEPT}, updated_at = date_trunc('milliseconds', clock_timestamp())
        FROM input i
       WHERE j.job_id = i.job_id AND j.status IN ('accepted', 'running')
       RETURNING ${prefixed('j')}, i.event_id, i.event_subject, i.event_type

@@ -9,7 +9,7 @@ import type { PolicyConfig } from './config.js';
 import { getProduct, listProducts, parseListProducts, productToProto } from './products.js';
 import { natsNames } from '@partner/shared/nats/client';
 import { eventOutbox } from '@partner/shared/domain/events';
-import { OutboxRelay } from '@partner/shared/nats/outbox-relay';
+import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import { loadCursorCodec } from '@partner/shared/domain/list-cursor';
 import { getPolicy, listPolicies, ownerOf, parseListRequest, toProto } from './policies.js';
 
@@ -32,7 +32,11 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
       const productCodec = await loadCursorCodec(pool, config.cursorSecrets, PRODUCT_CURSOR_CONTEXT).catch(dbError);
       // product.requirements_changed is recorded by the admin command (policy.event_outbox, in the
       // transaction of the change); this relay publishes it to the events stream. NATS may come later.
-      const events = new OutboxRelay(pool, eventOutbox(natsNames(config.natsPrefix), config.eventsStream), { intervalMs: config.relayIntervalMs, logger });
+      const events = new OutboxRelay(pool, eventOutbox(natsNames(config.natsPrefix), config.eventsStream), {
+        intervalMs: config.relayIntervalMs,
+        logger,
+        gauges: { registry, prefix: EVENT_OUTBOX_METRICS },
+      });
       events.start();
       nats.onConnect((conn) => events.attach(conn));
       return {

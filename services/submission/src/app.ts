@@ -10,7 +10,7 @@ import { dbBatcher } from '@partner/shared/db/batcher';
 import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import { natsNames } from '@partner/shared/nats/client';
 import { eventOutbox } from '@partner/shared/domain/events';
-import { OutboxRelay } from '@partner/shared/nats/outbox-relay';
+import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import type { SubmissionConfig } from './config.js';
 import * as repo from './repo.js';
 import { PgBlobStore } from './blob-store.js';
@@ -39,7 +39,11 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
       // Events (submission.created, attachment.*) are recorded in their change's transaction and
       // published to the events stream by this relay; NATS may come later (they wait in the outbox).
       const names = natsNames(config.natsPrefix);
-      const events = new OutboxRelay(pool, eventOutbox(names, config.eventsStream), { intervalMs: config.relayIntervalMs, logger });
+      const events = new OutboxRelay(pool, eventOutbox(names, config.eventsStream), {
+        intervalMs: config.relayIntervalMs,
+        logger,
+        gauges: { registry, prefix: EVENT_OUTBOX_METRICS },
+      });
       events.start();
       nats.onConnect((conn) => events.attach(conn));
       const receipts = await startReceipts(pool, config.receipts, logger);

@@ -1,6 +1,7 @@
 // Builds a worker process on the shared start-up (startProcess): gRPC clients (the services the
-// registry says it calls), the JetStream consumer, the ops listener (readiness: NATS and the gRPC
-// services the jobs call; metrics in metrics.ts: concurrency, outcomes, the consumer's backlog).
+// registry says it calls), the JetStream consumer, the ops listener (ready once started, like every
+// process; liveness: the consume loop; metrics in metrics.ts: concurrency, outcomes, the consumer's
+// backlog). NATS and the services the jobs call are reported on /readyz's body, not gating it.
 import type { Logger } from '@partner/shared/telemetry/logger';
 import { natsNames } from '@partner/shared/nats/client';
 import { startProcess } from '@partner/shared/process/start';
@@ -18,9 +19,9 @@ export async function startWorker(config: WorkerConfig, opts: { logger?: Logger 
     name: 'worker',
     config,
     logger: opts.logger,
-    clients: { config, readiness: true },
+    clients: { config },
     // Its work arrives over NATS: the start waits for the connection.
-    nats: { connect: 'first', readiness: true },
+    nats: { connect: 'first' },
     build: async ({ registry, logger, clients, nats }) => {
       const nc = nats.current!;
       consumerGauges(registry, nc, natsNames(config.natsPrefix));

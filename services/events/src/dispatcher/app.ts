@@ -5,7 +5,7 @@
 import { eventOutbox } from '@partner/shared/domain/events';
 import type { Logger } from '@partner/shared/telemetry/logger';
 import { natsNames } from '@partner/shared/nats/client';
-import { OutboxRelay } from '@partner/shared/nats/outbox-relay';
+import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import { startProcess } from '@partner/shared/process/start';
 import { MIGRATIONS_DIR, SCHEMA } from '../app.js';
 import type { DispatcherConfig } from './config.js';
@@ -24,16 +24,20 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
     name: 'dispatcher',
     config,
     logger: opts.logger,
-    // It serves no traffic: ready once started (its dependencies' outages show in its metrics).
-    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, readiness: false },
+    // Ready once started, like every process (its dependencies' outages show in its metrics).
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
     migrate: false,
     // NATS only wakes the loop (and carries the relay): without it, deliveries still go out at each poll.
     nats: { connect: 'later' },
     build: async ({ pool, registry, logger, nats }) => {
-      const relay = new OutboxRelay(pool, eventOutbox(names, config.eventsStream), { intervalMs: config.relayIntervalMs, logger });
+      const relay = new OutboxRelay(pool, eventOutbox(names, config.eventsStream), {
+        intervalMs: config.relayIntervalMs,
+        logger,
+        gauges: { registry, prefix: EVENT_OUTBOX_METRICS },
+      });
       const sender = new Sender({
         timeoutMs: config.timeoutMs,
-        rules: { allowLoopback: config.allowLoopbackTargets, allowHttp: config.environment !== 'production' },
+        rules: { allowLoopback: config.allowLoopbackTargets, allowHttp: config.environment !== 'production', allowedPorts: config.allowedPorts },
         connectionsPerOrigin: config.endpointConcurrency,
       });
       const dispatcher = new Dispatcher(pool, names, sender, config, logger, {

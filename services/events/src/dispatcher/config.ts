@@ -1,7 +1,8 @@
 // Webhook dispatcher configuration (environment variables; see services/events/README.md).
 import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
 import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
-import { readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
+import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
+import { readKekSetting } from '@partner/shared/crypto/sealed-keys';
 
 export interface DispatcherConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {
   environment: string;
@@ -21,6 +22,10 @@ export interface DispatcherConfig extends BaseConfig, DbConfig, NatsConfig, Even
   disableAfterMs: number;
   /** Loopback targets allowed (local development and tests only); never other non-public ones. */
   allowLoopbackTargets: boolean;
+  /** The TCP ports a target may use (WEBHOOK_ALLOWED_PORTS): a delivery to another port fails before connecting. */
+  allowedPorts: number[];
+  /** The key-encryption keys (AUTH_KEY_ENCRYPTION_KEY), newest first, that open the endpoints' signing secrets. */
+  keyEncryptionKeys: Buffer[];
   /**
    * Longest sleep when no delivery is pending: new deliveries wake the dispatcher over NATS (and every
    * NATS reconnect makes it look again), so an idle dispatcher sends the database no query.
@@ -58,6 +63,8 @@ export function readDispatcherConfig(env = new EnvReader()): Readonly<Dispatcher
     maxInFlight: env.int('WEBHOOK_MAX_IN_FLIGHT', { default: 256, min: 1, max: 100_000, doc: 'deliveries this dispatcher holds at once, all endpoints together' }),
     disableAfterMs: Math.round(disableAfterH * 3_600_000),
     allowLoopbackTargets: readAllowLoopbackTargets(env),
+    allowedPorts: readAllowedPorts(env),
+    keyEncryptionKeys: readKekSetting(env, "the same list as the events service's: opens the webhook endpoints' signing secrets (sealed at rest) to sign deliveries"),
     pollMs: env.int('WEBHOOK_POLL_MS', { default: 300_000, min: 10, max: 3_600_000, doc: 'longest sleep with no delivery pending (new deliveries wake the dispatcher over NATS)' }),
     relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 10, max: 60_000, doc: 'how often the outbox relay of the dispatcher\'s own events (webhook_endpoint.disabled) runs' }),
   });

@@ -29,6 +29,7 @@ export type DispatchSettings = Pick<
   | 'pollMs'
   | 'batchMaxSize'
   | 'batchInFlight'
+  | 'keyEncryptionKeys'
 >;
 
 export interface DispatchMetrics {
@@ -163,7 +164,7 @@ export class Dispatcher {
     while (!this.stopped && this.held < this.s.maxInFlight) {
       const limit = Math.min(200, this.s.maxInFlight - this.held);
       this.hooks.metrics?.looked?.();
-      const claimed = await claimDue(this.pool, { limit, room: this.room(), defaultRoom: this.s.endpointMaxInFlight, leaseMs: this.leaseMs });
+      const claimed = await claimDue(this.pool, { limit, room: this.room(), defaultRoom: this.s.endpointMaxInFlight, leaseMs: this.leaseMs, keks: this.s.keyEncryptionKeys });
       for (const d of claimed) this.enqueue(d);
       total += claimed.length;
       if (claimed.length < limit) break;

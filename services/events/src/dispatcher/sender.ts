@@ -3,10 +3,14 @@
 // connector resolves the host through checkedLookup, so the address that was checked against the
 // SSRF rules is the one connected to. Redirects are never followed (undici does not follow them
 // unless told to); the whole attempt has one deadline; the answer's body is read up to 64 KiB.
+import { isIP } from 'node:net';
 import { Agent } from 'undici';
 import {
   checkedLookup,
+  hostOf,
+  isThisHostLoopback,
   literalProblem,
+  portProblem,
   RefusedTargetError,
   RESPONSE_BODY_LIMIT,
   USER_AGENT,
@@ -41,7 +45,8 @@ export class Sender {
     this.sweep.unref();
   }
 
-  private agentFor(endpointId: string, origin: string): Agent {
+  /** `portRefusal`: the origin's port is not allowed, loopback is: only this host's loopback may be connected to. */
+  private agentFor(endpointId: string, origin: string, portRefusal?: string): Agent {
     const key = `${endpointId} ${origin}`;
     let entry = this.agents.get(key);
     if (!entry) {
@@ -49,7 +54,7 @@ export class Sender {
         agent: new Agent({
           connections: this.opts.connectionsPerOrigin,
           keepAliveTimeout: 30_000,
-          connect: { timeout: this.opts.timeoutMs, lookup: checkedLookup(this.opts.rules) as never },
+          connect: { timeout: this.opts.timeoutMs, lookup: checkedLookup(this.opts.rules, portRefusal === undefined ? {} : { portRefusal }) as never },
         }),
         usedAt: 0,
       };
@@ -88,10 +93,21 @@ export class Sender {
     // An IP literal never goes through the lookup: check it here.
     const why = literalProblem(url, this.opts.rules);
     if (why) return done({ ok: false, outcome: 'refused', error: `refused: ${why}` });
+    // A port the deployment no longer allows (WEBHOOK_ALLOWED_PORTS; the egress policy would drop the
+    // connection until it timed out): refused before connecting, unless the target is this host's
+    // loopback where loopback is allowed (an IP literal is judged here, a name by the lookup).
+    const portWhy = portProblem(url, this.opts.rules);
+    if (portWhy && !(this.opts.rules.allowLoopback && (isIP(hostOf(url)) === 0 || isThisHostLoopback(hostOf(url))))) {
+      return done({ ok: false, outcome: 'refused', error: `refused: the URL ${portWhy}; update the endpoint's URL` });
+    }
+    // Its signing secret did not open (store.ts): nothing unsigned is ever sent.
+    if (d.secrets.length === 0) {
+      return done({ ok: false, outcome: 'refused', error: "not sent: this endpoint's signing secret could not be read (a fault of the service, not of the receiver)" });
+    }
     const timestamp = Math.floor(Date.now() / 1000);
     const signal = AbortSignal.timeout(this.opts.timeoutMs);
     try {
-      const res = await this.agentFor(d.endpointId, url.origin).request({
+      const res = await this.agentFor(d.endpointId, url.origin, portWhy).request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: 'POST',

@@ -12,6 +12,7 @@ import type { natsNames } from '@partner/shared/nats/client';
 import { withTx, type Pool, type PoolClient } from '@partner/shared/db/pg';
 import type { WebhookDisabledReasonName } from '@partner/shared/domain/webhooks';
 import { endpointView, failPending, ENDPOINT_COLUMNS, type EndpointRow } from '../webhooks/repo.js';
+import { signingSecretsOrNone, type SecretColumns } from '../webhooks/secrets.js';
 
 /**
  * "Its endpoint is enabled", as a scalar subquery: PostgreSQL keeps it a per-row filter of the scan of
@@ -51,23 +52,16 @@ export interface Claimed {
  * `room` get `defaultRoom`; endpoints with no room are skipped), oldest due first. The lease lasts
  * leaseMs: long enough for the deliveries queued behind an endpoint's concurrent sends.
  */
-export async function claimDue(pool: Pool, a: { limit: number; room: Map<string, number>; defaultRoom: number; leaseMs: number }): Promise<Claimed[]> {
+export async function claimDue(
+  pool: Pool,
+  a: { limit: number; room: Map<string, number>; defaultRoom: number; leaseMs: number; keks: readonly Buffer[] },
+): Promise<Claimed[]> {
   const lease = randomUUID();
   const full = [...a.room].filter(([, n]) => n <= 0).map(([id]) => id);
   const partial = Object.fromEntries([...a.room].filter(([, n]) => n > 0));
-  const r = await pool.query<{
-    delivery_id: string;
-    endpoint_id: string;
-    tenant_id: string;
-    partner_id: string;
-    event_id: string;
-    event_type: string;
-    body: string;
-    failures: number;
-    url: string;
-    secret: string;
-    previous_secret: string | null;
-  }>(
+  const r = await pool.query<
+    SecretColumns & { delivery_id: string; tenant_id: string; partner_id: string; event_id: string; event_type: string; body: string; failures: number; url: string }
+  >(
     `WITH candidates AS (
        SELECT d.delivery_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
         WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND NOT (d.endpoint_id = ANY($1::text[]))
@@ -87,8 +81,9 @@ export async function claimDue(pool: Pool, a: { limit: number; room: Map<string,
         SET lease = $5, attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $6::double precision / 1000)
        FROM due, webhook_endpoints w
       WHERE d.delivery_id = due.delivery_id AND w.endpoint_id = d.endpoint_id AND w.status = 'enabled'
-      RETURNING d.delivery_id, d.endpoint_id, d.tenant_id, d.partner_id, d.event_id, d.event_type, d.body, d.failures, w.url, w.secret,
-                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret`,
+      RETURNING d.delivery_id, d.endpoint_id, d.tenant_id, d.partner_id, d.event_id, d.event_type, d.body, d.failures, w.url, w.secret, w.secret_sealed,
+                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
+                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_sealed END AS previous_secret_sealed`,
     [full, a.limit, JSON.stringify(partial), a.defaultRoom, lease, a.leaseMs],
   );
   return r.rows.map((row) => ({
@@ -102,7 +97,9 @@ export async function claimDue(pool: Pool, a: { limit: number; room: Map<string,
     body: row.body,
     failures: row.failures,
     url: row.url,
-    secrets: row.previous_secret ? [row.secret, row.previous_secret] : [row.secret],
+    // Sealed at rest (webhooks/secrets.ts): opened here, held only while the delivery is; none when
+    // they do not open (the sender refuses that delivery).
+    secrets: signingSecretsOrNone(a.keks, row),
   }));
 }
 

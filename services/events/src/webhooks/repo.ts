@@ -26,6 +26,7 @@ import {
   type WebhookEndpointStatusName,
   type WebhookEndpointView,
 } from '@partner/shared/domain/webhooks';
+import { openSecret, sealSecret, secretColumns, type SecretColumns } from './secrets.js';
 
 export const ENDPOINT_IDS = prefixedIds('we');
 export const DELIVERY_IDS = prefixedIds('whd');
@@ -130,9 +131,9 @@ async function jobResult<T>(pool: Pool, jobId: string): Promise<T | undefined> {
  * deliveries). NO KEY UPDATE does not block the feed writer's foreign-key checks of new deliveries;
  * only deleting the row takes UPDATE.
  */
-async function lockEndpoint(c: PoolClient, owner: Owner, endpointId: string, mode: 'NO KEY UPDATE' | 'UPDATE' = 'NO KEY UPDATE'): Promise<EndpointRow & { secret: string }> {
-  const r = await c.query<EndpointRow & { secret: string }>(
-    `SELECT ${ENDPOINT_COLUMNS}, secret FROM webhook_endpoints WHERE endpoint_id = $1 AND tenant_id = $2 AND partner_id = $3 FOR ${mode}`,
+async function lockEndpoint(c: PoolClient, owner: Owner, endpointId: string, mode: 'NO KEY UPDATE' | 'UPDATE' = 'NO KEY UPDATE'): Promise<EndpointRow & SecretColumns> {
+  const r = await c.query<EndpointRow & SecretColumns>(
+    `SELECT ${ENDPOINT_COLUMNS}, ${secretColumns()} FROM webhook_endpoints WHERE endpoint_id = $1 AND tenant_id = $2 AND partner_id = $3 FOR ${mode}`,
     [endpointId, owner.tenantId, owner.partnerId],
   );
   if (!r.rows[0]) throw notFound('webhook endpoint');
@@ -141,7 +142,7 @@ async function lockEndpoint(c: PoolClient, owner: Owner, endpointId: string, mod
 
 export async function createEndpoint(
   pool: Pool,
-  a: { jobId: string; owner: Owner; url: string; eventTypes: string[]; description: string; secret?: string; limit: number },
+  a: { jobId: string; owner: Owner; url: string; eventTypes: string[]; description: string; secret?: string; limit: number; keks: readonly Buffer[] },
 ): Promise<WebhookEndpointView> {
   return once(pool, a.jobId, async (c) => {
     // One partner's creations are serialized, so the limit holds under concurrent jobs.
@@ -153,10 +154,12 @@ export async function createEndpoint(
     if (n.rows[0]!.n >= a.limit) {
       throw new DomainError('limit_exceeded', `a partner may have at most ${a.limit} webhook endpoints; delete one first`);
     }
+    // The secret is stored sealed only (webhooks/secrets.ts).
+    const endpointId = newEndpointId();
     const r = await c.query<EndpointRow>(
-      `INSERT INTO webhook_endpoints (endpoint_id, tenant_id, partner_id, url, event_types, description, secret)
+      `INSERT INTO webhook_endpoints (endpoint_id, tenant_id, partner_id, url, event_types, description, secret_sealed)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${ENDPOINT_COLUMNS}`,
-      [newEndpointId(), a.owner.tenantId, a.owner.partnerId, a.url, a.eventTypes, a.description, a.secret ?? newWebhookSecret()],
+      [endpointId, a.owner.tenantId, a.owner.partnerId, a.url, a.eventTypes, a.description, sealSecret(a.keks, endpointId, 'secret', a.secret ?? newWebhookSecret())],
     );
     return endpointView(r.rows[0]!);
   });
@@ -213,18 +216,21 @@ export async function deleteEndpoint(pool: Pool, a: { jobId: string; owner: Owne
 
 export async function rotateSecret(
   pool: Pool,
-  a: { jobId: string; owner: Owner; endpointId: string; overlapMs: number },
+  a: { jobId: string; owner: Owner; endpointId: string; overlapMs: number; keks: readonly Buffer[] },
 ): Promise<{ endpointId: string; rotatedAt: string; previousSecretExpiresAt: string }> {
   return once(pool, a.jobId, async (c) => {
-    await lockEndpoint(c, a.owner, a.endpointId);
+    const ep = await lockEndpoint(c, a.owner, a.endpointId);
+    // The current secret becomes the previous one: opened, and sealed again for its new column.
+    const current = openSecret(a.keks, a.endpointId, 'secret', ep.secret_sealed, ep.secret);
+    if (current === null) throw new Error(`webhook endpoint ${a.endpointId} has no signing secret`);
     const r = await c.query<{ rotated_at: Date; expires: Date }>(
       `UPDATE webhook_endpoints
-          SET previous_secret = secret, secret = $2,
+          SET previous_secret = NULL, previous_secret_sealed = $4, secret = NULL, secret_sealed = $2,
               previous_secret_expires_at = date_trunc('milliseconds', now()) + make_interval(secs => $3::double precision / 1000),
               updated_at = date_trunc('milliseconds', now())
         WHERE endpoint_id = $1
         RETURNING updated_at AS rotated_at, previous_secret_expires_at AS expires`,
-      [a.endpointId, newWebhookSecret(), a.overlapMs],
+      [a.endpointId, sealSecret(a.keks, a.endpointId, 'secret', newWebhookSecret()), a.overlapMs, sealSecret(a.keks, a.endpointId, 'previous_secret', current)],
     );
     return { endpointId: a.endpointId, rotatedAt: r.rows[0]!.rotated_at.toISOString(), previousSecretExpiresAt: r.rows[0]!.expires.toISOString() };
   });
@@ -331,14 +337,17 @@ export async function getEndpoint(pool: Pool, owner: Owner, endpointId: string):
   return r.rows[0];
 }
 
-export async function getSecret(pool: Pool, owner: Owner, endpointId: string): Promise<string> {
-  const r = await pool.query<{ secret: string }>('SELECT secret FROM webhook_endpoints WHERE endpoint_id = $1 AND tenant_id = $2 AND partner_id = $3', [
+export async function getSecret(pool: Pool, owner: Owner, endpointId: string, keks: readonly Buffer[]): Promise<string> {
+  const r = await pool.query<SecretColumns>(`SELECT endpoint_id, ${secretColumns()} FROM webhook_endpoints WHERE endpoint_id = $1 AND tenant_id = $2 AND partner_id = $3`, [
     endpointId,
     owner.tenantId,
     owner.partnerId,
   ]);
-  if (!r.rows[0]) throw notFound('webhook endpoint');
-  return r.rows[0].secret;
+  const row = r.rows[0];
+  if (!row) throw notFound('webhook endpoint');
+  const secret = openSecret(keks, endpointId, 'secret', row.secret_sealed, row.secret);
+  if (secret === null) throw new Error(`webhook endpoint ${endpointId} has no signing secret`);
+  return secret;
 }
 
 export async function listEndpoints(

@@ -21,7 +21,9 @@ import type { WebhookEndpoint } from '@partner/shared/generated/partner/events/v
 import type { WebhookEndpointStatus__Output } from '@partner/shared/generated/partner/events/v1/WebhookEndpointStatus';
 import type { WebhookDelivery } from '@partner/shared/generated/partner/events/v1/WebhookDelivery';
 import type { Owner } from '@partner/shared/domain/list-page';
+import type { Logger } from '@partner/shared/telemetry/logger';
 import * as repo from './repo.js';
+import { sealAtRest } from './secrets.js';
 
 export interface WebhookRpcOptions {
   /** Endpoints per partner (WEBHOOK_ENDPOINT_LIMIT). */
@@ -30,6 +32,9 @@ export interface WebhookRpcOptions {
   secretOverlapMs: number;
   /** Wakes the dispatchers after deliveries were queued outside the feed writer (ping, recover). */
   notifyDue(): void;
+  /** The key-encryption keys (AUTH_KEY_ENCRYPTION_KEY), newest first: the newest seals the signing secrets, all open them. */
+  keks: readonly Buffer[];
+  logger: Logger;
 }
 
 function ownerOf(o: { tenantId: string; partnerId: string } | null | undefined): Owner {
@@ -85,6 +90,10 @@ const deliveryToProto = (d: repo.DeliveryRow): WebhookDelivery => ({
 
 /** The webhook half of EventsService's implementation. */
 export async function webhookHandlers(pool: Pool, opts: WebhookRpcOptions) {
+  // Before any secret is read: plaintext secrets from before sealing are sealed, secrets sealed under
+  // an older KEK sealed again under the newest (an unknown KEK fails the start, naming the setting).
+  const sealed = await sealAtRest(pool, opts.keks);
+  if (sealed.sealed + sealed.resealed + sealed.dropped > 0) opts.logger.info(sealed, 'webhook signing secrets sealed at rest under the newest key-encryption key');
   const endpointCursors = await loadCursorCodec(pool, [], repo.ENDPOINT_CURSOR_CONTEXT, repo.ENDPOINT_IDS);
   const deliveryCursors = await loadCursorCodec(pool, [], repo.DELIVERY_CURSOR_CONTEXT, repo.DELIVERY_IDS);
   const db = <T>(p: Promise<T>): Promise<T> => p.catch(dbError);
@@ -110,6 +119,7 @@ export async function webhookHandlers(pool: Pool, opts: WebhookRpcOptions) {
           description: req.description,
           ...(req.secret ? { secret: req.secret } : {}),
           limit: opts.endpointLimit,
+          keks: opts.keks,
         }),
       );
       return { endpoint: toProto(endpoint) };
@@ -137,7 +147,7 @@ export async function webhookHandlers(pool: Pool, opts: WebhookRpcOptions) {
     DeleteWebhookEndpoint: async (req: { jobId: string; owner: { tenantId: string; partnerId: string } | null; endpointId: string }) =>
       db(repo.deleteEndpoint(pool, { jobId: req.jobId, owner: ownerOf(req.owner), endpointId: endpointIdOf(req.endpointId) })),
     RotateWebhookSecret: async (req: { jobId: string; owner: { tenantId: string; partnerId: string } | null; endpointId: string }) =>
-      db(repo.rotateSecret(pool, { jobId: req.jobId, owner: ownerOf(req.owner), endpointId: endpointIdOf(req.endpointId), overlapMs: opts.secretOverlapMs })),
+      db(repo.rotateSecret(pool, { jobId: req.jobId, owner: ownerOf(req.owner), endpointId: endpointIdOf(req.endpointId), overlapMs: opts.secretOverlapMs, keks: opts.keks })),
     RecoverWebhookEndpoint: async (req: { jobId: string; owner: { tenantId: string; partnerId: string } | null; endpointId: string; since: string }) => {
       if (Number.isNaN(Date.parse(req.since))) {
         throw new DomainError('validation_error', 'invalid since', { details: [{ field: 'since', issue: 'must be an RFC 3339 timestamp' }] });
@@ -155,7 +165,7 @@ export async function webhookHandlers(pool: Pool, opts: WebhookRpcOptions) {
       endpoint: toProto(repo.endpointView(await db(repo.getEndpoint(pool, ownerOf(req.owner), endpointIdOf(req.endpointId))))),
     }),
     GetWebhookSecret: async (req: { owner: { tenantId: string; partnerId: string } | null; endpointId: string }) => ({
-      secret: await db(repo.getSecret(pool, ownerOf(req.owner), endpointIdOf(req.endpointId))),
+      secret: await db(repo.getSecret(pool, ownerOf(req.owner), endpointIdOf(req.endpointId), opts.keks)),
     }),
     ListWebhookEndpoints: async (req: { owner: { tenantId: string; partnerId: string } | null; pageToken: string; pageSize: number }) => {
       const page = await db(repo.listEndpoints(pool, { owner: ownerOf(req.owner), pageToken: req.pageToken, pageSize: req.pageSize }, endpointCursors));

@@ -12,7 +12,8 @@ export function renderError(ctx: GatewayContext, err: DomainError, extra: Record
   ctx.status = err.httpStatus;
   ctx.body = { error: err.toEnvelope(), ...extra };
   ctx.state.errorCode = err.code;
-  if (err.code === 'unavailable' || err.code === 'rate_limited') ctx.set('Retry-After', ctx.response.get('Retry-After') || '1');
+  // A service that answered UNAVAILABLE says how long to wait (gRPC `retry-after`, fromGrpcError).
+  if (err.code === 'unavailable' || err.code === 'rate_limited') ctx.set('Retry-After', ctx.response.get('Retry-After') || String(err.retryAfterS ?? 1));
 }
 
 /**

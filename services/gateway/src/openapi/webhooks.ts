@@ -4,6 +4,7 @@
 import { EVENT_TYPES } from '@partner/shared/domain/events';
 import {
   ALL_EVENTS,
+  DEFAULT_ALLOWED_PORTS,
   MAX_DESCRIPTION_LENGTH,
   MAX_URL_LENGTH,
   PING_EVENT_TYPE,
@@ -188,7 +189,8 @@ export function webhookPaths(h: WebhookPathHelpers): Obj {
         'createWebhookEndpoint',
         'Registers a URL to receive the events of `eventTypes` (or `["*"]`), signed per Standard Webhooks with the endpoint\'s secret ' +
           '(read it at `GET …/{endpointId}/secret`). `webhooks/write`. The URL must be `https` (`http` too in UAT), at most 2048 ' +
-          'characters, without credentials, and its host must not be or resolve to a loopback, private, link-local, unique-local, ' +
+          `characters, without credentials, on a port the deployment allows (${DEFAULT_ALLOWED_PORTS.join(' and ')} unless it says otherwise; a URL without a port ` +
+          'uses 443, or 80 for http), and its host must not be or resolve to a loopback, private, link-local, unique-local, ' +
           'multicast or unspecified address: otherwise 400 `validation_error` naming `url`, before any job. At most 16 endpoints per ' +
           'partner: the job fails `limit_exceeded` (422).',
         ref('WebhookEndpoint'),
@@ -201,7 +203,7 @@ export function webhookPaths(h: WebhookPathHelpers): Obj {
       patch: mutation(
         'Update a webhook endpoint',
         'updateWebhookEndpoint',
-        'Changes the fields sent (`url`, `eventTypes`, `description`, `status`). Disabling fails its pending deliveries; enabling starts ' +
+        'Changes the fields sent (`url`, `eventTypes`, `description`, `status`); a new `url` is checked as at registration (400 naming `url`). Disabling fails its pending deliveries; enabling starts ' +
           'a fresh count towards automatic disabling (use `recover` to send what was missed). `webhooks/write`.',
         ref('WebhookEndpoint'),
         { required: true, content: h.json(ref('WebhookEndpointUpdate')) },

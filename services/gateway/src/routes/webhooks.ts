@@ -1,8 +1,8 @@
 // Webhook endpoints (docs/api.md, "Webhooks"): the mutations (create, update, delete, rotate the
 // secret, recover, ping; webhooks/write) run as jobs like every other; the reads (webhooks/read; the
 // secret needs webhooks/write) are answered by the events service. A target URL is checked here,
-// before any job exists: its form, and the addresses its host resolves to (SSRF: 400 naming `url`);
-// the dispatcher checks the address again at every delivery.
+// before any job exists: its form, its port (WEBHOOK_ALLOWED_PORTS), and the addresses its host
+// resolves to (SSRF): 400 naming `url`; the dispatcher checks port and address again at every delivery.
 import type Router from '@koa/router';
 import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
 import { isEventId } from '@partner/shared/domain/events';
@@ -10,16 +10,14 @@ import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { parseTimestamp } from '@partner/shared/domain/time';
 import {
   ALL_EVENTS,
+  DEFAULT_ALLOWED_PORTS,
   endpointRecord,
-  hostOf,
-  hostProblem,
   isEndpointId,
   MAX_DESCRIPTION_LENGTH,
   PARTNER_SECRET_PATTERN,
-  privateAddressProblem,
   secretProblem,
   MAX_URL_LENGTH,
-  urlProblems,
+  targetProblems,
   WEBHOOK_DELIVERY_STATUS,
   WEBHOOK_ENDPOINT_STATUSES,
   WEBHOOK_EVENT_TYPES,
@@ -42,7 +40,16 @@ const eventTypesSchema = {
     { type: 'array', minItems: 1, maxItems: 1, items: { type: 'string', const: ALL_EVENTS } },
   ],
 } as const;
-const urlSchema = { type: 'string', minLength: 1, maxLength: MAX_URL_LENGTH } as const;
+const urlSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_URL_LENGTH,
+  description:
+    `Where deliveries are POSTed: \`https\` (\`http\` too in UAT), at most ${MAX_URL_LENGTH} characters, no credentials or fragment. Its port ` +
+    `(written, or the scheme's: 443, 80 for http) must be one the deployment allows: ${DEFAULT_ALLOWED_PORTS.join(' and ')} unless it says otherwise. ` +
+    'Its host must not be or resolve to a loopback, private, link-local, unique-local, multicast or unspecified address (IPv6 forms that embed an ' +
+    'IPv4 address are judged as that address). Otherwise 400 `validation_error` naming `url`, whose issue lists the allowed ports.',
+} as const;
 const descriptionSchema = { type: 'string', maxLength: MAX_DESCRIPTION_LENGTH } as const;
 /** The partner's own signing secret (docs/webhooks.md): held before the first delivery, never in a job result. */
 const secretSchema = {
@@ -109,20 +116,20 @@ function invalidBody(details: ErrorDetail[]): DomainError {
 }
 
 export function webhookRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
-  const rules: TargetRules = { allowHttp: deps.config.environment !== 'production', allowLoopback: deps.config.webhookAllowLoopbackTargets };
+  const rules: TargetRules = {
+    allowHttp: deps.config.environment !== 'production',
+    allowLoopback: deps.config.webhookAllowLoopbackTargets,
+    allowedPorts: deps.config.webhookAllowedPorts,
+  };
   const validateCreate = validator<EndpointCreate>(endpointCreateSchema);
   const validateUpdate = validator<EndpointUpdate>(endpointUpdateSchema);
   const validateRecover = validator<{ since: string }>(recoverSchema);
   const validateEmpty = validator<Record<string, never>>(emptySchema);
   const options = (ctx: GatewayContext) => grpcOptions(ctx, deps.config.grpcTimeoutMs);
 
-  /** The URL's form, then (only when that passes) where its host resolves: 400 naming `url`. */
+  /** The URL's form and port, then (only when those pass) where its host resolves: 400 naming `url`. */
   async function checkUrl(raw: string): Promise<string> {
-    const problems = urlProblems(raw, rules);
-    if (problems.length === 0) {
-      const why = await hostProblem(hostOf(new URL(raw)), rules);
-      if (why) problems.push(privateAddressProblem(why, rules));
-    }
+    const problems = await targetProblems(raw, rules);
     if (problems.length > 0) throw invalidBody(problems.map((issue) => ({ field: 'url', issue })));
     return new URL(raw).href;
   }

@@ -9,9 +9,14 @@
 // At start, resealKeys() re-seals every key still sealed under an older KEK with the newest, so the
 // old KEK can be dropped once every replica has started with the new list (docs/operations.md
 // "Rotating the key-encryption key").
+//
+// seal/unseal/unsealAny also serve secrets kept outside such a table (the events service's webhook
+// signing secrets, services/events/src/webhooks/secrets.ts), with associated data binding each
+// sealed blob to its row and column.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, calculateJwkThumbprint, type CryptoKey, type JWK } from 'jose';
 import type { Pool, PoolClient } from '../db/pg.js';
+import type { EnvReader } from '../process/config.js';
 
 export const SIGNING_ALG = 'ES256';
 
@@ -34,24 +39,34 @@ export interface KeyTable {
   lossAdvice: string;
 }
 
-export function seal(kek: Buffer, plaintext: string): Buffer {
+/**
+ * AES-256-GCM: 12-byte IV, 16-byte tag, ciphertext. `aad` (associated data, optional) is
+ * authenticated but not stored: the blob opens only with the same aad, so a caller that binds it to
+ * the blob's place (a row and a column) cannot be handed a blob copied from another place.
+ */
+export function seal(kek: Buffer, plaintext: string, aad?: string): Buffer {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', kek, iv);
+  if (aad !== undefined) cipher.setAAD(Buffer.from(aad, 'utf8'));
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), body]);
 }
 
-export function unseal(kek: Buffer, sealed: Buffer): string {
+export function unseal(kek: Buffer, sealed: Buffer, aad?: string): string {
   const decipher = createDecipheriv('aes-256-gcm', kek, sealed.subarray(0, 12));
   decipher.setAuthTag(sealed.subarray(12, 28));
+  if (aad !== undefined) decipher.setAAD(Buffer.from(aad, 'utf8'));
   return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]).toString('utf8');
 }
 
-/** Opens a sealed private key with the first KEK that authenticates it; undefined when none does. */
-export function unsealAny(keks: readonly Buffer[], sealed: Buffer): { plaintext: string; index: number } | undefined {
+/**
+ * Opens a sealed blob with the first KEK that authenticates it (with the same aad it was sealed
+ * with); undefined when none does. `index` 0 is the newest KEK: anything else is due a re-seal.
+ */
+export function unsealAny(keks: readonly Buffer[], sealed: Buffer, aad?: string): { plaintext: string; index: number } | undefined {
   for (const [index, kek] of keks.entries()) {
     try {
-      return { plaintext: unseal(kek, sealed), index };
+      return { plaintext: unseal(kek, sealed, aad), index };
     } catch {
       // Not sealed under this one (GCM authentication failed): try the next.
     }
@@ -61,7 +76,7 @@ export function unsealAny(keks: readonly Buffer[], sealed: Buffer): { plaintext:
 
 /** The database holds a key none of the configured KEKs opens: say so, and what to do. */
 export class UnknownKekError extends Error {
-  constructor(t: KeyTable, kid: string, kekCount: number) {
+  constructor(t: Pick<KeyTable, 'what' | 'kekSetting' | 'lossAdvice'>, kid: string, kekCount: number) {
     super(
       `${t.what} ${kid} in the database is sealed with a key-encryption key this process does not have ` +
         `(${t.kekSetting} lists ${kekCount} key${kekCount === 1 ? '' : 's'}, none opens it). ` +
@@ -186,5 +201,17 @@ export function parseKekList(value: string, problem: (message: string) => void):
   keks.forEach((k, i) => {
     if (k.length !== 32) problem(`key ${i + 1} of ${keks.length} must decode to 32 bytes, got ${k.length}`);
   });
+  return keks;
+}
+
+/**
+ * AUTH_KEY_ENCRYPTION_KEY (required) as the KEK list, newest first, for a process that opens what
+ * the deployment's KEK sealed; `doc` says what this process seals with it (docs/configuration.md).
+ */
+export function readKekSetting(env: EnvReader, doc: string): Buffer[] {
+  // Unset, env.str reports it as required (and returns undefined).
+  const value = (env.str('AUTH_KEY_ENCRYPTION_KEY', { doc, range: 'base64 keys of 32 bytes' }) as string | undefined) ?? '';
+  const keks = parseKekList(value, (message) => env.problem('AUTH_KEY_ENCRYPTION_KEY', message));
+  if (keks.length === 0 && value !== '') env.problem('AUTH_KEY_ENCRYPTION_KEY', 'must list at least one key');
   return keks;
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Logger } from '../telemetry/logger.js';
 import { Gauge, type Registry } from 'prom-client';
 import { DomainError, sqlStateError, unavailable } from '../domain/errors.js';
+import { isConnectionError } from '../domain/outage.js';
 import { DEFAULT_DB_TIMEOUTS, type DbTimeouts } from '../process/config.js';
 
 export { DEFAULT_DB_TIMEOUTS, type DbTimeouts };
@@ -112,17 +113,8 @@ export function registerPoolMetrics(pool: Pool, registry: Registry, max: number)
   new Gauge({ name: 'partner_db_pool_max_connections', help: 'Size limit of the PostgreSQL pool (DB_POOL_MAX).', registers: [registry] }).set(max);
 }
 
-const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
-
-/** True for errors that mean "the database is not reachable right now" rather than a bad query. */
-export function isConnectionError(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  if (e?.code && CONNECTION_ERRORS.has(e.code)) return true;
-  // "Query read timeout": the client's own deadline (query_timeout) passed with no answer.
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(
-    e?.message ?? '',
-  );
-}
+/** True for errors that mean "the database is not reachable right now" rather than a bad query (domain/outage.ts). */
+export { isConnectionError };
 
 /**
  * Maps database-unreachable errors to a retryable `unavailable` DomainError, and errors whose SQLSTATE

@@ -1,6 +1,7 @@
 // Domain errors and the one table that maps each error code to its HTTP status, gRPC status and
 // retryability. Handlers throw DomainError; the gRPC adapter and the gateway translate with this table.
 import { status as GrpcStatus, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { isDependencyOutage, OUTAGE_RETRY_AFTER_S } from './outage.js';
 
 export interface ErrorDetail {
   field: string;
@@ -64,16 +65,19 @@ export function httpStatusForCode(code: string, retryable: boolean): number {
 export class DomainError extends Error {
   readonly retryable: boolean;
   readonly details: ErrorDetail[] | undefined;
+  /** Seconds the caller should wait before retrying (Retry-After; gRPC `retry-after`), when known. */
+  readonly retryAfterS: number | undefined;
 
   constructor(
     readonly code: string,
     message: string,
-    opts: { retryable?: boolean; details?: ErrorDetail[]; cause?: unknown } = {},
+    opts: { retryable?: boolean; details?: ErrorDetail[]; cause?: unknown; retryAfterS?: number | undefined } = {},
   ) {
     super(message, { cause: opts.cause });
     this.name = 'DomainError';
     this.retryable = opts.retryable ?? (isKnownCode(code) ? ERROR_CODES[code].retryable : false);
     this.details = opts.details;
+    this.retryAfterS = opts.retryAfterS;
   }
 
   get httpStatus(): number {
@@ -92,11 +96,13 @@ export class DomainError extends Error {
 
 export const notFound = (what = 'resource'): DomainError => new DomainError('not_found', `${what} not found`);
 export const unavailable = (message = 'a dependency is unavailable; retry later', cause?: unknown): DomainError =>
-  new DomainError('unavailable', message, { cause });
+  new DomainError('unavailable', message, { cause, retryAfterS: OUTAGE_RETRY_AFTER_S });
 
 const MD_CODE = 'x-error-code';
 const MD_RETRYABLE = 'x-error-retryable';
 const MD_DETAILS = 'x-error-details';
+/** Seconds before a retry, sent with every `unavailable` (and other retryable) answer: the gateway's Retry-After. */
+const MD_RETRY_AFTER = 'retry-after';
 
 /**
  * The domain error a database error stands for, by its SQLSTATE class, when the class says whether
@@ -120,16 +126,29 @@ export function sqlStateError(err: unknown): DomainError | undefined {
 }
 
 /**
- * gRPC status object for an error thrown by a handler. A database error whose class settles its
- * retryability goes out as what it stands for (sqlStateError); other unknown errors become INTERNAL,
- * unexplained.
+ * The domain error a handler's failure stands for: a DomainError as it is; PostgreSQL or NATS
+ * unreachable (domain/outage.ts), whichever code path let the raw error through, `unavailable` with
+ * a retry hint; a database error whose class settles its retryability what it stands for
+ * (sqlStateError); anything else `internal`, unexplained.
+ */
+export function asHandlerError(err: unknown): DomainError {
+  if (err instanceof DomainError) return err;
+  if (isDependencyOutage(err)) return unavailable('a dependency (the database or NATS) is unavailable; retry later', err);
+  return sqlStateError(err) ?? new DomainError('internal', 'internal error');
+}
+
+/**
+ * gRPC status object for an error thrown by a handler (asHandlerError), its code and retryability in
+ * trailing metadata; an `unavailable` answer carries `retry-after` (seconds) too.
  */
 export function toGrpcError(err: unknown): Partial<ServiceError> & { code: GrpcStatus } {
-  const e = err instanceof DomainError ? err : (sqlStateError(err) ?? new DomainError('internal', 'internal error'));
+  const e = asHandlerError(err);
   const metadata = new Metadata();
   metadata.set(MD_CODE, e.code);
   metadata.set(MD_RETRYABLE, String(e.retryable));
   if (e.details) metadata.set(MD_DETAILS, JSON.stringify(e.details));
+  const retryAfter = e.retryAfterS ?? (e.code === 'unavailable' ? OUTAGE_RETRY_AFTER_S : undefined);
+  if (retryAfter !== undefined) metadata.set(MD_RETRY_AFTER, String(retryAfter));
   const grpc = isKnownCode(e.code) ? ERROR_CODES[e.code].grpc : e.retryable ? GrpcStatus.UNAVAILABLE : GrpcStatus.FAILED_PRECONDITION;
   return { code: grpc, details: e.message, metadata };
 }
@@ -150,7 +169,8 @@ export function fromGrpcError(err: unknown): DomainError {
         details = undefined;
       }
     }
-    return new DomainError(code, se.details ?? code, { retryable, details, cause: err });
+    const after = Number(se.metadata?.get(MD_RETRY_AFTER)[0]);
+    return new DomainError(code, se.details ?? code, { retryable, details, cause: err, retryAfterS: Number.isFinite(after) && after >= 0 ? after : undefined });
   }
   // Our handlers always send their error code in metadata; a failure without it comes from the
   // transport (a connection reset, a stream refused under load): retryable, not a bug of ours.

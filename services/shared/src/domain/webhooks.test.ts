@@ -4,6 +4,10 @@ import { ConfigError, EnvReader } from '../process/config.js';
 import {
   checkedLookup,
   classifyAddress,
+  portProblem,
+  readAllowedPorts,
+  targetPort,
+  targetProblems,
   hostProblem,
   literalProblem,
   newWebhookSecret,
@@ -16,9 +20,12 @@ import {
   webhookSignature,
 } from './webhooks.js';
 
+// Every port allowed: these tests are about addresses (the port list has its own, below).
+const anyPort = Array.from({ length: 65_535 }, (_, i) => i + 1);
+
 describe('webhook targets', () => {
-  const strict = { allowHttp: false, allowLoopback: false };
-  const local = { allowHttp: true, allowLoopback: true };
+  const strict = { allowHttp: false, allowLoopback: false, allowedPorts: anyPort };
+  const local = { allowHttp: true, allowLoopback: true, allowedPorts: anyPort };
 
   // [address, its kind, the IPv4 address it embeds]. Public is allowed everywhere; loopback in local
   // mode only, and only as itself or IPv4-mapped (127/8 embedded any other way is routed off this
@@ -47,13 +54,24 @@ describe('webhook targets', () => {
     ['64:ff9b::a9fe:a9fe', 'link-local', '169.254.169.254'],
     ['64:ff9b::c0a8:1', 'private', '192.168.0.1'],
     ['64:ff9b::808:808', 'public', '8.8.8.8'],
+    ['64:ff9b::', 'unspecified', '0.0.0.0'],
+    ['64:ff9b::a00:1', 'private', '10.0.0.1'],
+    ['64:ff9b::6440:1', 'carrier-grade NAT', '100.64.0.1'],
+    ['64:ff9b::ffff:ffff', 'broadcast', '255.255.255.255'],
+    // 64:ff9b::/96 only: the rest of 64:ff9b::/32 outside 64:ff9b:1::/48 is not global unicast.
+    ['64:ff9b:2::808:808', 'reserved'],
     ['64:ff9b:1::808:808', 'local-use NAT64'],
     ['64:ff9b:1:ffff::1', 'local-use NAT64'],
+    ['64:ff9b:1::7f00:1', 'local-use NAT64'],
     // 6to4 2002::/16: the IPv4 address is bits 16-47.
     ['2002:7f00:1::', 'loopback', '127.0.0.1'],
     ['2002:a9fe:a9fe::1', 'link-local', '169.254.169.254'],
     ['2002:a00:1:1::1', 'private', '10.0.0.1'],
     ['2002:808:808::1', 'public', '8.8.8.8'],
+    ['2002::', 'unspecified', '0.0.0.0'],
+    ['2002:c0a8:101::1', 'private', '192.168.1.1'],
+    ['2002:6464:64c8::1', 'carrier-grade NAT', '100.100.100.200'],
+    ['2002:c000:c0::1', 'IETF protocol assignment', '192.0.0.192'], // Oracle Cloud's metadata through a 6to4 relay
     // Teredo 2001::/32 (the client's address obfuscated): refused outright, whatever it hides.
     ['2001::1', 'Teredo'],
     ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'Teredo'], // client 127.0.0.1
@@ -170,6 +188,11 @@ describe('webhook targets', () => {
     ['http://[::ffff:169.254.169.254]/', '::ffff:a9fe:a9fe', 'link-local'],
     ['http://[64:ff9b::7f00:1]/', '64:ff9b::7f00:1', 'loopback'],
     ['http://[2002:7f00:1::1]/', '2002:7f00:1::1', 'loopback'],
+    ['http://[64:ff9b::a9fe:a9fe]/', '64:ff9b::a9fe:a9fe', 'link-local'],
+    ['http://[64:ff9b:1::a9fe:a9fe]/', '64:ff9b:1::a9fe:a9fe', 'local-use NAT64'],
+    ['http://[2002:a9fe:a9fe::]/', '2002:a9fe:a9fe::', 'link-local'],
+    ['http://[64:ff9b::808:808]/', undefined, 'public'],
+    ['http://[2002:808:808::]/', undefined, 'public'],
     ['http://[2001::1]/', '2001::1', 'Teredo'],
     ['http://[0:0:0:0:0:ffff:7f00:1]/', '::ffff:7f00:1', 'loopback'],
     ['http://[fd00:ec2::254]/', 'fd00:ec2::254', 'unique-local'],
@@ -282,10 +305,74 @@ describe('a secret the partner brings', () => {
 
 describe('a loopback target refused', () => {
   it('points at partner listen where loopback is not allowed (and only there, only for loopback)', () => {
-    const strict = { allowHttp: true, allowLoopback: false };
+    const strict = { allowHttp: true, allowLoopback: false, allowedPorts: anyPort };
     expect(urlProblems('http://127.0.0.1:3000/hooks', strict)).toEqual([
       'must not point at a private address: 127.0.0.1 is a loopback address; to receive events on your own machine, use `partner listen --forward-to <url>`',
     ]);
     expect(privateAddressProblem('10.0.0.1 is a private address', { allowLoopback: false })).toBe('must not point at a private address: 10.0.0.1 is a private address');
+  });
+});
+
+describe('allowed target ports (WEBHOOK_ALLOWED_PORTS)', () => {
+  const ports = [443, 8443];
+  const strict = { allowHttp: true, allowLoopback: false, allowedPorts: ports };
+  const local = { allowHttp: true, allowLoopback: true, allowedPorts: ports };
+  const refused = (port: number) => `must use one of the ports 443, 8443 (port ${port} is not allowed)`;
+
+  it('reads a list of TCP ports, 443 and 8443 by default; anything else fails the start naming the setting', () => {
+    const read = (v?: string) => {
+      const env = new EnvReader(v === undefined ? {} : { WEBHOOK_ALLOWED_PORTS: v });
+      return env.done({ v: readAllowedPorts(env) }).v;
+    };
+    expect(read()).toEqual([443, 8443]);
+    expect(read('8443, 443,80,443')).toEqual([80, 443, 8443]);
+    for (const bad of ['0', '65536', 'https', '443;8443', '4.43', ',']) {
+      expect(() => read(bad), bad).toThrow(/WEBHOOK_ALLOWED_PORTS must be a comma-separated list of TCP ports \(1-65535\)/);
+    }
+  });
+
+  it("judges the URL's port: written, or its scheme's (443; 80 for http)", () => {
+    expect(targetPort(new URL('https://hooks.example.com/'))).toBe(443);
+    expect(targetPort(new URL('http://hooks.example.com/'))).toBe(80);
+    expect(targetPort(new URL('https://hooks.example.com:443/'))).toBe(443);
+    expect(targetPort(new URL('http://hooks.example.com:8443/'))).toBe(8443);
+    expect(portProblem(new URL('https://hooks.example.com/x'), strict)).toBeUndefined();
+    expect(portProblem(new URL('https://hooks.example.com:8443/x'), strict)).toBeUndefined();
+    expect(portProblem(new URL('https://hooks.example.com:8080/x'), strict)).toBe(refused(8080));
+    expect(portProblem(new URL('http://hooks.example.com/x'), strict)).toBe('must use one of the ports 443, 8443 (http without a port uses 80)');
+    expect(portProblem(new URL('https://hooks.example.com:80/x'), { allowedPorts: [443] })).toBe('must use port 443 (port 80 is not allowed)');
+    expect(portProblem(new URL('http://hooks.example.com/x'), { allowedPorts: [80, 443] })).toBeUndefined();
+  });
+
+  it('refuses a port not allowed at registration, beside the other problems; a loopback target where loopback is allowed may use any', () => {
+    expect(urlProblems('https://hooks.example.com:8080/x', strict)).toEqual([refused(8080)]);
+    expect(urlProblems('https://8.8.8.8:5432/x', local)).toEqual([refused(5432)]);
+    expect(urlProblems('https://[2606:4700::1111]:4222/x', local)).toEqual([refused(4222)]);
+    expect(urlProblems('https://u:p@hooks.example.com:8080/x', strict)).toEqual(['must not contain credentials', refused(8080)]);
+    expect(urlProblems('http://127.0.0.1:3000/x', strict)).toEqual([expect.stringMatching(/^must not point at a private address: 127\.0\.0\.1 is a loopback address/), refused(3000)]);
+    expect(urlProblems('http://127.0.0.1:3000/x', local)).toEqual([]);
+    expect(urlProblems('http://[::1]:3000/x', local)).toEqual([]);
+    expect(urlProblems('http://[::ffff:127.0.0.1]:3000/x', local)).toEqual([]);
+    // 127/8 embedded otherwise is not this host's loopback: refused as before, and its port too.
+    expect(urlProblems('http://[64:ff9b::7f00:1]:3000/x', local)).toEqual([expect.stringMatching(/^must not point at a private address: 64:ff9b::7f00:1 embeds 127\.0\.0\.1 \(NAT64\)/), refused(3000)]);
+  });
+
+  it('judges a name where loopback is allowed once resolved: any port only for this host\'s loopback', async () => {
+    expect(await targetProblems('http://localhost:3000/x', local)).toEqual([]);
+    // The form first (the port of a name is part of it where loopback is not allowed), then the resolution.
+    expect(await targetProblems('http://localhost:3000/x', strict)).toEqual([refused(3000)]);
+    expect(await targetProblems('https://localhost:8443/x', strict)).toEqual([expect.stringMatching(/^must not point at a private address: localhost resolves to/)]);
+    expect(await targetProblems('https://8.8.8.8:8443/x', strict)).toEqual([]);
+    expect(await targetProblems('https://8.8.8.8:8080/x', local)).toEqual([refused(8080)]);
+  });
+
+  it('at delivery, a lookup for a port not allowed connects to this host\'s loopback only', async () => {
+    const lookup = (host: string) =>
+      new Promise<{ err: Error | null; addresses: unknown }>((resolve) =>
+        checkedLookup(local, { portRefusal: refused(3000) })(host, { all: true }, (err, addresses) => resolve({ err, addresses })),
+      );
+    const ok = await lookup('localhost');
+    expect(ok.err).toBeNull();
+    expect(ok.addresses).toEqual(expect.arrayContaining([expect.objectContaining({ address: expect.stringMatching(/^(127\.0\.0\.1|::1)$/) })]));
   });
 });

@@ -258,6 +258,22 @@ export interface TargetRules {
   allowHttp: boolean;
   /** Loopback targets allowed (local development and tests only); nothing else that is not public ever is. */
   allowLoopback: boolean;
+  /**
+   * The TCP ports a target may use (WEBHOOK_ALLOWED_PORTS: the ports the deployment's egress allows).
+   * A loopback target, where loopback is allowed, may use any port: it never leaves the host.
+   */
+  allowedPorts: readonly number[];
+}
+
+/** This host's loopback as the socket layer reaches it: 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104. */
+function isHostLoopback(c: AddressClass): boolean {
+  return c.kind === 'loopback' && (!c.embeds || c.embeds.as === 'IPv4-mapped');
+}
+
+/** Whether an IP address is this host's loopback (isHostLoopback); false for anything else, names included. */
+export function isThisHostLoopback(address: string): boolean {
+  const c = classifyAddress(address);
+  return c !== undefined && isHostLoopback(c);
 }
 
 /**
@@ -270,7 +286,7 @@ export function refusedAddress(address: string, rules: Pick<TargetRules, 'allowL
   const c = classifyAddress(address);
   if (!c) return 'is not an IP address';
   if (c.kind === 'public') return undefined;
-  const hostLoopback = c.kind === 'loopback' && (!c.embeds || c.embeds.as === 'IPv4-mapped');
+  const hostLoopback = isHostLoopback(c);
   if (hostLoopback && rules.allowLoopback) return undefined;
   const what = `${c.kind === 'unspecified' || c.kind === 'IETF protocol assignment' ? 'an' : 'a'} ${c.kind} address`;
   if (!c.embeds) return `is ${what}`;
@@ -283,7 +299,36 @@ export function readAllowLoopbackTargets(env: EnvReader): boolean {
   return env.bool('WEBHOOK_ALLOW_LOOPBACK_TARGETS', { default: false, doc: 'webhook URLs may point at loopback addresses (local development and tests only); never at other non-public ones' });
 }
 
-/** Problems with a URL as written (no DNS): scheme, length, credentials, an IP literal's class. */
+export const DEFAULT_ALLOWED_PORTS = [443, 8443] as const;
+
+/** WEBHOOK_ALLOWED_PORTS (gateway and dispatcher): the TCP ports webhook targets may use. */
+export function readAllowedPorts(env: EnvReader): number[] {
+  const raw = env.list('WEBHOOK_ALLOWED_PORTS', {
+    default: DEFAULT_ALLOWED_PORTS.map(String),
+    doc: "comma list of the TCP ports webhook URLs may use (a URL without a port uses its scheme's: 443, or 80 for http): checked at registration and update (400 naming url) and before every delivery; the egress NetworkPolicy must allow the same ports. Loopback targets, where allowed, may use any port",
+    range: 'ports 1-65535',
+  });
+  const ports = raw.map((p) => (/^\d{1,5}$/.test(p) ? Number(p) : NaN));
+  if (ports.length === 0 || ports.some((p) => !(p >= 1 && p <= 65535))) {
+    env.problem('WEBHOOK_ALLOWED_PORTS', `must be a comma-separated list of TCP ports (1-65535), e.g. 443,8443; got "${raw.join(',')}"`);
+  }
+  return [...new Set(ports)].sort((a, b) => a - b);
+}
+
+/** The TCP port a URL connects to: its own, or its scheme's default. */
+export function targetPort(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === 'http:' ? 80 : 443;
+}
+
+/** The refusal of a URL's port when it is not an allowed one (whatever the host), or undefined. */
+export function portProblem(url: URL, rules: Pick<TargetRules, 'allowedPorts'>): string | undefined {
+  const port = targetPort(url);
+  if (rules.allowedPorts.includes(port)) return undefined;
+  const list = rules.allowedPorts.join(', ');
+  return `must use ${rules.allowedPorts.length === 1 ? `port ${list}` : `one of the ports ${list}`} (${url.port ? `port ${port} is not allowed` : `${url.protocol.slice(0, -1)} without a port uses ${port}`})`;
+}
+
+/** Problems with a URL as written (no DNS): scheme, length, credentials, an IP literal's class, its port. */
 export function urlProblems(raw: string, rules: TargetRules): string[] {
   if (raw.length > MAX_URL_LENGTH) return [`must be at most ${MAX_URL_LENGTH} characters`];
   let url: URL;
@@ -300,7 +345,35 @@ export function urlProblems(raw: string, rules: TargetRules): string[] {
   if (url.hash) problems.push('must not contain a fragment');
   const why = literalProblem(url, rules);
   if (why) problems.push(privateAddressProblem(why, rules));
+  // Where loopback is allowed, a loopback target may use any port: an IP literal is judged here, a
+  // name once resolved (targetProblems).
+  const portWhy = portProblem(url, rules);
+  if (portWhy && !(rules.allowLoopback && (isIP(hostOf(url)) === 0 || isThisHostLoopback(hostOf(url))))) problems.push(portWhy);
   return problems;
+}
+
+/**
+ * Every problem of a URL as a webhook target, at registration and update: its form (urlProblems),
+ * then, when that passes, where its host resolves (hostProblem), and the port of a name where
+ * loopback is allowed (any port only when every address it resolves to is this host's loopback).
+ */
+export async function targetProblems(raw: string, rules: TargetRules): Promise<string[]> {
+  const problems = urlProblems(raw, rules);
+  if (problems.length > 0) return problems;
+  const url = new URL(raw);
+  const host = hostOf(url);
+  const why = await hostProblem(host, rules);
+  if (why) return [privateAddressProblem(why, rules)];
+  const portWhy = portProblem(url, rules);
+  if (portWhy && isIP(host) === 0 && !(await resolvesToLoopbackOnly(host))) return [portWhy];
+  return [];
+}
+
+async function resolvesToLoopbackOnly(host: string): Promise<boolean> {
+  const addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
+    dnsLookup(host, { all: true, verbatim: true }, (err, addrs) => (err ? reject(err) : resolve(addrs))),
+  ).catch(() => []);
+  return addresses.length > 0 && addresses.every((a) => isThisHostLoopback(a.address));
 }
 
 /**
@@ -360,14 +433,20 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * A `lookup` for net/tls connect (and so for undici's connector): resolves the host once, refuses
  * the connection when any address is not allowed, and hands the connector exactly the addresses it
  * checked, so the socket goes where the check looked (no second resolution, no DNS rebinding).
+ * `portRefusal` (the origin's port is not an allowed one, loopback allowed): only this host's
+ * loopback addresses are.
  */
-export function checkedLookup(rules: Pick<TargetRules, 'allowLoopback'>) {
+export function checkedLookup(rules: Pick<TargetRules, 'allowLoopback'>, opts: { portRefusal?: string } = {}) {
   return (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback): void => {
     dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => {
       if (err) return callback(err, []);
       for (const a of addresses) {
         const why = refusedAddress(a.address, rules);
         if (why) return callback(new RefusedTargetError(`${hostname} resolves to ${a.address}, which ${why}`), []);
+        // A port not allowed is allowed to this host's loopback only (where loopback is).
+        if (opts.portRefusal !== undefined && !isThisHostLoopback(a.address)) {
+          return callback(new RefusedTargetError(`${hostname} resolves to ${a.address}, not this host's loopback: the URL ${opts.portRefusal}`), []);
+        }
       }
       if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
       if (options.all) return callback(null, addresses);

@@ -71,12 +71,17 @@ function client(address: string, callStreams = true) {
 }
 
 describe('the call stream', () => {
-  it('carries SubmitJob, SettleJob and CreateSubmission only', () => {
+  it('carries the submit steps and the hot reads only', () => {
     expect([...STREAMED_METHODS]).toEqual([
       serviceDefs().job.SubmitJob.path,
       serviceDefs().job.SettleJob.path,
       serviceDefs().job.ClaimJobs.path,
       serviceDefs().submission.CreateSubmission.path,
+      serviceDefs().job.GetJob.path,
+      serviceDefs().policy.ListPolicies.path,
+      serviceDefs().policy.GetPolicy.path,
+      serviceDefs().events.ListEvents.path,
+      serviceDefs().events.GetEvent.path,
     ]);
   });
 

@@ -24,12 +24,21 @@ import type { CallsRequest__Output } from '../generated/partner/callstream/v1/Ca
 import type { CallsResponse } from '../generated/partner/callstream/v1/CallsResponse.js';
 import { serviceDefs, type AnyMethod, type ServiceBinding } from './loader.js';
 
-/** The calls that take the stream: the three durable steps every submit makes. */
+/**
+ * The calls that take the stream: the durable steps every submit makes, and the reads partners make
+ * most (issue 34: a poll of GET /v1/jobs/{id} and a page of policies or events spent about half of the
+ * gateway's and the service's CPU on the unary call's HTTP/2 stream; docs/performance.md, "Reads").
+ */
 export const STREAMED_METHODS: ReadonlySet<string> = new Set([
   '/partner.job.v1.JobService/SubmitJob',
   '/partner.job.v1.JobService/SettleJob',
   '/partner.job.v1.JobService/ClaimJobs',
   '/partner.submission.v1.SubmissionService/CreateSubmission',
+  '/partner.job.v1.JobService/GetJob',
+  '/partner.policy.v1.PolicyService/ListPolicies',
+  '/partner.policy.v1.PolicyService/GetPolicy',
+  '/partner.events.v1.EventsService/ListEvents',
+  '/partner.events.v1.EventsService/GetEvent',
 ]);
 
 /** Streams per client. */

@@ -4,7 +4,7 @@ import { node } from '@opentelemetry/sdk-node';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Registry } from 'prom-client';
 import { notFound } from '../domain/errors.js';
-import { createClient, grpcReadiness, implement, serviceDefs, SERVICE_NAMES, startGrpcServer, type GrpcServerHandle } from './index.js';
+import { createClient, grpcReadiness, implement, LIVENESS_SERVICE, serviceDefs, SERVICE_NAMES, startGrpcServer, type GrpcServerHandle } from './index.js';
 import { codeName, grpcTypeOf, splitPath } from './telemetry.js';
 import { createLogger } from '../telemetry/logger.js';
 import { inSpan, trace } from '../telemetry/tracing.js';
@@ -118,10 +118,13 @@ describe('grpcReadiness', () => {
     await expect(ready()).resolves.toBeUndefined();
     const cached = grpcReadiness(client, SERVICE_NAMES.policy, { cacheMs: 60_000 });
     await cached();
+    const alive = grpcReadiness(client, LIVENESS_SERVICE, { cacheMs: 0 });
     server.setServing('NOT_SERVING');
     try {
       await expect(ready()).rejects.toThrow('NOT_SERVING');
       await expect(cached()).resolves.toBeUndefined();
+      // The name the kubelet's liveness probe asks stays SERVING through a drain.
+      await expect(alive()).resolves.toBeUndefined();
     } finally {
       server.setServing('SERVING');
     }

@@ -1,5 +1,6 @@
-// Readiness through gRPC: a /readyz check that asks a peer's grpc.health.v1 whether a service is
-// SERVING, on the same channel as the calls, cached briefly.
+// A peer's state through gRPC: a dependency check (reported on /readyz's body and /dependencies, never
+// making the caller unready) that asks a peer's grpc.health.v1 whether a service is SERVING, on the
+// same channel as the calls, cached briefly.
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
@@ -17,7 +18,7 @@ function healthCheck(): AnyMethod {
 }
 
 /**
- * A /readyz check asking the peer behind a createClient() client (on its own channel, so it sees
+ * A dependency check asking the peer behind a createClient() client (on its own channel, so it sees
  * what the calls see) whether `service` is SERVING, with a short deadline. The answer is cached for
  * cacheMs so frequent probes of many replicas do not multiply into health calls. Not traced, not
  * counted in the gRPC client metrics.

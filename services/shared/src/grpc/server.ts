@@ -8,6 +8,7 @@ import type { MethodDefinition } from '@grpc/proto-loader';
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import type { Registry } from 'prom-client';
 import { DomainError, toGrpcError } from '../domain/errors.js';
+import { isDependencyOutage } from '../domain/outage.js';
 import { observeServerCall } from './telemetry.js';
 import type { Logger } from '../telemetry/logger.js';
 import { context } from '../telemetry/tracing.js';
@@ -43,9 +44,16 @@ export function callContext(call: { metadata: grpc.Metadata; getDeadline(): grpc
   };
 }
 
-/** A handler failure worth a log line: anything but a DomainError the handler meant (except `internal`). */
+/**
+ * A handler failure worth a log line: anything but a DomainError the handler meant (except
+ * `internal`). A dependency outage the handler let through raw (answered UNAVAILABLE) is a warning,
+ * without the stack: during an outage every call fails that way.
+ */
 export function logHandlerFailure(logger: Logger, err: unknown, path: string): void {
-  if (!(err instanceof DomainError) || err.code === 'internal') logger.error({ err, method: path }, 'gRPC handler failed');
+  if (err instanceof DomainError) {
+    if (err.code === 'internal') logger.error({ err, method: path }, 'gRPC handler failed');
+  } else if (isDependencyOutage(err)) logger.warn({ err: (err as Error).message, method: path }, 'gRPC call answered UNAVAILABLE: a dependency is unreachable');
+  else logger.error({ err, method: path }, 'gRPC handler failed');
 }
 
 /**
@@ -121,13 +129,20 @@ export const SERVER_OPTIONS: grpc.ServerOptions = {
   'grpc.enable_channelz': 0,
 };
 
+/**
+ * The grpc.health.v1 service name the kubelet's liveness probe asks: SERVING for as long as the
+ * server answers, through the drain too (every other name turns NOT_SERVING when the drain begins,
+ * and a liveness probe on those would restart a pod in the middle of its drain).
+ */
+export const LIVENESS_SERVICE = 'liveness';
+
 export async function startGrpcServer(opts: {
   host: string;
   port: number;
   services: ServiceBinding[];
 }): Promise<GrpcServerHandle> {
   const server = new grpc.Server(SERVER_OPTIONS);
-  const statuses: Record<string, ServingStatus> = { '': 'SERVING' };
+  const statuses: Record<string, ServingStatus> = { '': 'SERVING', [LIVENESS_SERVICE]: 'SERVING' };
   for (const s of opts.services) {
     server.addService(s.def, s.impl);
     statuses[s.name] = 'SERVING';
@@ -143,7 +158,7 @@ export async function startGrpcServer(opts: {
     ),
   );
   const setServing = (status: ServingStatus) => {
-    for (const name of Object.keys(statuses)) health.setStatus(name, status);
+    for (const name of Object.keys(statuses)) if (name !== LIVENESS_SERVICE) health.setStatus(name, status);
   };
   return {
     port,

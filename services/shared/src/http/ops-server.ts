@@ -1,10 +1,22 @@
 // The operations listener every process has, apart from its public port: /livez (the process
 // answers and none of its liveness checks fails: a wedged process is restarted), /readyz (this pod
-// can serve) and /metrics (Prometheus). Not routed by the ingress.
+// can serve: it is listening and not draining), /dependencies (what the process last saw of the
+// systems it uses; information only) and /metrics (Prometheus). Not routed by the ingress.
+//
+// Readiness never follows a shared dependency (PostgreSQL, NATS, a peer gRPC service): when one is
+// down every replica would turn unready at once, the Service would have no endpoints, and callers
+// would get the ingress's (or the gRPC channel's) bare refusal instead of our answer. Each call the
+// outage breaks answers UNAVAILABLE / 503 `unavailable` with a retry hint instead (domain/outage.ts),
+// and the process serves again as soon as the dependency is back. The dependency checks are still
+// run and reported: in /readyz's body (the last results, never waited for, so a probe is answered at
+// once whatever a check costs) and on /dependencies (a fresh round, waited for).
 import { createServer, type Server } from 'node:http';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
-export type ReadinessCheck = () => Promise<void>;
+/** A check of a dependency (PostgreSQL, NATS, a peer): resolves when it answers. Reported, never gating readiness. */
+export type DependencyCheck = () => Promise<void>;
+/** The former name of DependencyCheck (the checks no longer decide readiness). */
+export type ReadinessCheck = DependencyCheck;
 /** A liveness check: a reason when the process is wedged (the kubelet restarts it), else undefined. */
 export type LivenessCheck = () => string | undefined;
 
@@ -42,14 +54,41 @@ async function withTimeout(p: Promise<void>, ms: number): Promise<void> {
   }
 }
 
+/** How long a dependency check may take before it is reported failed. */
+const CHECK_TIMEOUT_MS = 2_000;
+/** /readyz starts a new round of dependency checks (in the background) when the last is older than this. */
+const REPORT_STALE_MS = 1_000;
+
 export async function startOpsServer(opts: {
   host: string;
   port: number;
   registry: Registry;
-  checks: Record<string, ReadinessCheck>;
+  /** Reported on /readyz and /dependencies; a failing one never makes the process unready. */
+  dependencies: Record<string, DependencyCheck>;
   liveness?: Record<string, LivenessCheck>;
 }): Promise<OpsServer> {
   let draining = false;
+  /** The last round's results, by dependency: `ok` or `failed: <reason>`. */
+  let report: Record<string, string> = {};
+  let reportAt = 0;
+  let round: Promise<Record<string, string>> | undefined;
+  const checkAll = (): Promise<Record<string, string>> =>
+    (round ??= (async () => {
+      const results: Record<string, string> = {};
+      await Promise.all(
+        Object.entries(opts.dependencies).map(async ([name, check]) => {
+          try {
+            await withTimeout(check(), CHECK_TIMEOUT_MS);
+            results[name] = 'ok';
+          } catch (err) {
+            results[name] = `failed: ${(err as Error).message}`;
+          }
+        }),
+      );
+      report = results;
+      reportAt = Date.now();
+      return results;
+    })().finally(() => (round = undefined)));
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, body: string, type = 'application/json') => {
@@ -67,19 +106,14 @@ export async function startOpsServer(opts: {
     }
     if (path === '/readyz') {
       if (draining) return send(503, JSON.stringify({ status: 'draining' }));
-      const results: Record<string, string> = {};
-      void Promise.all(
-        Object.entries(opts.checks).map(async ([name, check]) => {
-          try {
-            await withTimeout(check(), 2_000);
-            results[name] = 'ok';
-          } catch (err) {
-            results[name] = `failed: ${(err as Error).message}`;
-          }
-        }),
-      ).then(() => {
+      // Answered now: the dependencies as last seen, a new round started when that is stale.
+      if (Date.now() - reportAt >= REPORT_STALE_MS) void checkAll();
+      return send(200, JSON.stringify({ status: 'ok', dependencies: report }));
+    }
+    if (path === '/dependencies') {
+      void checkAll().then((results) => {
         const ok = Object.values(results).every((r) => r === 'ok');
-        send(ok ? 200 : 503, JSON.stringify({ status: ok ? 'ok' : 'unready', checks: results }));
+        send(200, JSON.stringify({ status: ok ? 'ok' : 'degraded', dependencies: results }));
       });
       return;
     }
@@ -99,6 +133,8 @@ export async function startOpsServer(opts: {
       resolve(typeof addr === 'object' && addr ? addr.port : opts.port);
     });
   });
+  // The first report, so /readyz has one from the start.
+  if (Object.keys(opts.dependencies).length > 0) void checkAll();
   return {
     port,
     setDraining: () => {

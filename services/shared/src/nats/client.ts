@@ -133,8 +133,8 @@ export function ensureEventsStream(jsm: JetStreamManager, names: ReturnType<type
 }
 
 /**
- * /readyz check of a connection: unready while it is closed or disconnected (reconnecting), else a
- * round trip to the server. `nc` may be a getter, for processes that connect in the background.
+ * Dependency check of a connection (reported on /readyz's body and /dependencies, never gating
+ * readiness): failed while it is closed or disconnected (reconnecting), else a round trip to the server. `nc` may be a getter, for processes that connect in the background.
  */
 export function natsReadiness(nc: NatsConnection | (() => NatsConnection | undefined)): ReadinessCheck {
   const tracked = new WeakMap<NatsConnection, { connected: boolean }>();

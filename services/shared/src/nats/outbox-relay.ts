@@ -8,8 +8,11 @@
 // travels in the message headers: the fast path's parent is the active context (the call that
 // committed); the loop's is the context recorded with the outbox row, if the table keeps one.
 // The fast path's outbox rows are deleted in batches: a row left by a crash is published again by
-// the loop, and JetStream drops it as a duplicate.
+// the loop, and JetStream drops it as a duplicate. With `gauges`, the relay's process exports the
+// outbox's backlog and the age of its oldest row, read at scrape time (NaN when the read failed).
 import type { JetStreamClient, JetStreamManager, NatsConnection, PubAck } from 'nats';
+import type { Registry } from 'prom-client';
+import { scrapedGauges } from '../process/gauges.js';
 import type { Logger } from '../telemetry/logger.js';
 import { prepared, type Pool } from '../db/pg.js';
 import { traceHeaders } from './client.js';
@@ -61,6 +64,33 @@ export interface RelayMetrics {
   failed(): void;
 }
 
+/** The metric name prefix of the event outboxes' gauges (every process that relays events). */
+export const EVENT_OUTBOX_METRICS = 'partner_event_outbox';
+
+/**
+ * `<prefix>_backlog` (rows waiting in the outbox table) and `<prefix>_oldest_age_seconds` (the oldest
+ * row's age; 0 when empty): one query per scrape for both, NaN and counted in
+ * partner_metric_source_failures_total{metric="<prefix>_backlog"} when it failed (process/gauges.ts).
+ */
+export function outboxGauges(registry: Registry, pool: Pool, table: string, prefix: string): void {
+  const what = prefix === EVENT_OUTBOX_METRICS ? 'Events' : 'Messages';
+  scrapedGauges(
+    registry,
+    async () => {
+      const r = await pool.query<{ n: string; age: string | null }>(`SELECT count(*) AS n, extract(epoch FROM now() - min(created_at)) AS age FROM ${table}`);
+      return { n: Number(r.rows[0]?.n ?? 0), age: Number(r.rows[0]?.age ?? 0) };
+    },
+    [
+      { name: `${prefix}_backlog`, help: `${what} committed to the outbox but not yet published to JetStream (NaN when the count failed).`, value: (r) => r.n },
+      {
+        name: `${prefix}_oldest_age_seconds`,
+        help: `Age of the oldest row waiting in the outbox (0 when empty; NaN when the read failed).`,
+        value: (r) => Math.max(0, r.age),
+      },
+    ],
+  );
+}
+
 export class OutboxRelay {
   private nc: NatsConnection | undefined;
   private js: JetStreamClient | undefined;
@@ -78,8 +108,16 @@ export class OutboxRelay {
   constructor(
     private readonly pool: Pool,
     private readonly outbox: OutboxOptions,
-    private readonly opts: { intervalMs: number; logger: Logger; metrics?: RelayMetrics },
-  ) {}
+    private readonly opts: {
+      intervalMs: number;
+      logger: Logger;
+      metrics?: RelayMetrics;
+      /** Export the outbox's gauges (outboxGauges) in this registry under this prefix (EVENT_OUTBOX_METRICS). */
+      gauges?: { registry: Registry; prefix: string };
+    },
+  ) {
+    if (opts.gauges) outboxGauges(opts.gauges.registry, pool, outbox.table, opts.gauges.prefix);
+  }
 
   /** Called once NATS is connected (possibly long after start). */
   attach(nc: NatsConnection): void {

@@ -43,7 +43,7 @@ export function createClients<K extends ServiceName>(process: string, config: Gr
   ) as GrpcClients<K>;
 }
 
-/** A /readyz check per client: the peer's grpc.health.v1 says its service is serving. */
+/** A dependency check per client (reported, not gating readiness): the peer's grpc.health.v1 says its service is serving. */
 export function clientReadiness(clients: Partial<Record<ServiceName, object>>): Record<string, ReadinessCheck> {
   return Object.fromEntries(Object.entries(clients).map(([name, client]) => [name, grpcReadiness(client as object, SERVICE_NAMES[name as ServiceName])]));
 }

@@ -187,7 +187,7 @@ export function readBase(env: EnvReader, serviceName: string, defaultOpsPort: nu
       doc: 'log level of the JSON logs on stdout',
     }),
     host: env.str('HOST', { default: '127.0.0.1', doc: 'address every listener binds to (0.0.0.0 in containers)' }),
-    opsPort: env.int('OPS_PORT', { default: defaultOpsPort, min: 0, max: 65535, doc: '/livez, /readyz, /metrics' }),
+    opsPort: env.int('OPS_PORT', { default: defaultOpsPort, min: 0, max: 65535, doc: '/livez, /readyz, /dependencies, /metrics' }),
     drainMs: env.int('SHUTDOWN_DRAIN_MS', { default: 20_000, min: 0, max: 3_600_000, doc: 'after SIGTERM, in-flight transfers, gRPC calls and jobs get this long before they are cut; the process exits at most 10 s later (the chart sets it from drainSeconds)' }),
   };
 }

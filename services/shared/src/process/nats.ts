@@ -13,7 +13,7 @@ export interface ProcessNats {
   readonly current: NatsConnection | undefined;
   /** Runs `attach` with the connection when it comes (at once when it is already there). */
   onConnect(attach: (nc: NatsConnection) => void): void;
-  /** /readyz check: connected (and not reconnecting) with a round trip to the server. */
+  /** The `nats` dependency check (reported, not gating readiness): connected (and not reconnecting) with a round trip to the server. */
   readiness(): ReadinessCheck;
 }
 

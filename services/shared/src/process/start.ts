@@ -4,6 +4,14 @@
 //   list from services/processes.json, addresses from config) → NATS (`first`: waited for; `later`:
 //   attached when it comes) → build (the service's own parts; loops and HTTP listeners start here)
 //   → gRPC server (its bindings + grpc.health.v1) → ops listener → ready (main announces the ports).
+// Readiness, the same for every process: "not draining and listening". The ops listener starts
+// last, so once /readyz answers, every listener of the process is bound; from then until the
+// shutdown /readyz answers 200 and gRPC health SERVING, whatever PostgreSQL, NATS or the peer
+// services do. A dependency outage is answered per call instead (UNAVAILABLE / 503 `unavailable`
+// with a retry hint: domain/outage.ts), so the Service keeps its endpoints and callers get our
+// answer, and a PDB never counts the pods of a healthy process as disrupted. The dependencies are
+// still checked and reported (/readyz's body, /dependencies: http/ops-server.ts). Liveness is the
+// process's own (parts.liveness: e.g. a worker whose consume loop stays dead is restarted).
 // Shutdown, the one order for every process (the reverse):
 //   1. readiness off: /readyz answers 503 draining, ctx.draining() turns true, gRPC health NOT_SERVING;
 //   2. listeners drain together: gRPC (tryShutdown within the drain budget) and the HTTP listeners
@@ -19,7 +27,7 @@ import type { BaseConfig, DbConfig, NatsConfig } from './config.js';
 import { startGrpcServer } from '../grpc/server.js';
 import type { ServiceBinding } from '../grpc/loader.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
-import { createRegistry, startOpsServer, type LivenessCheck, type ReadinessCheck } from '../http/ops-server.js';
+import { createRegistry, startOpsServer, type DependencyCheck, type LivenessCheck } from '../http/ops-server.js';
 import { createPool, migrate, registerPoolMetrics, type Pool } from '../db/pg.js';
 import { clientReadiness, closeClients, createClients, type GrpcClients, type GrpcClientsConfig, type ServiceName } from './clients.js';
 import { supervisedLoops, type LoopSpec } from './loops.js';
@@ -45,8 +53,8 @@ export interface ProcessParts {
   grpc?: ServiceBinding[];
   /** HTTP listeners started by build (http.ts listenHttp), drained at step 2. */
   listeners?: Listener[];
-  /** /readyz checks besides the pool's (`postgres`), the NATS check and the clients' checks. */
-  checks?: Record<string, ReadinessCheck>;
+  /** Dependency checks besides the pool's (`postgres`), NATS's and the clients': reported, never gating readiness. */
+  dependencies?: Record<string, DependencyCheck>;
   liveness?: Record<string, LivenessCheck>;
   /** Stops the consumers and what else the service runs (step 3). */
   stop?: () => Promise<void>;
@@ -64,15 +72,12 @@ export interface ProcessSpec<C extends BaseConfig, K extends ServiceName> extend
   /** The process's name in services/processes.json. */
   name: string;
   config: C;
-  /**
-   * Its schema: a pool on it (pool metrics), migrated unless `migrate` is false, with a `postgres`
-   * readiness check unless readiness is false (the dispatcher serves no traffic: ready once started).
-   */
-  db?: { schema: string; migrationsDir: string; readiness?: boolean };
-  /** Build its gRPC clients (the config's addresses); `readiness`: one /readyz check per client. */
-  clients?: { config: GrpcClientsConfig<K>; readiness?: boolean };
-  /** Connect to NATS: `first` before build, or `later` in the background; `readiness`: a `nats` check. */
-  nats?: { connect: 'first' | 'later'; readiness?: boolean };
+  /** Its schema: a pool on it (pool metrics, a reported `postgres` dependency), migrated unless `migrate` is false. */
+  db?: { schema: string; migrationsDir: string };
+  /** Build its gRPC clients (the config's addresses); each is a reported dependency (its peer's health). */
+  clients?: { config: GrpcClientsConfig<K> };
+  /** Connect to NATS: `first` before build, or `later` in the background; a reported `nats` dependency. */
+  nats?: { connect: 'first' | 'later' };
   build(ctx: ProcessContext<C, K>): Promise<ProcessParts>;
 }
 
@@ -140,11 +145,11 @@ export async function startProcess<C extends BaseConfig, K extends ServiceName =
     host: config.host,
     port: config.opsPort,
     registry,
-    checks: {
-      ...(pool && spec.db?.readiness !== false ? { postgres: async () => void (await pool.query('SELECT 1')) } : {}),
-      ...(nats && spec.nats?.readiness ? { nats: nats.readiness() } : {}),
-      ...(spec.clients?.readiness ? clientReadiness(clients) : {}),
-      ...parts.checks,
+    dependencies: {
+      ...(pool ? { postgres: async () => void (await pool.query('SELECT 1')) } : {}),
+      ...(nats ? { nats: nats.readiness() } : {}),
+      ...(spec.clients ? clientReadiness(clients) : {}),
+      ...parts.dependencies,
     },
     ...(parts.liveness ? { liveness: parts.liveness } : {}),
   });

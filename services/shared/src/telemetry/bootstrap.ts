@@ -59,7 +59,7 @@ export async function startTelemetry(service: string, env?: Env): Promise<boolea
     serviceName: readTelemetry(new EnvReader(env)).serviceName ?? service,
     instrumentations: [
       // Incoming requests get our own server spans (gateway, token server), which honour
-      // TRUST_TRACEPARENT; the ops listener (/livez, /readyz, /metrics) is never traced.
+      // TRUST_TRACEPARENT; the ops listener (/livez, /readyz, /dependencies, /metrics) is never traced.
       new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, requireParentforOutgoingSpans: true }),
       // Only queries made on behalf of a traced request or job (not the relay's and sweeps' polling);
       // statements without their parameter values.
