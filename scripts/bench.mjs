@@ -8,6 +8,8 @@
 //   npm run bench -- --profile      CPU profiles of every service and database round trips per request
 //   npm run bench -- --clearance    only the clearance phase (taxId on every submission vs none), full counts
 //   npm run bench -- --only receipts   the receipts experiment alone (issue 32), beside the floor
+//   npm run bench -- --only events     the event path alone (issue 34): feed and webhook latency by
+//                                      stage, webhook fan-out, 10,000 waiters (≤ 3 min)
 //   npm run bench -- --only reads      the reads alone beside the read floor (issue 34; ~2 min)
 //   npm run bench -- --profile --only reads   CPU profiles of every process under the read load alone
 //   options: --no-build (use the existing dist/), --out FILE (write the JSON there instead)
@@ -36,6 +38,7 @@ import { clearanceCost } from '../bench/lib/clearance.mjs';
 import { noisyNeighbour } from '../bench/lib/noisy.mjs';
 import { validatePhase } from '../bench/lib/validate.mjs';
 import { receiptsCost } from '../bench/lib/receipts.mjs';
+import { eventPathRows } from '../bench/lib/event-stages.mjs';
 import { readPhases, startReadFloor } from '../bench/lib/reads.mjs';
 import { buildReadsTable } from '../bench/lib/report.mjs';
 
@@ -48,9 +51,9 @@ const option = (name) => {
 const smoke = flag('--smoke') || process.env.BENCH_SMOKE === '1';
 if (smoke) process.env.BENCH_DB_POOL_MAX ??= '4';
 const profile = flag('--profile');
-// --only validate | receipts | reads: start the stack, run that phase alone, write its results.
+// --only validate | receipts | reads | events: start the stack, run that phase alone, write its results.
 const only = option('--only');
-const ONLY = ['validate', 'receipts', 'reads'];
+const ONLY = ['validate', 'receipts', 'reads', 'events'];
 if (only !== undefined && !ONLY.includes(only)) {
   process.stderr.write(`✖ --only takes: ${ONLY.join(', ')}\n`);
   process.exit(2);
@@ -173,6 +176,10 @@ async function main() {
     say(`validate: ${v.validate.rps} req/s (p50 ${v.validate.latencyMs.p50} ms, p99 ${v.validate.latencyMs.p99} ms); health in the same slices ${v.health.rps} req/s (p50 ${v.health.latencyMs.p50}, p99 ${v.health.latencyMs.p99}); ratio ${v.ratio}`);
     const files = writeResults({ meta: { ...meta(), loadavgBefore: loadBefore }, validate: v, serviceErrors: stack.serviceErrors() }, 'validate');
     say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
+    return;
+  }
+  if (only === 'events') {
+    await eventsOnly(loadBefore);
     return;
   }
   // --- reads (issue 34): the three reads beside the read floor, alone -------------------------------
@@ -399,6 +406,8 @@ async function main() {
   );
 
   const table = buildTable(r, { judge: !smoke });
+  // The event path by stage and the fan-out's PostgreSQL cost (issue 34).
+  table.push(...eventPathRows(r, { judge: !smoke, all: false }));
   const results = { meta: { ...meta(), loadavgBefore: loadBefore }, table, ...r };
   process.stdout.write(`\n${renderTable(table)}\n\n`);
   if (r.timeline.n) {
@@ -432,6 +441,41 @@ async function main() {
   const files = writeResults(results, smoke ? 'smoke' : 'bench');
   say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
   if (errors.length) say(`responses that failed their check: ${errors.map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  if (!smoke) say(failures.length ? `targets missed: ${failures.join('; ')}` : 'all targets met');
+}
+
+/**
+ * `--only events` (issue 34): the event path alone — settle → feed reader and settle → webhook
+ * receiver by stage, the webhook fan-out, the 10,000 waiters — with the same rows and targets as the
+ * full run's, in about three minutes.
+ */
+async function eventsOnly(loadBefore) {
+  const gw = stack.gatewayUrl;
+  await cannon({ url: gw, request: productSubmit(stack), check: checks.submitted, connections: 8, duration: P.warmS });
+  say('warmed up');
+  const r = {};
+  const wakeup = await feedWakeup(stack, { count: P.wake, ratePerS: P.wakeRate });
+  say(`event feed: settle commit → reader p50 ${wakeup.fromCommitMs.p50} ms, p99 ${wakeup.fromCommitMs.p99} ms (${wakeup.seen}/${wakeup.events})`);
+  r.events = { wakeup };
+  const latency = await webhookLatency(stack, { count: P.wake, ratePerS: P.wakeRate });
+  say(`webhooks: settle commit → receiver p50 ${latency.fromCommitMs.p50} ms, p99 ${latency.fromCommitMs.p99} ms (${latency.delivered}/${latency.events})`);
+  const fanout = await webhookFanout(stack, { events: P.fanEvents, endpoints: P.fanEndpoints, hanging: P.fanHanging });
+  say(
+    `webhooks: fan-out ${fanout.healthy.deliveriesPerS} deliveries/s, CPU per delivery ${JSON.stringify(fanout.healthy.cpuMsPerDelivery)} ms; ` +
+      `healthy p99 ${fanout.withHanging.fromCommitMs.p99} ms with ${P.fanHanging} hanging (${fanout.healthyP99Ratio}×)`,
+  );
+  r.webhooks = { latency, fanout };
+  for (const s of schemaOwners()) {
+    proxies[s] = new CountingPgProxy(s);
+    await proxies[s].listen();
+  }
+  r.waiters = await manyWaiters(stack, { waiters: P.waiters, jobs: P.waiterJobs, windowMs: P.windowMs, proxies });
+  say(`${P.waiters} waiters: +${r.waiters.afterGc.extraRssMb} MB RSS after GC (+${r.waiters.extraRssMb} MB without), ${r.waiters.queriesWhileWaiting} queries while waiting`);
+  const table = eventPathRows(r, { judge: !smoke, all: true });
+  process.stdout.write(`\n${renderTable(table)}\n\n`);
+  const results = { meta: { ...meta(), loadavgBefore: loadBefore, only: 'events' }, table, ...r, serviceErrors: stack.serviceErrors() };
+  say(`results written to ${writeResults(results, 'events').map((f) => f.replace(ROOT, '')).join(', ')}`);
+  const failures = table.filter((row) => row.pass === false).map((row) => row.metric);
   if (!smoke) say(failures.length ? `targets missed: ${failures.join('; ')}` : 'all targets met');
 }
 

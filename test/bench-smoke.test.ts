@@ -69,6 +69,10 @@ describe('npm run bench -- --smoke', () => {
     expect(r.webhooks.latency.delivered).toBe(r.webhooks.latency.events);
     expect(r.webhooks.fanout.healthy.delivered).toBe(r.webhooks.fanout.healthy.expected);
     expect(r.webhooks.fanout.withHanging.delivered).toBe(r.webhooks.fanout.withHanging.expected);
+    // The event path by stage (issue 34): both paths timed at every stage, a row per figure (p50, p99).
+    expect(r.events.wakeup.stages.feedStoredToReader.n).toBeGreaterThan(0);
+    expect(r.webhooks.latency.stages.postToReceiver.n).toBeGreaterThan(0);
+    expect(r.table.filter((row: { metric: string }) => / stage p(50|99): /.test(row.metric)).length).toBe(18);
     expect(r.waiters.settle.answered).toBe(r.waiters.waiters);
     expect(typeof r.waiters.extraRssMb).toBe('number');
     expect(typeof r.waiters.queriesWhileWaiting).toBe('number');

@@ -164,6 +164,34 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     expect(m.sum('partner_webhook_endpoints_disabled_total', { reason: 'gone' })).toBe(0);
   });
 
+  it('settles successes through its batched settlement (partner_db_batch_size, step SettleDeliveries): each delivery once, succeeded at its first attempt', async () => {
+    const settled = async () => {
+      const m = await scrape(stack.opsUrls.dispatcher!);
+      return { batches: m.sum('partner_db_batch_size_count', { step: 'SettleDeliveries' }), deliveries: m.sum('partner_db_batch_size_sum', { step: 'SettleDeliveries' }) };
+    };
+    const before = await settled();
+    // Twelve endpoints of one event: claimed together, sent at once, settled as they finish.
+    const receivers = await Promise.all(Array.from({ length: 12 }, () => receiver()));
+    const endpoints = [];
+    for (const r of receivers) endpoints.push(await h.create(token, r.url, ['submission.created']));
+    const submissionId = await h.submit(token);
+    for (const r of receivers) await r.waitFor('the submission', (rs) => rs.some((x) => x.body.includes(submissionId)));
+    for (const ep of endpoints) {
+      const items = await until('the delivery succeeded', async () => {
+        const ds = await h.deliveries(token, ep.endpointId);
+        return ds.length > 0 && ds.every((d) => d.status === 'succeeded') && ds;
+      });
+      expect(items).toHaveLength(1);
+      expect(items[0]).toMatchObject({ eventType: 'submission.created', attempts: 1, lastResponseStatus: 200 });
+    }
+    for (const r of receivers) expect(r.received.filter((x) => x.body.includes(submissionId))).toHaveLength(1);
+    const after = await settled();
+    expect(after.deliveries - before.deliveries).toBeGreaterThanOrEqual(12);
+    expect(after.batches - before.batches).toBeGreaterThan(0);
+    expect(after.batches - before.batches).toBeLessThanOrEqual(after.deliveries - before.deliveries);
+    for (const ep of endpoints) await h.job(token, 'DELETE', `/v1/webhook-endpoints/${ep.endpointId}`);
+  });
+
   it('a receiver that keeps failing: the delivery fails after the last retry, with the reason', async () => {
     const broken = await receiver();
     broken.answer = () => ({ status: 503, headers: { 'retry-after': '0' } });

@@ -7,6 +7,7 @@ import { calibrateClock, interleave, round, summarize, wallNow } from './load.mj
 import { agents, request } from './http.mjs';
 import { CountingPgProxy } from './pgproxy.mjs';
 import { productHeaders, submissionBody, submitAtRate } from './phases.mjs';
+import { stageTap } from './event-stages.mjs';
 
 const feedCursor = async (stack, agent) => {
   const r = await request(`${stack.gatewayUrl}/v1/events?limit=1&since=2999-01-01T00:00:00Z`, { headers: productHeaders(stack), agent });
@@ -23,6 +24,7 @@ export async function feedWakeup(stack, { count, ratePerS }) {
   calibrateClock();
   const [agent, readerAgent] = agents(2);
   let cursor = await feedCursor(stack, readerAgent);
+  const tap = await stageTap(stack);
   const seenAt = new Map();
   let stop = false;
   let readerErrors = 0;
@@ -49,6 +51,9 @@ export async function feedWakeup(stack, { count, ratePerS }) {
   agent.destroy();
   readerAgent.destroy();
   const lat = ids.filter((id) => seenAt.has(id)).map((id) => seenAt.get(id).at - seenAt.get(id).timestamp);
+  // The same events by stage (issue 34).
+  const stages = await tap.stages(ids, (id) => seenAt.get(id)?.at);
+  await tap.close();
   return {
     events: count,
     ratePerS,
@@ -56,6 +61,7 @@ export async function feedWakeup(stack, { count, ratePerS }) {
     missing: ids.length - lat.length,
     errors: submitErrors + readerErrors,
     fromCommitMs: summarize(lat),
+    stages,
   };
 }
 

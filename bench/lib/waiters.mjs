@@ -67,7 +67,13 @@ export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
   const quiet = { OUTBOX_RELAY_INTERVAL_MS: '60000', SWEEP_INTERVAL_MS: '3600000', EVENT_SWEEP_INTERVAL_MS: '3600000' };
   await Promise.all(
     proxied.map((s) =>
-      stack.startService(s, { env: { DATABASE_URL: stack.databaseUrlVia(proxies[s].port), ...(s === 'auth' || s === 'policy' ? {} : quiet) } }),
+      stack.startService(s, {
+        env: {
+          DATABASE_URL: stack.databaseUrlVia(proxies[s].port),
+          // The policy service has an event outbox relay too (product.requirements_changed): quiet it alone.
+          ...(s === 'auth' ? {} : s === 'policy' ? { OUTBOX_RELAY_INTERVAL_MS: quiet.OUTBOX_RELAY_INTERVAL_MS } : quiet),
+        },
+      }),
     ),
   );
   // The webhook dispatcher's own outbox relay (webhook_endpoint.disabled events) polls like the others: quiet it too.
@@ -77,7 +83,8 @@ export async function manyWaiters(stack, { waiters, jobs, windowMs, proxies }) {
   // memory is read as the live cost of the waiters.
   const gateway = await stack.startService('gateway', {
     env: { MAX_WAITERS: String(Math.max(20_000, waiters + 1_000)) },
-    nodeArgs: ['--expose-gc', '--require', `${ROOT}bench/lib/gc-on-signal.cjs`],
+    // BENCH_WAITERS_NODE_ARGS: V8 settings to compare (e.g. "--max-semi-space-size=2"), bench only.
+    nodeArgs: ['--expose-gc', '--require', `${ROOT}bench/lib/gc-on-signal.cjs`, ...(process.env.BENCH_WAITERS_NODE_ARGS ?? '').split(' ').filter(Boolean)],
   });
   const collected = async () => {
     process.kill(gateway.pid, 'SIGUSR2');

@@ -10,6 +10,7 @@ import { cpuDuring, sleep } from './stack.mjs';
 import { calibrateClock, round, summarize, wallNow } from './load.mjs';
 import { agents, request } from './http.mjs';
 import { productHeaders, submitAtRate } from './phases.mjs';
+import { stageTap } from './event-stages.mjs';
 
 /** A receiver on loopback: each path /ep/<n> is an endpoint; hanging ones never answer. */
 async function receiverServer(onDelivery) {
@@ -45,6 +46,17 @@ async function receiverServer(onDelivery) {
   };
 }
 
+/** The dispatcher's claim queries and settlement batches so far (its /metrics). */
+async function dispatcherCounts(stack) {
+  const text = await (await fetch(`http://127.0.0.1:${stack.ports.ops.dispatcher}/metrics`)).text();
+  const value = (re) => Number(re.exec(text)?.[1] ?? NaN);
+  return {
+    looks: value(/^partner_webhook_dispatcher_looks_total (\S+)$/m),
+    settleBatches: value(/^partner_db_batch_size_count\{step="SettleDeliveries"\} (\S+)$/m),
+    settled: value(/^partner_db_batch_size_sum\{step="SettleDeliveries"\} (\S+)$/m),
+  };
+}
+
 async function createEndpoint(stack, agent, url, eventTypes) {
   const r = await request(`${stack.gatewayUrl}/v1/webhook-endpoints`, {
     method: 'POST',
@@ -68,16 +80,24 @@ export async function webhookLatency(stack, { count, ratePerS }) {
   calibrateClock();
   const [agent] = agents(1);
   const seen = new Map();
-  const rx = await receiverServer((_n, event, at) => seen.set(event.data.id, at - Date.parse(event.timestamp)));
+  const receivedAt = new Map();
+  const rx = await receiverServer((_n, event, at) => {
+    seen.set(event.data.id, at - Date.parse(event.timestamp));
+    receivedAt.set(event.data.id, at);
+  });
   const endpointId = await createEndpoint(stack, agent, rx.url(0), ['job.succeeded']);
+  const tap = await stageTap(stack);
   const { ids, errors } = await submitAtRate(stack, agent, { count, ratePerS });
   const deadline = Date.now() + 30_000;
   while (ids.some((id) => !seen.has(id)) && Date.now() < deadline) await sleep(50);
+  // The same deliveries by stage (issue 34), read before the endpoint (and its deliveries) is deleted.
+  const stages = await tap.stages(ids, (id) => receivedAt.get(id), { webhook: true });
+  await tap.close();
   await deleteEndpoint(stack, agent, endpointId);
   await rx.close();
   agent.destroy();
   const lat = ids.filter((id) => seen.has(id)).map((id) => seen.get(id));
-  return { events: count, ratePerS, delivered: lat.length, missing: ids.length - lat.length, errors, fromCommitMs: summarize(lat) };
+  return { events: count, ratePerS, delivered: lat.length, missing: ids.length - lat.length, errors, fromCommitMs: summarize(lat), stages };
 }
 
 /**
@@ -111,6 +131,7 @@ export async function webhookFanout(stack, { events, endpoints, hanging, timeout
     for (let n = 0; n < hangingCount; n++) rx.hanging.add(n);
     run = { ids: new Set(), seen: new Set(), duplicates: 0, latencies: [], count: 0 };
     const expected = events * (endpoints - hangingCount);
+    const counts0 = await dispatcherCounts(stack).catch(() => undefined);
     const { result: elapsedMs, cpuMs } = await cpuDuring(
       stack,
       { procs: { dispatcher: stack.procs.get('dispatcher'), events: stack.procs.get('events') }, pgApps: ['dispatcher', 'events'] },
@@ -129,6 +150,8 @@ export async function webhookFanout(stack, { events, endpoints, hanging, timeout
       },
     );
     const cpuTotal = (cpuMs.dispatcher ?? 0) + (cpuMs.events ?? 0) + (cpuMs.postgres ?? 0);
+    const counts1 = await dispatcherCounts(stack).catch(() => undefined);
+    const delta = (k) => (counts0 && counts1 ? counts1[k] - counts0[k] : NaN);
     return {
       endpoints,
       hanging: hangingCount,
@@ -140,6 +163,9 @@ export async function webhookFanout(stack, { events, endpoints, hanging, timeout
       deliveriesPerS: round(run.count / (elapsedMs / 1000), 0),
       cpuMsPerDelivery: { dispatcher: round(cpuMs.dispatcher / run.count), events: round(cpuMs.events / run.count), postgres: round(cpuMs.postgres / run.count), total: round(cpuTotal / run.count) },
       fromCommitMs: summarize(run.latencies),
+      // Claim queries per delivery, and successes per settlement transaction (issue 34).
+      claimsPerDelivery: round(delta('looks') / run.count),
+      meanSettleBatch: round(delta('settled') / delta('settleBatches'), 1),
     };
   };
   const healthy = await once(0);

@@ -194,6 +194,8 @@ export class FeedWriter {
     });
     const messages = await consumer.consume({ max_messages: BATCH_MAX });
     this.stopCurrent = () => void messages.close();
+    // A stop() that came while the consumer was being made found nothing to close: close it now.
+    if (this.stopped) this.stopCurrent();
     try {
       let batch: JsMsg[] = [];
       for await (const m of messages) {
@@ -240,9 +242,15 @@ export class FeedWriter {
     let storedMessages = 0;
     let storedPositions = new Set<bigint>();
     try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [WRITER_LOCK]);
-      const through = BigInt((await client.query<{ p: string }>(STORED_THROUGH)).rows[0]!.p);
+      // One round trip: BEGIN, the lock, then (a statement of its own, so a snapshot taken after the
+      // lock is held) the stored position. The commit does not wait for its WAL flush: the stream
+      // is the record and the stored position commits with the events, so a crash loses only a
+      // suffix of batches, which are read again and stored identically (same positions, ids and
+      // partner_seqs); a delivery's settlement, a synchronous commit, flushes this one before it.
+      const begun = (await client.query(
+        `BEGIN; SELECT pg_advisory_xact_lock(${WRITER_LOCK}), set_config('synchronous_commit', 'off', true); ${STORED_THROUGH}`,
+      )) as unknown as { rows: { p: string }[] }[];
+      const through = BigInt(begun[2]!.rows[0]!.p);
       const fresh = await newEvents(client, parsed.filter((p) => p.position > through));
       if (fresh.length > 0) {
         const seqs = await assignSeqs(client, fresh);

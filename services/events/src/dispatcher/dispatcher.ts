@@ -11,14 +11,25 @@ import type { Logger } from '@partner/shared/telemetry/logger';
 import type { Pool } from '@partner/shared/db/pg';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { RecordedEvent } from '@partner/shared/domain/events';
-import { claimDue, nextDue, release, settleFailure, settleSuccess, type Claimed, type Settled } from './store.js';
+import { Batcher, rowCausedError } from '@partner/shared/db/batcher';
+import { claimDue, nextDue, release, settleFailure, settleSuccesses, type Claimed, type Settled, type Success } from './store.js';
 import type { SendResult, Sender } from './sender.js';
 import type { DispatcherConfig } from './config.js';
 
 /** The settings the loop reads (documented on DispatcherConfig). */
 export type DispatchSettings = Pick<
   DispatcherConfig,
-  'timeoutMs' | 'retryScheduleMs' | 'retryJitter' | 'endpointConcurrency' | 'endpointMaxInFlight' | 'maxInFlight' | 'disableAfterMs' | 'pollMs' | 'keyEncryptionKeys'
+  | 'timeoutMs'
+  | 'retryScheduleMs'
+  | 'retryJitter'
+  | 'endpointConcurrency'
+  | 'endpointMaxInFlight'
+  | 'maxInFlight'
+  | 'disableAfterMs'
+  | 'pollMs'
+  | 'batchMaxSize'
+  | 'batchInFlight'
+  | 'keyEncryptionKeys'
 >;
 
 export interface DispatchMetrics {
@@ -27,6 +38,8 @@ export interface DispatchMetrics {
   inFlight(n: number): void;
   /** A look for due deliveries (one claim query). */
   looked?(): void;
+  /** Successes settled together in one transaction. */
+  settleBatch?(n: number): void;
 }
 
 /** One endpoint's deliveries in this process: those sending and those queued behind them. */
@@ -63,6 +76,13 @@ export class Dispatcher {
   private readonly sends = new Set<Promise<void>>();
   /** Lease length: every delivery an endpoint holds can be sent, one timeout per round of sends, plus one more timeout to spare. */
   private readonly leaseMs: number;
+  /**
+   * Successful attempts are settled together (shared/batcher.ts): a lone success is settled at
+   * once, alone; those finishing while DB_BATCH_IN_FLIGHT settlements run share the next
+   * transaction (up to DB_BATCH_MAX_SIZE). A batch failing with a row-caused error (a deadlock
+   * among them) is split down to the delivery that caused it.
+   */
+  private readonly successes: Batcher<Success, Settled>;
 
   constructor(
     private readonly pool: Pool,
@@ -73,6 +93,14 @@ export class Dispatcher {
     private readonly hooks: { metrics?: DispatchMetrics; disabled?(event: RecordedEvent): void } = {},
   ) {
     this.leaseMs = s.timeoutMs * (Math.ceil(s.endpointMaxInFlight / s.endpointConcurrency) + 1);
+    const off = s.batchMaxSize <= 1;
+    this.successes = new Batcher((items) => settleSuccesses(pool, items), {
+      maxSize: s.batchMaxSize,
+      maxInFlight: off ? Number.POSITIVE_INFINITY : s.batchInFlight,
+      keyOf: (i) => i.d.deliveryId,
+      splittable: rowCausedError,
+      ...(hooks.metrics?.settleBatch ? { observe: hooks.metrics.settleBatch } : {}),
+    });
   }
 
   start(): void {
@@ -188,7 +216,7 @@ export class Dispatcher {
     let settled: Settled;
     try {
       settled = r.ok
-        ? await settleSuccess(this.pool, d, r)
+        ? await this.successes.call({ d, o: r })
         : await settleFailure(this.pool, this.names, d, r, {
             retryAt: retryTime(d.failures, r, this.s),
             gone: r.status === 410,

@@ -5,12 +5,15 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Pool } from '@partner/shared/db/pg';
 import { scrapedGauges } from '@partner/shared/process/gauges';
+import { batchSizeHistogram } from '@partner/shared/db/batcher';
 import type { DispatchMetrics } from './dispatcher.js';
 import { backlog } from './store.js';
 
 const OUTCOMES = ['success', 'http_error', 'timeout', 'network_error', 'refused'] as const;
 /** Partners named in the per-partner backlog gauge; the rest are summed as "other". */
 const TOP_PARTNERS = 10;
+/** The step name of the dispatcher's batched settlements in partner_db_batch_size. */
+const SETTLE_STEP = 'SettleDeliveries';
 
 export function dispatcherMetrics(registry: Registry, pool: Pool): DispatchMetrics {
   const attempts = new Counter({
@@ -45,6 +48,9 @@ export function dispatcherMetrics(registry: Registry, pool: Pool): DispatchMetri
     help: 'Looks for due webhook deliveries (claim queries): wake-ups, due times and full claims; idle, it stays flat.',
     registers: [registry],
   });
+  // Successes settled together (one transaction each batch): the shared histogram, step SettleDeliveries.
+  const batches = batchSizeHistogram(registry);
+  batches.zero({ step: SETTLE_STEP });
   const inFlight = new Gauge({ name: 'partner_webhook_in_flight', help: 'Deliveries this dispatcher holds (sending or queued behind an endpoint\'s sends).', registers: [registry] });
 
   const pending = scrapedGauges(registry, () => backlog(pool), [
@@ -78,5 +84,6 @@ export function dispatcherMetrics(registry: Registry, pool: Pool): DispatchMetri
     },
     inFlight: (n) => inFlight.set(n),
     looked: () => looks.inc(),
+    settleBatch: (n) => batches.observe({ step: SETTLE_STEP }, n),
   };
 }

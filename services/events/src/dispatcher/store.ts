@@ -4,7 +4,8 @@
 // still the claimer's. Disabling an endpoint records its webhook_endpoint.disabled event in the
 // same transaction (the events schema's own event_outbox). Only deliveries of enabled endpoints are
 // ever selected. Settling keeps the lock order of webhooks/repo.ts: the endpoint's row before the
-// delivery's; the claim locks deliveries alone but skips what is locked, so it never waits.
+// delivery's (successes are settled in batches: all their endpoints first, in endpoint_id order);
+// the claim locks deliveries alone but skips what is locked, so it never waits.
 import { randomUUID } from 'node:crypto';
 import { recordEvent, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
 import type { natsNames } from '@partner/shared/nats/client';
@@ -20,6 +21,14 @@ import { signingSecretsOrNone, type SecretColumns } from '../webhooks/secrets.js
  * and to 50/s with hanging endpoints).
  */
 const ENABLED_ENDPOINT = `(SELECT w.status FROM webhook_endpoints w WHERE w.endpoint_id = d.endpoint_id) = 'enabled'`;
+
+/**
+ * The claim commits without waiting for its WAL flush (evaluated once, before the scan): a claim lost
+ * in a crash of PostgreSQL leaves its deliveries due again, which is what a crash after the POST and
+ * before the settlement does anyway (the settlement, a synchronous commit, flushes the claim before
+ * it). It takes a disk flush off every delivery's path from commit to receiver.
+ */
+const ASYNC_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'`;
 
 /** A delivery a dispatcher holds: what to send, where, signed with which secrets. */
 export interface Claimed {
@@ -56,7 +65,7 @@ export async function claimDue(
     `WITH candidates AS (
        SELECT d.delivery_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
         WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND NOT (d.endpoint_id = ANY($1::text[]))
-          AND ${ENABLED_ENDPOINT}
+          AND ${ENABLED_ENDPOINT} AND ${ASYNC_COMMIT}
         ORDER BY d.next_attempt_at
         LIMIT $2 * 4),
      ranked AS (
@@ -149,24 +158,65 @@ async function lockEndpointOf(c: PoolClient, d: Claimed): Promise<{ failing_sinc
   return r.rows[0];
 }
 
-/** A 2xx: the delivery succeeded, and its endpoint is healthy again. */
-export async function settleSuccess(pool: Pool, d: Claimed, o: AttemptOutcome): Promise<Settled> {
-  return withTx(pool, async (c) => {
-    // A healthy endpoint (the usual case) is not written, so not locked: concurrent successes of one
-    // endpoint do not queue on its row. A failing one is locked first, then cleared below.
-    const failing = (await c.query('SELECT 1 FROM webhook_endpoints WHERE endpoint_id = $1 AND failing_since IS NOT NULL', [d.endpointId])).rows.length > 0;
-    if (failing && !(await lockEndpointOf(c, d))) return { kind: 'lost' } as const;
-    const r = await c.query(
-      `UPDATE webhook_deliveries
-          SET status = 'succeeded', lease = NULL, next_attempt_at = NULL, last_attempt_at = $3, last_response_status = $4, last_error = NULL
-        WHERE delivery_id = $1 AND lease = $2`,
-      [d.deliveryId, d.lease, o.startedAt, o.status ?? null],
+/** A delivery that succeeded, and its attempt: one item of a batch of settlements. */
+export interface Success {
+  d: Claimed;
+  o: AttemptOutcome;
+}
+
+/**
+ * Settles a batch of successful attempts (2xx) in one transaction of two statements, whatever its
+ * size: the endpoints of the batch are locked first, in endpoint_id order (the lock order of
+ * migration 0004, endpoint before its deliveries, kept for several endpoints by taking them in one
+ * order: two batches never wait on each other in a cycle, and a transaction holding one endpoint
+ * finds none of its deliveries locked by the batch before the batch holds that endpoint); then one
+ * statement marks the deliveries succeeded (only those whose lease is still the claimer's), records
+ * their attempts and clears the health of those endpoints that were failing. Returns one Settled
+ * per item, in order: succeeded, or lost (the lease had lapsed, or the endpoint was deleted).
+ */
+export async function settleSuccesses(pool: Pool, items: Success[]): Promise<Settled[]> {
+  if (items.length === 0) return [];
+  const done = await withTx(pool, async (c) => {
+    const endpoints = [...new Set(items.map((i) => i.d.endpointId))].sort();
+    const locked = await c.query<{ endpoint_id: string; failing: boolean }>(
+      `SELECT endpoint_id, failing_since IS NOT NULL AS failing FROM webhook_endpoints
+        WHERE endpoint_id = ANY($1::text[]) ORDER BY endpoint_id FOR NO KEY UPDATE`,
+      [endpoints],
     );
-    if (r.rowCount === 0) return { kind: 'lost' } as const;
-    await recordAttempt(c, d, o);
-    if (failing) await c.query('UPDATE webhook_endpoints SET failing_since = NULL WHERE endpoint_id = $1 AND failing_since IS NOT NULL', [d.endpointId]);
-    return { kind: 'succeeded' } as const;
+    const failing = locked.rows.filter((r) => r.failing).map((r) => r.endpoint_id);
+    const r = await c.query<{ delivery_id: string }>(
+      `WITH outcome AS (
+         SELECT * FROM unnest($1::text[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[])
+                    AS o(delivery_id, lease, started_at, duration_ms, response_status, response_body)),
+       settled AS (
+         UPDATE webhook_deliveries d
+            SET status = 'succeeded', lease = NULL, next_attempt_at = NULL, last_attempt_at = o.started_at,
+                last_response_status = o.response_status, last_error = NULL
+           FROM outcome o
+          WHERE d.delivery_id = o.delivery_id AND d.lease = o.lease
+         RETURNING d.delivery_id, d.endpoint_id, d.attempts, o.started_at, o.duration_ms, o.response_status, o.response_body),
+       attempts AS (
+         INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, response_status, error, response_body)
+         SELECT delivery_id, attempts, started_at, duration_ms, response_status, NULL, response_body FROM settled
+         ON CONFLICT DO NOTHING),
+       healed AS (
+         UPDATE webhook_endpoints w SET failing_since = NULL
+          WHERE w.endpoint_id = ANY($7::text[]) AND w.failing_since IS NOT NULL
+            AND w.endpoint_id IN (SELECT endpoint_id FROM settled))
+       SELECT delivery_id FROM settled`,
+      [
+        items.map((i) => i.d.deliveryId),
+        items.map((i) => i.d.lease),
+        items.map((i) => i.o.startedAt),
+        items.map((i) => Math.round(i.o.durationMs)),
+        items.map((i) => i.o.status ?? null),
+        items.map((i) => i.o.responseBody ?? null),
+        failing,
+      ],
+    );
+    return new Set(r.rows.map((row) => row.delivery_id));
   });
+  return items.map((i) => (done.has(i.d.deliveryId) ? ({ kind: 'succeeded' } as const) : ({ kind: 'lost' } as const)));
 }
 
 /**
