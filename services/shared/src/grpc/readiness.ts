@@ -6,7 +6,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { channelOf } from './client.js';
 import { PROTO_LOADER_OPTIONS, type AnyMethod } from './loader.js';
-import type { ReadinessCheck } from '../http/ops-server.js';
+import type { DependencyCheck } from '../http/ops-server.js';
 
 let healthCheckMethod: AnyMethod | undefined;
 function healthCheck(): AnyMethod {
@@ -23,7 +23,7 @@ function healthCheck(): AnyMethod {
  * cacheMs so frequent probes of many replicas do not multiply into health calls. Not traced, not
  * counted in the gRPC client metrics.
  */
-export function grpcReadiness(client: object, service: string, opts: { timeoutMs?: number; cacheMs?: number } = {}): ReadinessCheck {
+export function grpcReadiness(client: object, service: string, opts: { timeoutMs?: number; cacheMs?: number } = {}): DependencyCheck {
   const { channel } = channelOf(client);
   const timeoutMs = opts.timeoutMs ?? 1_000;
   const cacheMs = opts.cacheMs ?? 3_000;

@@ -15,8 +15,6 @@ import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** A check of a dependency (PostgreSQL, NATS, a peer): resolves when it answers. Reported, never gating readiness. */
 export type DependencyCheck = () => Promise<void>;
-/** The former name of DependencyCheck (the checks no longer decide readiness). */
-export type ReadinessCheck = DependencyCheck;
 /** A liveness check: a reason when the process is wedged (the kubelet restarts it), else undefined. */
 export type LivenessCheck = () => string | undefined;
 

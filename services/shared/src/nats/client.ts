@@ -3,7 +3,7 @@
 // check of a connection; trace context in message headers.
 import { connect, DiscardPolicy, headers, nanos, RetentionPolicy, StorageType, type JetStreamManager, type MsgHdrs, type NatsConnection, type StreamConfig } from 'nats';
 import type { Logger } from '../telemetry/logger.js';
-import type { ReadinessCheck } from '../http/ops-server.js';
+import type { DependencyCheck } from '../http/ops-server.js';
 import { extractContext, injectContext, type Context } from '../telemetry/tracing.js';
 
 export type { NatsConnection };
@@ -136,7 +136,7 @@ export function ensureEventsStream(jsm: JetStreamManager, names: ReturnType<type
  * Dependency check of a connection (reported on /readyz's body and /dependencies, never gating
  * readiness): failed while it is closed or disconnected (reconnecting), else a round trip to the server. `nc` may be a getter, for processes that connect in the background.
  */
-export function natsReadiness(nc: NatsConnection | (() => NatsConnection | undefined)): ReadinessCheck {
+export function natsReadiness(nc: NatsConnection | (() => NatsConnection | undefined)): DependencyCheck {
   const tracked = new WeakMap<NatsConnection, { connected: boolean }>();
   const track = (conn: NatsConnection) => {
     let state = tracked.get(conn);

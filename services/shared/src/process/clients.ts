@@ -6,7 +6,7 @@ import type { Registry } from 'prom-client';
 import { createClient, type PromiseClient } from '../grpc/client.js';
 import { SERVICE_NAMES, serviceDefs } from '../grpc/loader.js';
 import { grpcReadiness } from '../grpc/readiness.js';
-import type { ReadinessCheck } from '../http/ops-server.js';
+import type { DependencyCheck } from '../http/ops-server.js';
 import { processEntry } from './registry.js';
 
 export type ServiceName = keyof typeof SERVICE_NAMES;
@@ -44,7 +44,7 @@ export function createClients<K extends ServiceName>(process: string, config: Gr
 }
 
 /** A dependency check per client (reported, not gating readiness): the peer's grpc.health.v1 says its service is serving. */
-export function clientReadiness(clients: Partial<Record<ServiceName, object>>): Record<string, ReadinessCheck> {
+export function clientReadiness(clients: Partial<Record<ServiceName, object>>): Record<string, DependencyCheck> {
   return Object.fromEntries(Object.entries(clients).map(([name, client]) => [name, grpcReadiness(client as object, SERVICE_NAMES[name as ServiceName])]));
 }
 

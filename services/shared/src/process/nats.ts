@@ -6,7 +6,7 @@
 import type { NatsConnection } from 'nats';
 import type { Logger } from '../telemetry/logger.js';
 import { connectNats, natsReadiness } from '../nats/client.js';
-import type { ReadinessCheck } from '../http/ops-server.js';
+import type { DependencyCheck } from '../http/ops-server.js';
 
 export interface ProcessNats {
   /** The connection once there is one. */
@@ -14,7 +14,7 @@ export interface ProcessNats {
   /** Runs `attach` with the connection when it comes (at once when it is already there). */
   onConnect(attach: (nc: NatsConnection) => void): void;
   /** The `nats` dependency check (reported, not gating readiness): connected (and not reconnecting) with a round trip to the server. */
-  readiness(): ReadinessCheck;
+  readiness(): DependencyCheck;
 }
 
 export interface NatsHandle extends ProcessNats {
