@@ -29,7 +29,8 @@ export function components(opts: Pick<OpenApiOptions, 'tokenUrl' | 'scope' | 'en
           'secret, each form-urlencoded) and the form body `grant_type=client_credentials&scope=<the access scope>`. The answer is ' +
           '`{access_token, token_type: "Bearer", expires_in}`: cache the token and reuse it until shortly before `expires_in` runs out. ' +
           'Token errors follow RFC 6749 §5.2 (`{error, error_description}`): 401 `invalid_client`, 400 `invalid_request`, ' +
-          '`unsupported_grant_type` or `invalid_scope`, 429 `temporarily_unavailable` after too many failed attempts. ' +
+          '`unsupported_grant_type` or `invalid_scope`, 429 `temporarily_unavailable` after too many failed attempts, 503 ' +
+          '`temporarily_unavailable` while the token service cannot reach its database (both with `Retry-After`). ' +
           "A token with another environment's scope is refused here with 403 `insufficient_scope`. Besides the scope, every " +
           'operation needs a permission provisioned to the client; without it the answer is 403 `forbidden`.',
         flows: {
