@@ -164,7 +164,15 @@ export class Dispatcher {
     while (!this.stopped && this.held < this.s.maxInFlight) {
       const limit = Math.min(200, this.s.maxInFlight - this.held);
       this.hooks.metrics?.looked?.();
-      const claimed = await claimDue(this.pool, { limit, room: this.room(), defaultRoom: this.s.endpointMaxInFlight, leaseMs: this.leaseMs, keks: this.s.keyEncryptionKeys });
+      const claimed = await claimDue(this.pool, {
+        limit,
+        room: this.room(),
+        defaultRoom: this.s.endpointMaxInFlight,
+        leaseMs: this.leaseMs,
+        keks: this.s.keyEncryptionKeys,
+        onSecretError: (endpointId, err) =>
+          this.logger.error({ endpointId, err: err.message }, 'webhook signing secret does not open (a KEK missing from AUTH_KEY_ENCRYPTION_KEY?); the delivery is not sent'),
+      });
       for (const d of claimed) this.enqueue(d);
       total += claimed.length;
       if (claimed.length < limit) break;

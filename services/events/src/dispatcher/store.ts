@@ -54,7 +54,7 @@ export interface Claimed {
  */
 export async function claimDue(
   pool: Pool,
-  a: { limit: number; room: Map<string, number>; defaultRoom: number; leaseMs: number; keks: readonly Buffer[] },
+  a: { limit: number; room: Map<string, number>; defaultRoom: number; leaseMs: number; keks: readonly Buffer[]; onSecretError?: (endpointId: string, err: Error) => void },
 ): Promise<Claimed[]> {
   const lease = randomUUID();
   const full = [...a.room].filter(([, n]) => n <= 0).map(([id]) => id);
@@ -99,7 +99,7 @@ export async function claimDue(
     url: row.url,
     // Sealed at rest (webhooks/secrets.ts): opened here, held only while the delivery is; none when
     // they do not open (the sender refuses that delivery).
-    secrets: signingSecretsOrNone(a.keks, row),
+    secrets: signingSecretsOrNone(a.keks, row, a.onSecretError && ((err) => a.onSecretError!(row.endpoint_id, err))),
   }));
 }
 

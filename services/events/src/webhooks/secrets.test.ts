@@ -40,7 +40,9 @@ describe('webhook signing secrets sealed at rest', () => {
     expect(signingSecrets([newer], { ...row, secret: s1, secret_sealed: null, previous_secret_sealed: null })).toEqual([s1]);
     // Either one not opening: none at all for the dispatcher (it refuses the delivery unsent), the error otherwise.
     const foreign = { ...row, endpoint_id: 'we_b', secret_sealed: current, previous_secret_sealed: null };
-    expect(signingSecretsOrNone([newer, older], foreign)).toEqual([]);
+    const why: string[] = [];
+    expect(signingSecretsOrNone([newer, older], foreign, (err) => why.push(err.message))).toEqual([]);
+    expect(why, 'the reason reaches the operator').toHaveLength(1);
     expect(signingSecretsOrNone([newer], { ...row, secret_sealed: current, previous_secret_sealed: previous })).toEqual([]);
     expect(() => signingSecrets([newer, older], foreign)).toThrow(UnknownKekError);
   });

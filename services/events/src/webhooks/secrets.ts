@@ -56,11 +56,13 @@ export function openSecret(keks: readonly Buffer[], endpointId: string, column: 
  * caller's query gives previous_* only before previous_secret_expires_at, as null otherwise). None
  * (an empty list) when they do not open — a KEK this process lacks, or a blob moved from another row:
  * that delivery is refused unsent (dispatcher/sender.ts), and no other endpoint's waits for it.
+ * onError hears why, for the operator's log (the partner sees only that it was not sent).
  */
-export function signingSecretsOrNone(keks: readonly Buffer[], row: SecretColumns): string[] {
+export function signingSecretsOrNone(keks: readonly Buffer[], row: SecretColumns, onError?: (err: Error) => void): string[] {
   try {
     return signingSecrets(keks, row);
-  } catch {
+  } catch (err) {
+    onError?.(err as Error);
     return [];
   }
 }
