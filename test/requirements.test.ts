@@ -43,7 +43,7 @@ async function mustSet(doc: unknown): Promise<number> {
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
-const inDays = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+const inDays = (n: number) => new Date(Date.now() + n * 86_300_000).toISOString().slice(0, 10);
 const body = (over: Record<string, unknown> = {}) => ({
   externalRef: `ref-${randomUUID()}`,
   submissionType: 'application',
@@ -173,6 +173,35 @@ describe('POST /v1/submissions/validate', () => {
     expect(control.body.valid).toBe(false);
     expect(fieldsOf(control.body.errors)).toEqual(['applicant.legalName', 'externalRef']);
     expect(await countJobs()).toBe(jobs);
+  });
+});
+
+describe('POST /v1/submissions/validate on hostile strings', () => {
+  // Issue 48 (1): a long name ending in a control character or a lone surrogate made the
+  // visible-text pattern backtrack quadratically (80k characters: 6.3 s, during which every other
+  // partner's request waited). Both now answer at once, and another partner is served meanwhile.
+  it.each([
+    ['a control character', '\u0001'],
+    ['a lone surrogate', '\ud800'],
+  ])('answers 300,000-character strings ending in %s in milliseconds while another partner is served', async (_, tail) => {
+    const name = `${'a'.repeat(300_000)}${tail}`;
+    const started = performance.now();
+    const slow = validate(body({ externalRef: `ref${'b'.repeat(300_000)}${tail}`, applicant: { legalName: name, address: { ...ADDRESS, city: name } } })).then((r) => ({
+      r,
+      ms: performance.now() - started,
+    }));
+    const other = stack.api('GET', '/v1/products', { token: otherToken }).then((r) => ({ r, ms: performance.now() - started }));
+    const [v, o] = await Promise.all([slow, other]);
+    expect(o.r.status).toBe(200);
+    expect(v.r.status).toBe(200);
+    expect(v.r.body.valid).toBe(false);
+    expect(fieldsOf(v.r.body.errors)).toEqual(['applicant.address.city', 'applicant.legalName', 'externalRef']);
+    // Quadratic matching took minutes at this length; linear matching takes milliseconds. Generous
+    // bounds for a loaded machine, far below what the old patterns needed.
+    expect(v.ms).toBeLessThan(3000);
+    expect(o.ms).toBeLessThan(3000);
+    // The gateway stays live for everyone.
+    expect((await fetch(`${stack.opsUrls.gateway}/livez`)).status).toBe(200);
   });
 });
 
