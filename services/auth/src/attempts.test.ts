@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AttemptGuard } from './attempts.js';
+import { AttemptGuard, refusalDescription } from './attempts.js';
 
 const guard = () => new AttemptGuard({ windowMs: 60_000, maxFailuresPerSource: 3, slowAfter: 2, maxDelayMs: 1000 });
 
@@ -23,20 +23,40 @@ describe('AttemptGuard', () => {
   it('counts an attempt when it begins: of 200 concurrent attempts, at most the limit are evaluated', () => {
     const g = guard();
     const begun = Array.from({ length: 200 }, () => g.begin('10.0.2.1', 1000));
-    expect(begun.filter((w) => w === 0)).toHaveLength(3);
-    expect(begun.filter((w) => w > 0)).toHaveLength(197);
+    expect(begun.filter((w) => w === undefined)).toHaveLength(3);
+    expect(begun.filter((w) => w?.limit === 'concurrent_attempts' && w.retryAfterS === 1)).toHaveLength(197);
     // The three fail: the source stays refused for the window.
     for (let i = 0; i < 3; i++) g.finish('10.0.2.1', { clientId: 'cli_x' }, 1001);
-    expect(g.begin('10.0.2.1', 2001)).toBe(59);
-    expect(g.begin('10.0.2.1', 1001 + 60_000)).toBe(0);
+    expect(g.begin('10.0.2.1', 2001)).toMatchObject({ limit: 'failed_attempts', retryAfterS: 59, failed: 3 });
+    expect(g.begin('10.0.2.1', 1001 + 60_000)).toBeUndefined();
   });
 
   it('frees the place of an attempt that did not fail', () => {
     const g = guard();
     for (let round = 0; round < 10; round++) {
-      expect(g.begin('10.0.3.1', 1000)).toBe(0);
+      expect(g.begin('10.0.3.1', 1000)).toBeUndefined();
       g.finish('10.0.3.1', undefined, 1000);
     }
     expect(g.sourceBlockedFor('10.0.3.1', 1000)).toBe(0);
+  });
+
+  it('says which limit a refusal hit: one earlier failure and correct requests in flight are not "too many failed attempts"', () => {
+    const g = guard();
+    g.recordFailure('10.0.4.1', undefined, 1000);
+    expect(g.begin('10.0.4.1', 1001)).toBeUndefined();
+    expect(g.begin('10.0.4.1', 1001)).toBeUndefined();
+    const busy = g.begin('10.0.4.1', 1001)!;
+    expect(busy).toEqual({ limit: 'concurrent_attempts', retryAfterS: 1, failed: 1, running: 2, max: 3 });
+    expect(refusalDescription(busy, 60_000)).toBe(
+      'too many token requests from this address at once (2 in progress and 1 failed in the last 60 s, at most 3 together); retry after 1 s',
+    );
+    g.finish('10.0.4.1', undefined, 1002);
+    g.finish('10.0.4.1', undefined, 1002);
+    expect(g.begin('10.0.4.1', 1003)).toBeUndefined();
+
+    for (let i = 0; i < 3; i++) g.recordFailure('10.0.5.1', undefined, 1000);
+    const locked = g.begin('10.0.5.1', 31_000)!;
+    expect(locked.limit).toBe('failed_attempts');
+    expect(refusalDescription(locked, 60_000)).toBe('too many failed client authentications from this address (3 in the last 60 s, at most 3); retry after 30 s');
   });
 });

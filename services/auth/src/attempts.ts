@@ -47,6 +47,26 @@ class WindowCounter {
   }
 }
 
+/** Why begin() refused an attempt, and for how long. */
+export interface AttemptRefusal {
+  limit: 'failed_attempts' | 'concurrent_attempts';
+  retryAfterS: number;
+  /** Failed attempts of the source in the window. */
+  failed: number;
+  /** Attempts of the source still being evaluated. */
+  running: number;
+  /** maxFailuresPerSource. */
+  max: number;
+}
+
+/** The token endpoint's sentence for a refusal: which limit, and when to come back. */
+export function refusalDescription(r: AttemptRefusal, windowMs: number): string {
+  const window = `${Math.round(windowMs / 1000)} s`;
+  return r.limit === 'failed_attempts'
+    ? `too many failed client authentications from this address (${r.failed} in the last ${window}, at most ${r.max}); retry after ${r.retryAfterS} s`
+    : `too many token requests from this address at once (${r.running} in progress and ${r.failed} failed in the last ${window}, at most ${r.max} together); retry after ${r.retryAfterS} s`;
+}
+
 export class AttemptGuard {
   private readonly bySource: WindowCounter;
   private readonly byClient: WindowCounter;
@@ -59,17 +79,21 @@ export class AttemptGuard {
   }
 
   /**
-   * Begins an attempt of the source, before anything is checked: 0 when it may go on (then call
-   * finish() exactly once when it is over), or the seconds it must wait. The attempt counts against
-   * the source's limit from now on, so concurrent attempts cannot all pass the check before the first
-   * failure is recorded: at most maxFailuresPerSource attempts are evaluated per window.
+   * Begins an attempt of the source, before anything is checked: undefined when it may go on (then
+   * call finish() exactly once when it is over), or why it may not and how long it must wait. The
+   * attempt counts against the source's limit from now on, so concurrent attempts cannot all pass the
+   * check before the first failure is recorded: at most maxFailuresPerSource attempts are evaluated
+   * per window. The refusal says which limit was reached: failures alone (`failed_attempts`), or
+   * failures and attempts still running together (`concurrent_attempts`, which clears as they end).
    */
-  begin(source: string, now = Date.now()): number {
+  begin(source: string, now = Date.now()): AttemptRefusal | undefined {
     const running = this.running.get(source) ?? 0;
     const failed = this.bySource.count(source, now);
-    if (failed + running >= this.opts.maxFailuresPerSource) return failed > 0 ? this.bySource.retryAfterS(source, now) : 1;
+    const limit = this.opts.maxFailuresPerSource;
+    if (failed >= limit) return { limit: 'failed_attempts', retryAfterS: this.bySource.retryAfterS(source, now), failed, running, max: limit };
+    if (failed + running >= limit) return { limit: 'concurrent_attempts', retryAfterS: 1, failed, running, max: limit };
     this.running.set(source, running + 1);
-    return 0;
+    return undefined;
   }
 
   /**

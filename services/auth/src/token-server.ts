@@ -13,7 +13,7 @@ import type { AuthConfig } from './config.js';
 import { findClient } from './repo.js';
 import { secretMatches } from './secrets.js';
 import { SIGNING_ALG, loadSigningKey, publicJwks, type SigningKey } from './keys.js';
-import { AttemptGuard } from './attempts.js';
+import { AttemptGuard, refusalDescription } from './attempts.js';
 
 type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope' | 'server_error' | 'temporarily_unavailable';
 
@@ -193,10 +193,10 @@ export function createTokenApp(opts: { config: AuthConfig; pool: Pool; logger: L
         ctx.set('Allow', 'POST');
         throw new OAuthError(405, 'invalid_request', 'use POST');
       }
-      const wait = attempts.begin(ctx.ip);
-      if (wait > 0) {
-        ctx.set('Retry-After', String(wait));
-        throw new OAuthError(429, 'temporarily_unavailable', `too many failed attempts from this address; retry after ${wait} s`);
+      const refused = attempts.begin(ctx.ip);
+      if (refused) {
+        ctx.set('Retry-After', String(refused.retryAfterS));
+        throw new OAuthError(429, 'temporarily_unavailable', refusalDescription(refused, config.attempts.windowMs));
       }
       return issue(ctx);
     }
