@@ -92,10 +92,15 @@ function uploadSpec(submissionId: string, file: Blob | Uint8Array, opts: UploadO
 /** The file name of a Content-Disposition header, preferring filename* (RFC 6266, RFC 5987). */
 function fileNameOf(header: string | null): string | undefined {
   if (!header) return undefined;
-  const star = /filename\*\s*=\s*([^']*)'[^']*'([^;]+)/i.exec(header);
-  if (star?.[2]) {
+  // Read parameter by parameter (split on ';'), not with one unanchored pattern over the header,
+  // which would try every `filename*=` of a hostile header to its end (quadratic).
+  const star = header
+    .split(';')
+    .map((p) => /^\s*filename\*\s*=\s*[^'\s]*'[^']*'(.+)$/i.exec(p)?.[1])
+    .find((v) => v !== undefined);
+  if (star) {
     try {
-      return decodeURIComponent(star[2].trim());
+      return decodeURIComponent(star.trim());
     } catch {
       // fall back to filename
     }

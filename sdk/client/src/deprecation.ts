@@ -28,7 +28,7 @@ export class DeprecationNotices {
     this.seen.add(operation);
     const at = /^@(-?\d+)$/.exec(deprecation.trim());
     const sunset = headers.get('sunset');
-    const link = /<([^>]*)>\s*;[^,]*rel="?deprecation"?/i.exec(headers.get('link') ?? '')?.[1];
+    const link = deprecationLink(headers.get('link') ?? '');
     this.report({
       operation,
       deprecatedAt: at ? new Date(Number(at[1]) * 1000) : undefined,
@@ -51,4 +51,16 @@ export function deprecationMessage(n: DeprecationNotice): string {
   const sunset = n.sunset ? `; it stops working on ${n.sunset.toISOString().slice(0, 10)}` : '';
   const link = n.link ? `; see ${n.link}` : '';
   return `warning: ${n.operation} is deprecated${sunset}${link}`;
+}
+
+/**
+ * The target of the Link header's rel="deprecation" link (RFC 8594): each link read on its own,
+ * with anchored patterns, so a long header costs time linear in its length.
+ */
+function deprecationLink(header: string): string | undefined {
+  for (const part of header.split(',')) {
+    const m = /^\s*<([^>]*)>(.*)$/.exec(part);
+    if (m && m[2]!.split(';').some((p) => /^\s*rel\s*=\s*"?deprecation"?\s*$/i.test(p))) return m[1];
+  }
+  return undefined;
 }

@@ -83,8 +83,8 @@ export class Transport {
       if (typeof opts[name] !== 'string' || opts[name] === '') throw new TypeError(`PartnerClient: ${name} is required`);
     }
     // The operations' paths begin with /v1: a base URL given with it (as the docs' {base_url}/v1 reads) is the same.
-    this.baseUrl = new URL(opts.baseUrl).href.replace(/\/+$/, '').replace(/\/v1$/, '');
-    const authUrl = new URL(opts.authUrl).href.replace(/\/+$/, '');
+    this.baseUrl = withoutTrailingSlashes(new URL(opts.baseUrl).href).replace(/\/v1$/, '');
+    const authUrl = withoutTrailingSlashes(new URL(opts.authUrl).href);
     this.fetchFn = opts.fetch ?? globalThis.fetch.bind(globalThis);
     this.maxAttempts = Math.max(1, opts.maxRetries !== undefined ? opts.maxRetries + 1 : (opts.maxAttempts ?? 4));
     this.onRequest = opts.onRequest;
@@ -332,4 +332,11 @@ function describe(err: unknown): string {
     return `${err.message}${cause}`;
   }
   return String(err);
+}
+
+/** A URL without its trailing slashes (a loop: /\/+$/ is quadratic on a long run of slashes). */
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url[end - 1] === '/') end--;
+  return url.slice(0, end);
 }

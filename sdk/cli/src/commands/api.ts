@@ -41,7 +41,10 @@ async function apiRequest(ctx: Context, rawMethod: string, path: string): Promis
     parseJson(data === '-' ? 'standard input' : data.startsWith('@') ? data.slice(1) : '--data', body);
     if (!headers.has('content-type')) headers.set('content-type', 'application/json');
   }
-  const base = ctx.settings().baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+  // Trailing slashes dropped with a loop (/\/+$/ is quadratic on a long run of them).
+  let base = ctx.settings().baseUrl;
+  while (base.endsWith('/')) base = base.slice(0, -1);
+  base = base.replace(/\/v1$/, '');
   headers.set('authorization', `Bearer ${await ctx.client().accessToken({ signal: ctx.signal })}`);
   const url = `${base}${path}`;
   if (ctx.values.debug) ctx.io.stderr.write(`→ ${method} ${url}\n`);

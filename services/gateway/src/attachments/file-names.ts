@@ -23,12 +23,20 @@ function cutUtf8(s: string, max: number): string {
   return out;
 }
 
+/** Without its trailing spaces and dots: a loop, since /[\s.]+$/ tries every start of a long run of them (quadratic). */
+function withoutTrailingDots(s: string): string {
+  let end = s.length;
+  while (end > 0 && (s[end - 1] === ' ' || s[end - 1] === '.')) end--;
+  return s.slice(0, end);
+}
+
 const tidy = (s: string): string =>
-  s
-    .normalize('NFC')
-    .replace(/\s+/gu, ' ')
-    .replace(/^[\s.]+/u, '')
-    .replace(/[\s.]+$/u, '');
+  withoutTrailingDots(
+    s
+      .normalize('NFC')
+      .replace(/\s+/gu, ' ')
+      .replace(/^[\s.]+/u, ''),
+  );
 
 /**
  * The name an attachment is stored and served under. Takes the last path segment, drops control

@@ -14,9 +14,12 @@ const ALLOW = 'GET, HEAD';
  * was for the document.
  */
 export function openapiRoute(config: Pick<GatewayConfig, 'baseUrl' | 'issuer' | 'scope' | 'environment' | 'jsonMaxValues'>): (ctx: GatewayContext) => boolean {
+  // The issuer without trailing slashes (a loop: /\/+$/ is quadratic on a long run of them).
+  let issuer = config.issuer;
+  while (issuer.endsWith('/')) issuer = issuer.slice(0, -1);
   const document = buildOpenApiDocument({
     baseUrl: config.baseUrl,
-    tokenUrl: `${config.issuer.replace(/\/+$/, '')}/oauth2/token`,
+    tokenUrl: `${issuer}/oauth2/token`,
     scope: config.scope,
     environment: config.environment,
     jsonMaxValues: config.jsonMaxValues,

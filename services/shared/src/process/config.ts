@@ -127,7 +127,10 @@ export class EnvReader {
     } catch {
       this.problems.push(`${name} must be a URL, got "${v}"`);
     }
-    return v.replace(/\/+$/, '');
+    // Trailing slashes dropped with a loop (/\/+$/ is quadratic on a long run of them).
+    let end = v.length;
+    while (end > 0 && v[end - 1] === '/') end--;
+    return v.slice(0, end);
   }
 
   list(name: string, opt: Opt<string[]> = {}): string[] {
