@@ -59,7 +59,7 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
           if (r.abandonedRemoved + r.deletedPurged + r.deletedDropped > 0) logger.info(r, 'attachment sweep');
         },
       });
-      // CreateSubmission commits concurrent calls together (shared/batcher.ts); a lone call runs alone.
+      // CreateSubmission commits concurrent calls together (shared/db/batcher.ts); a lone call runs alone.
       const creates = dbBatcher('CreateSubmission', (inputs: NewSubmission[]) => createSubmissions(pool, names, inputs, receipts.issuing), {
         config,
         registry,

@@ -54,7 +54,7 @@ const CREATE = `WITH ins AS (
    )
    SELECT ins.*, event.id AS outbox_id, event.body AS event_body FROM ins, event`;
 
-// Several CreateSubmissions as one statement (shared/batcher.ts): the same insert and event over the
+// Several CreateSubmissions as one statement (shared/db/batcher.ts): the same insert and event over the
 // rows of the arrays, each event joined back to its submission by its event id. A batch never holds
 // one job twice (the batcher keeps such calls apart).
 const CREATE_BATCH = `WITH input AS (
