@@ -87,7 +87,8 @@ COPY proto/ proto/
 COPY scripts/admin.mjs scripts/
 COPY scripts/lib/dev-env.mjs scripts/lib/
 COPY --from=build /out/services/ services/
-# The registry of processes: each process reads which gRPC services it calls from it at start.
+# The registry of processes: each process reads from it at start which gRPC services it calls and the
+# defaults of its ports and of the addresses it dials.
 COPY services/processes.json services/
 # Numeric user (the image's `node` user) so the kubelet can check runAsNonRoot. Files stay root-owned
 # and read-only; the process writes only to stdout and /tmp (an emptyDir in the chart).

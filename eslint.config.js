@@ -7,16 +7,16 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 import importX from 'eslint-plugin-import-x';
-import { readFileSync } from 'node:fs';
 import { servicePackages } from './scripts/lib/processes.mjs';
+import { workspaceDirs } from './scripts/lib/workspaces.mjs';
 
 /** The service packages (services/<name>) that hold the registry's processes. */
 const SERVICES = servicePackages();
 /** Import patterns that reach into the named services (by package name or by a relative path). */
 const reaching = (names) =>
   names.flatMap((n) => [`@partner/${n}`, `@partner/${n}/*`, `**/${n}/src/**`, `**/services/${n}/**`]);
-/** Workspace packages (root package.json), each with its own package.json for the dependency check. */
-const WORKSPACES = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).workspaces;
+/** Workspace packages (root package.json's globs, expanded), each with its own package.json for the dependency check. */
+const WORKSPACES = workspaceDirs();
 /** Files that never ship: tests and test helpers, which may import devDependencies. */
 const DEV_FILES = ['**/*.test.ts', '**/*.test-helper.ts', '**/test/**', '**/scripts/**'];
 /** An import of a package not declared in `packageDir`'s package.json fails (import-x/no-extraneous-dependencies). */

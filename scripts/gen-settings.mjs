@@ -15,14 +15,14 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ConfigError, EnvReader } from '@partner/shared/process/config';
 import { readTelemetry } from '@partner/shared/telemetry/bootstrap';
+import { PROCESSES } from './lib/processes.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SETTINGS_FILE = join(ROOT, 'docs/configuration.md');
 
 /** The processes of the registry, in its order: name, package directory, config module. */
 export function processes() {
-  const registry = JSON.parse(readFileSync(join(ROOT, 'services/processes.json'), 'utf8')).processes;
-  return Object.entries(registry).map(([name, p]) => {
+  return Object.entries(PROCESSES).map(([name, p]) => {
     const entry = basename(p.entry, '.js');
     const config = join(dirname(p.entry), entry === 'main' ? '' : entry, 'config.js');
     return { name, package: p.package, config: join(ROOT, p.package, config) };

@@ -1,9 +1,11 @@
 // services/processes.json, the one list of processes, against what else states the same facts: the
 // chart's values (services.<name>: ports, dials, database, migrate, script, webhookEgress, nats) and
-// the manifests it renders, each service's own config defaults (ports, the addresses it dials), the
+// the manifests it renders, each service's own config defaults (ports, the addresses it dials; taken
+// from the registry, never written again in a config.ts), the
 // built entry points, the NATS names, and the test stack's in-process starters (whose config readers
 // it calls with an empty environment).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { EnvReader } from '@partner/shared/process/config';
@@ -148,5 +150,21 @@ describe("the registry against the services' own config defaults", () => {
     const dials = config.grpc ?? {};
     expect(Object.keys(dials).sort()).toEqual([...p.calls].sort());
     for (const callee of p.calls) expect(dials[callee], callee).toBe(`127.0.0.1:${PROCESSES[callee]!.ports.grpc}`);
+  });
+
+  it('is where the defaults come from: no config.ts of a service writes a port of the registry or a local address', () => {
+    const configs = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? (['node_modules', 'dist', 'generated'].includes(e.name) ? [] : configs(join(dir, e.name))) : e.name === 'config.ts' ? [join(dir, e.name)] : [],
+      );
+    const files = configs(`${ROOT}services`).filter((f) => !f.includes(join('services', 'shared', 'src')));
+    expect(files.length, 'the config.ts of every process').toBeGreaterThanOrEqual(names.length);
+    const ports = new Set(entries.flatMap(([, p]) => Object.values(p.ports)));
+    const literals = files.flatMap((f) =>
+      [...readFileSync(f, 'utf8').matchAll(/\b127\.0\.0\.1\b|\b\d{4,5}\b/g)]
+        .filter((m) => m[0].includes('.') || ports.has(Number(m[0])))
+        .map((m) => `${f.slice(ROOT.length)}: ${m[0]}`),
+    );
+    expect(literals).toEqual([]);
   });
 });

@@ -1,18 +1,7 @@
 // Types of processes.mjs for the TypeScript that uses it (the test stack, the chart and registry tests).
-export type PortRole = 'http' | 'grpc' | 'ops';
-export interface ProcessEntry {
-  package: string;
-  entry: string;
-  schema: string | null;
-  migrates?: boolean;
-  ports: Partial<Record<PortRole, number>>;
-  portEnv: Partial<Record<PortRole, string>>;
-  calls: string[];
-  callsHttp: string[];
-  webhookEgress?: boolean;
-  nats: { publishes: string[]; subscribes: string[]; consumes: string[] };
-  logColor: number;
-}
+// An entry's type is the one the services read the registry with.
+import type { PortRole, ProcessEntry } from '@partner/shared/process/registry';
+export type { PortRole, ProcessEntry };
 
 export declare const REGISTRY_PATH: string;
 export declare const PROCESSES: Readonly<Record<string, ProcessEntry>>;

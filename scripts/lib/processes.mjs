@@ -2,28 +2,17 @@
 // registry"): the start scripts, the test stack, the bench, the image smoke test, the chart tests and
 // the lint configuration ask it which processes exist, in which order they start, what they run,
 // which ports and variables they take and whom they call. Plain ESM so that .mjs scripts and .ts
-// tests import the same file (types in processes.d.mts). Names in, plain data out; nothing cached
-// beyond the parsed file.
+// tests import the same file (types in processes.d.mts; an entry's type, ProcessEntry, is the one the
+// services read the registry with). Names in, plain data out; nothing cached beyond the parsed file.
 import { readFileSync } from 'node:fs';
 
 /** The registry's path relative to the repository. */
 export const REGISTRY_PATH = 'services/processes.json';
 
 /**
- * @typedef {'http' | 'grpc' | 'ops'} PortRole
- * @typedef {{
- *   package: string,
- *   entry: string,
- *   schema: string | null,
- *   migrates?: boolean,
- *   ports: Partial<Record<PortRole, number>>,
- *   portEnv: Partial<Record<PortRole, string>>,
- *   calls: string[],
- *   callsHttp: string[],
- *   webhookEgress?: boolean,
- *   nats: { publishes: string[], subscribes: string[], consumes: string[] },
- *   logColor: number,
- * }} ProcessEntry
+ * The one type of an entry, shared with the services (services/shared/src/process/registry.ts).
+ * @typedef {import('@partner/shared/process/registry').PortRole} PortRole
+ * @typedef {import('@partner/shared/process/registry').ProcessEntry} ProcessEntry
  */
 
 /** @type {Readonly<Record<string, ProcessEntry>>} */

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { CHART, parseObjects, RELEASE, ROOT, SERVICES, template, VALUE_SETS } from './helm.js';
+import { workspaceDirs } from '../../scripts/lib/workspaces.mjs';
 
 const read = (path: string) => readFileSync(`${ROOT}${path}`, 'utf8');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- YAML documents are checked field by field
@@ -123,7 +124,7 @@ describe('Dockerfile', () => {
   });
 
   it('gets every npm workspace and every tsc -b project into the image build', () => {
-    const workspaces = (JSON.parse(read('package.json')) as { workspaces: string[] }).workspaces;
+    const workspaces = workspaceDirs();
     const references = (JSON.parse(read('tsconfig.json')) as { references: { path: string }[] }).references.map((r) => r.path);
     const copied = stages.find((s) => s.name === 'build')!.instructions.filter((i) => i.op === 'COPY').map((c) => c.args);
     for (const dir of new Set([...workspaces, ...references])) {

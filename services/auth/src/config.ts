@@ -1,5 +1,6 @@
 // Auth service configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readDb, type BaseConfig, type DbConfig } from '@partner/shared/process/config';
+import { defaultAddress, defaultPort, defaultUrl } from '@partner/shared/process/registry';
 import { parseKekList } from '@partner/shared/crypto/sealed-keys';
 
 export interface AuthConfig extends BaseConfig, DbConfig {
@@ -24,20 +25,20 @@ export interface AuthConfig extends BaseConfig, DbConfig {
 }
 
 export function readAuthConfig(env = new EnvReader()): Readonly<AuthConfig> {
-  const base = readBase(env, 'auth', 9481);
+  const base = readBase(env, 'auth', defaultPort('auth', 'ops'));
   const kekB64 = env.str('AUTH_KEY_ENCRYPTION_KEY', { doc: '32 random bytes, base64: seals the signing keys at rest. While rotating it, a comma list newest first (NEW,OLD): the newest seals, older ones only unseal (npm start generates one in .local/dev.env)', range: 'base64 keys of 32 bytes' });
   const keks = parseKekList(kekB64, (message) => env.problem('AUTH_KEY_ENCRYPTION_KEY', message));
   const kek = keks[0] ?? Buffer.alloc(0);
-  const scopes = env.list('AUTH_SCOPES', { default: ['127.0.0.1:8080/access', 'api.example.com/access'], doc: 'scopes the token server issues tokens for, each <api_host>/access', range: 'entries <api_host>/access' });
+  const scopes = env.list('AUTH_SCOPES', { default: [`${defaultAddress('gateway', 'http')}/access`, 'api.example.com/access'], doc: 'scopes the token server issues tokens for, each <api_host>/access', range: 'entries <api_host>/access' });
   for (const s of scopes) {
     if (!/^[A-Za-z0-9.-]+(:\d+)?\/access$/.test(s)) env.problem('AUTH_SCOPES', `entry "${s}" is not of the form <api_host>/access`);
   }
   return env.done({
     ...base,
     ...readDb(env),
-    httpPort: env.int('AUTH_HTTP_PORT', { default: 8081, min: 0, max: 65535, doc: 'the token server\'s public HTTP port ({auth_url})' }),
-    grpcPort: env.int('AUTH_GRPC_PORT', { default: 50051, min: 0, max: 65535, doc: 'the auth service\'s gRPC port' }),
-    issuer: env.url('AUTH_ISSUER', { default: 'http://127.0.0.1:8081', protocols: ['http:', 'https:'], doc: '{auth_url}: the token server\'s public base URL, the tokens\' iss' }),
+    httpPort: env.int('AUTH_HTTP_PORT', { default: defaultPort('auth', 'http'), min: 0, max: 65535, doc: 'the token server\'s public HTTP port ({auth_url})' }),
+    grpcPort: env.int('AUTH_GRPC_PORT', { default: defaultPort('auth', 'grpc'), min: 0, max: 65535, doc: 'the auth service\'s gRPC port' }),
+    issuer: env.url('AUTH_ISSUER', { default: defaultUrl('auth'), protocols: ['http:', 'https:'], doc: '{auth_url}: the token server\'s public base URL, the tokens\' iss' }),
     audience: env.str('AUTH_AUDIENCE', { default: 'partner-submission-api', doc: 'the tokens\' aud' }),
     scopes,
     tokenTtlSeconds: env.int('AUTH_TOKEN_TTL_SECONDS', { default: 900, min: 60, max: 86_400, doc: 'access token lifetime; the gateway refuses tokens claiming a longer one' }),

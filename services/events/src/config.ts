@@ -1,5 +1,6 @@
 // Events service configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { defaultAddress, defaultPort } from '@partner/shared/process/registry';
 import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
 import { readKekSetting } from '@partner/shared/crypto/sealed-keys';
 
@@ -43,13 +44,13 @@ export function readEventsConfig(env = new EnvReader()): Readonly<EventsConfig> 
   const retentionDays = /^\d+(\.\d+)?$/.test(days) ? Number(days) : NaN;
   if (!(retentionDays > 0 && retentionDays <= 3650)) env.problem('EVENT_RETENTION_DAYS', `must be a number of days above 0 and at most 3650, got "${days}"`);
   return env.done({
-    ...readBase(env, 'events', 9486),
+    ...readBase(env, 'events', defaultPort('events', 'ops')),
     ...readDb(env),
     ...readNats(env),
     ...readEventStream(env),
-    grpcPort: env.int('EVENTS_GRPC_PORT', { default: 50055, min: 0, max: 65535, doc: 'the events service\'s gRPC port' }),
+    grpcPort: env.int('EVENTS_GRPC_PORT', { default: defaultPort('events', 'grpc'), min: 0, max: 65535, doc: 'the events service\'s gRPC port' }),
     grpc: {
-      auth: env.str('AUTH_GRPC_ADDR', { default: '127.0.0.1:50051', doc: 'where to reach the auth service (host:port): the partners an event for every partner is stored for' }),
+      auth: env.str('AUTH_GRPC_ADDR', { default: defaultAddress('auth'), doc: 'where to reach the auth service (host:port): the partners an event for every partner is stored for' }),
     },
     grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000, doc: 'default gRPC deadline' }),
     grpcCallStreams: false,

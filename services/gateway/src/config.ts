@@ -1,5 +1,6 @@
 // Gateway configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/process/config';
+import { defaultAddress, defaultPort, defaultUrl } from '@partner/shared/process/registry';
 import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
 import { readAttachments, type AttachmentConfig } from './attachments/config.js';
 import { parseDeprecations, type DeprecationRule } from './http/deprecation.js';
@@ -56,9 +57,9 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
 }
 
 export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig> {
-  const base = readBase(env, 'gateway', 9480);
-  const baseUrl = env.url('BASE_URL', { default: 'http://127.0.0.1:8080', protocols: ['http:', 'https:'], doc: 'public {base_url}; builds statusUrl and Location; the access scope is <its host>/access' });
-  const issuer = env.url('AUTH_ISSUER', { default: 'http://127.0.0.1:8081', protocols: ['http:', 'https:'], doc: '{auth_url}: the tokens\' iss the gateway accepts' });
+  const base = readBase(env, 'gateway', defaultPort('gateway', 'ops'));
+  const baseUrl = env.url('BASE_URL', { default: defaultUrl('gateway'), protocols: ['http:', 'https:'], doc: 'public {base_url}; builds statusUrl and Location; the access scope is <its host>/access' });
+  const issuer = env.url('AUTH_ISSUER', { default: defaultUrl('auth'), protocols: ['http:', 'https:'], doc: '{auth_url}: the tokens\' iss the gateway accepts' });
   let scope = '';
   try {
     scope = `${new URL(baseUrl).host}/access`;
@@ -68,7 +69,7 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
   return env.done({
     ...base,
     ...readNats(env),
-    port: env.int('PORT', { default: 8080, min: 0, max: 65535, doc: 'the gateway\'s public HTTP port' }),
+    port: env.int('PORT', { default: defaultPort('gateway', 'http'), min: 0, max: 65535, doc: 'the gateway\'s public HTTP port' }),
     environment: env.oneOf('ENVIRONMENT', ['uat', 'production'] as const, { default: 'uat', doc: 'uat or production (sandbox directives only in uat)' }),
     baseUrl,
     scope,
@@ -76,11 +77,11 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     audience: env.str('AUTH_AUDIENCE', { default: 'partner-submission-api', doc: 'the tokens\' aud the gateway accepts' }),
     jwksUrl: env.url('AUTH_JWKS_URL', { default: `${issuer}/.well-known/jwks.json`, protocols: ['http:', 'https:'], doc: 'where the gateway fetches the public keys (default: <AUTH_ISSUER>/.well-known/jwks.json)' }),
     grpc: {
-      auth: env.str('AUTH_GRPC_ADDR', { default: '127.0.0.1:50051', doc: 'where to reach the auth service (host:port, dialled as dns:/// with round_robin)' }),
-      policy: env.str('POLICY_GRPC_ADDR', { default: '127.0.0.1:50052', doc: 'where to reach the policy service (host:port)' }),
-      submission: env.str('SUBMISSION_GRPC_ADDR', { default: '127.0.0.1:50053', doc: 'where to reach the submission service (host:port)' }),
-      job: env.str('JOB_GRPC_ADDR', { default: '127.0.0.1:50054', doc: 'where to reach the job service (host:port)' }),
-      events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055', doc: 'where to reach the events service (host:port)' }),
+      auth: env.str('AUTH_GRPC_ADDR', { default: defaultAddress('auth'), doc: 'where to reach the auth service (host:port, dialled as dns:/// with round_robin)' }),
+      policy: env.str('POLICY_GRPC_ADDR', { default: defaultAddress('policy'), doc: 'where to reach the policy service (host:port)' }),
+      submission: env.str('SUBMISSION_GRPC_ADDR', { default: defaultAddress('submission'), doc: 'where to reach the submission service (host:port)' }),
+      job: env.str('JOB_GRPC_ADDR', { default: defaultAddress('job'), doc: 'where to reach the job service (host:port)' }),
+      events: env.str('EVENTS_GRPC_ADDR', { default: defaultAddress('events'), doc: 'where to reach the events service (host:port)' }),
     },
     grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000, doc: 'default gRPC deadline (capped by the request\'s remaining budget)' }),
     grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'carry the hot calls (SubmitJob, SettleJob, ClaimJobs, CreateSubmission and the reads GetJob, ListPolicies, GetPolicy, ListEvents, GetEvent) as messages on long-lived gRPC streams per peer instead of one unary call each (same deadlines, errors and traces); false: plain unary calls' }),

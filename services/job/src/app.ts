@@ -77,7 +77,7 @@ export function startJob(config: JobConfig, opts: StartOptions = {}): Promise<Ru
         }
       };
 
-      // SubmitJob and SettleJob commit concurrent calls together (shared/batcher.ts): a lone call
+      // SubmitJob and SettleJob commit concurrent calls together (shared/db/batcher.ts): a lone call
       // runs alone, at once; calls that arrive while DB_BATCH_IN_FLIGHT statements run share the next.
       const submits = dbBatcher('SubmitJob', (inputs: repo.SubmitInput[]) => repo.insertJobs(pool, inputs), {
         config,

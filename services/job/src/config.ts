@@ -1,5 +1,6 @@
 // Job service configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { defaultPort } from '@partner/shared/process/registry';
 import { DEFAULT_DUPLICATE_WINDOW_MS } from '@partner/shared/nats/client';
 
 export interface JobConfig extends BaseConfig, DbConfig, NatsConfig {
@@ -26,10 +27,10 @@ export function readJobConfig(env = new EnvReader()): Readonly<JobConfig> {
     env.problem('STALE_JOB_AFTER_MS', `must be longer than JOBS_DUPLICATE_WINDOW_MS (${duplicateWindowMs}), or a job queued again would be dropped as a duplicate`);
   }
   return env.done({
-    ...readBase(env, 'job', 9484),
+    ...readBase(env, 'job', defaultPort('job', 'ops')),
     ...readDb(env),
     ...readNats(env),
-    grpcPort: env.int('JOB_GRPC_PORT', { default: 50054, min: 0, max: 65535, doc: 'the job service\'s gRPC port' }),
+    grpcPort: env.int('JOB_GRPC_PORT', { default: defaultPort('job', 'grpc'), min: 0, max: 65535, doc: 'the job service\'s gRPC port' }),
     idempotencyRetentionHours: env.int('IDEMPOTENCY_RETENTION_HOURS', { default: 24, min: 1, max: 24 * 30, doc: 'how long an Idempotency-Key is remembered' }),
     streamReplicas: env.int('JOBS_STREAM_REPLICAS', { default: 1, min: 1, max: 5, doc: 'replicas of the JetStream jobs stream (1 in development, 3 in production clusters)' }),
     relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000, doc: 'how often the outbox relay publishes what the fast path could not' }),

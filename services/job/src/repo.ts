@@ -106,7 +106,7 @@ export interface SubmitInput {
   traceContext?: Record<string, string>;
 }
 
-// Several SubmitJobs as one statement (shared/batcher.ts): the same three inserts over the rows of
+// Several SubmitJobs as one statement (shared/db/batcher.ts): the same three inserts over the rows of
 // the arrays. Keys are claimed in key order, so two batches in flight lock shared keys in one order
 // (no deadlock between them); a batch never holds one key twice (the batcher keeps such calls apart).
 // A row whose key is live claims nothing and gets no job: the caller then replays or refuses it.
@@ -350,7 +350,7 @@ const SETTLE = `WITH settled AS (
    )
    SELECT settled.*, event.id AS outbox_id, event.body AS event_body FROM settled, event`;
 
-// Several SettleJobs as one statement (shared/batcher.ts): the same UPDATE and event insert over the
+// Several SettleJobs as one statement (shared/db/batcher.ts): the same UPDATE and event insert over the
 // rows of the arrays, each event joined back to its job by its event id. A batch never holds one job
 // twice (the batcher keeps such calls apart).
 const SETTLE_BATCH = `WITH input AS (

@@ -1,5 +1,6 @@
 // Policy service configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { defaultPort } from '@partner/shared/process/registry';
 import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
 
 export interface PolicyConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {
@@ -22,12 +23,12 @@ export function readPolicyConfig(env = new EnvReader()): Readonly<PolicyConfig> 
     env.problem('POLICY_CURSOR_SECRET', `must be a comma-separated list of secrets of at least ${CURSOR_SECRET_MIN_LENGTH} characters each`);
   }
   return env.done({
-    ...readBase(env, 'policy', 9482),
+    ...readBase(env, 'policy', defaultPort('policy', 'ops')),
     ...readDb(env),
     ...readNats(env),
     ...readEventStream(env),
     relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000, doc: 'how often the event relay publishes what the fast path could not' }),
-    grpcPort: env.int('POLICY_GRPC_PORT', { default: 50052, min: 0, max: 65535, doc: 'the policy service\'s gRPC port' }),
+    grpcPort: env.int('POLICY_GRPC_PORT', { default: defaultPort('policy', 'grpc'), min: 0, max: 65535, doc: 'the policy service\'s gRPC port' }),
     cursorSecrets,
   });
 }

@@ -9,7 +9,7 @@ import { natsNames } from '@partner/shared/nats/client';
 import { MIGRATIONS_DIR, SCHEMA } from './app.js';
 import { clearanceQueue, decideByOperator } from './clearance.js';
 import { readSubmissionConfig } from './config.js';
-import { toProto } from './repo.js';
+import { toProto } from './submission-row.js';
 import { submissionRecord } from '@partner/shared/domain/submission-record';
 import type { Submission__Output } from '@partner/shared/generated/partner/submission/v1/Submission';
 

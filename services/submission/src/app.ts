@@ -13,6 +13,8 @@ import { eventOutbox } from '@partner/shared/domain/events';
 import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import type { SubmissionConfig } from './config.js';
 import * as repo from './repo.js';
+import { createSubmission, createSubmissions, type NewSubmission } from './intake.js';
+import { toProto } from './submission-row.js';
 import { PgBlobStore } from './blob-store.js';
 import { attachmentService, sweepAttachments } from './attachments.js';
 import { submissionMetrics } from './metrics.js';
@@ -57,8 +59,8 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
           if (r.abandonedRemoved + r.deletedPurged + r.deletedDropped > 0) logger.info(r, 'attachment sweep');
         },
       });
-      // CreateSubmission commits concurrent calls together (shared/batcher.ts); a lone call runs alone.
-      const creates = dbBatcher('CreateSubmission', (inputs: repo.NewSubmission[]) => repo.createSubmissions(pool, names, inputs, receipts.issuing), {
+      // CreateSubmission commits concurrent calls together (shared/db/batcher.ts); a lone call runs alone.
+      const creates = dbBatcher('CreateSubmission', (inputs: NewSubmission[]) => createSubmissions(pool, names, inputs, receipts.issuing), {
         config,
         registry,
         keyOf: (s) => s.jobId,
@@ -75,29 +77,27 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
             if (req.contentSha256 !== '' && !/^[0-9a-f]{64}$/.test(req.contentSha256)) {
               throw new DomainError('validation_error', 'content_sha256 must be 64 lowercase hex digits');
             }
-            const out = await repo
-              .createSubmission(pool, names, {
-                jobId: req.jobId,
-                tenantId: req.owner.tenantId,
-                partnerId: req.owner.partnerId,
-                principalId: req.principalId || null,
-                externalRef: req.externalRef,
-                submissionType: req.submissionType,
-                effectiveDate: req.effectiveDate,
-                productId: req.productId,
-                applicant: applicantFromMessage(req.applicant),
-                requirementsVersion: Number(req.requirementsVersion),
-                attachmentRulesJson: req.attachmentRulesJson || '[]',
-                contentSha256: req.contentSha256 || null,
-                receivedAt: receivedAtOf(req.receivedAt),
-              }, (s) => creates.call(s))
-              .catch(dbError);
+            const out = await createSubmission(pool, names, {
+              jobId: req.jobId,
+              tenantId: req.owner.tenantId,
+              partnerId: req.owner.partnerId,
+              principalId: req.principalId || null,
+              externalRef: req.externalRef,
+              submissionType: req.submissionType,
+              effectiveDate: req.effectiveDate,
+              productId: req.productId,
+              applicant: applicantFromMessage(req.applicant),
+              requirementsVersion: Number(req.requirementsVersion),
+              attachmentRulesJson: req.attachmentRulesJson || '[]',
+              contentSha256: req.contentSha256 || null,
+              receivedAt: receivedAtOf(req.receivedAt),
+            }, (s) => creates.call(s)).catch(dbError);
             if (out.event) events.publishNow(out.event.outboxId, out.event);
             if (out.created) {
               metrics.created();
               clearance.decided(out.row);
             }
-            return { submission: repo.toProto(out.row), receipt: out.receipt };
+            return { submission: toProto(out.row), receipt: out.receipt };
           },
           GetSubmission: async (req) => {
             const row = !req.owner
@@ -110,12 +110,12 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
                   ? await repo.getSubmission(pool, req.owner.tenantId, req.owner.partnerId, req.submissionId).catch(dbError)
                   : undefined;
             if (!row) throw notFound('submission');
-            return { submission: repo.toProto(row) };
+            return { submission: toProto(row) };
           },
           WithdrawSubmission: withdrawRpc({ pool, names, events, metrics: clearance }),
           ListSubmissions: async (req) => {
             const page = await listSubmissions(pool, parseListSubmissions(req, cursors), cursors).catch(dbError);
-            return { submissions: page.rows.map(repo.toProto), nextPageToken: page.nextCursor };
+            return { submissions: page.rows.map(toProto), nextPageToken: page.nextCursor };
           },
         },
         logger,

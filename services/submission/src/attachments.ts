@@ -29,7 +29,7 @@ import type { ReadAttachmentContentResponse } from '@partner/shared/generated/pa
 import type { DeleteAttachmentRequest__Output } from '@partner/shared/generated/partner/submission/v1/DeleteAttachmentRequest';
 import type { DeleteAttachmentResponse } from '@partner/shared/generated/partner/submission/v1/DeleteAttachmentResponse';
 import type { BlobStore } from './blob-store.js';
-import type { SubmissionMetrics } from './metrics.js';
+import type { SubmissionMetrics, SweepResult } from './metrics.js';
 import type { AttachmentSettings } from './config.js';
 import { decodeCursor, encodeCursor } from './attachment-cursor.js';
 import * as repo from './attachments-repo.js';
@@ -292,12 +292,6 @@ export function attachmentService(deps: {
   };
 
   return { UploadAttachment, DiscardUpload, CreateAttachment, GetAttachment, ListAttachments, ReadAttachmentContent, DeleteAttachment };
-}
-
-export interface SweepResult {
-  abandonedRemoved: number;
-  deletedPurged: number;
-  deletedDropped: number;
 }
 
 /**

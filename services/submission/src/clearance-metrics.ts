@@ -5,7 +5,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { Pool } from '@partner/shared/db/pg';
 import { scrapedGauges } from '@partner/shared/process/gauges';
 import { oldestReviewAgeSeconds } from './clearance.js';
-import type { SubmissionRow } from './repo.js';
+import type { SubmissionRow } from './submission-row.js';
 
 export interface ClearanceMetrics {
   /** A submission was created with its clearance. */

@@ -21,7 +21,7 @@ import {
   type WithdrawalReason,
 } from '@partner/shared/domain/clearance';
 import type { Applicant } from '@partner/shared/domain/applicant';
-import { LIST_COLUMNS, SUBMISSION_DATA_SQL, type SubmissionRow } from './repo.js';
+import { SUBMISSION_COLUMNS, SUBMISSION_DATA_SQL, type SubmissionRow } from './submission-row.js';
 
 type Queryable = Pick<PoolClient, 'query'>;
 type Names = ReturnType<typeof natsNames>;
@@ -237,8 +237,7 @@ export async function decideClearance(
 }
 
 type RiskRow = SubmissionRow & Omit<HolderRow, 'submission_id' | 'partner_id' | 'clearance_status' | 'effective_date' | 'product_id' | 'tenant_id'>;
-/** A function: repo.ts and this module import each other, so nothing of repo.ts is read at load time. */
-const riskColumns = (): string => `${LIST_COLUMNS}, risk_tax_id, risk_name, risk_country, risk_postal_code`;
+const RISK_COLUMNS = `${SUBMISSION_COLUMNS}, risk_tax_id, risk_name, risk_country, risk_postal_code`;
 const riskKeyOfRow = (r: RiskRow): RiskKey | undefined =>
   r.risk_name === null ? undefined : keyOfRow({ ...r, product_id: r.product_id, tenant_id: r.tenant_id, effective_date: r.effective_date });
 
@@ -250,7 +249,7 @@ const riskKeyOfRow = (r: RiskRow): RiskKey | undefined =>
 const changeSql = (set: string, where: string, eventType: string): string => `WITH clock AS (SELECT ${NOW_MS} AS t), upd AS (
      UPDATE submissions SET ${set}, updated_at = (SELECT t FROM clock)
       WHERE submission_id = $1 AND ${where}
-     RETURNING ${LIST_COLUMNS}
+     RETURNING ${SUBMISSION_COLUMNS}
    ), event AS (
      ${outboxInsertSql({ source: 'upd', eventId: '$2', subject: '$3', type: `'${eventType}'`, timestampSql: sqlIso('s.updated_at'), dataSql: SUBMISSION_DATA_SQL })}
    )
@@ -259,32 +258,29 @@ const changeSql = (set: string, where: string, eventType: string): string => `WI
 
 type Changed = SubmissionRow & { outbox_id: string; event_id: string; event_body: string };
 
-let sqlCache: Record<string, string> | undefined;
-/** Built on first use (repo.ts and this module import each other). */
-function sql(): Record<string, string> {
-  return (sqlCache ??= {
-    withdraw: changeSql(
-      `status = 'withdrawn', withdraw_job_id = $4,
-       withdrawal = jsonb_build_object('reason', $5::text, 'withdrawnAt', ${sqlIso('(SELECT t FROM clock)')})
-                    || CASE WHEN $6::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('note', $6::text) END`,
-      `status <> 'withdrawn'`,
-      'submission.withdrawn',
-    ),
-    release: changeSql(
-      `clearance_status = 'cleared', clearance_basis = NULL, clearance_decided_at = (SELECT t FROM clock)`,
-      `status <> 'withdrawn' AND clearance_status = 'blocked'`,
-      'submission.clearance_changed',
-    ),
-    decide: changeSql(
-      `clearance_status = $4::text, clearance_basis = CASE WHEN $4::text = 'cleared' THEN NULL ELSE clearance_basis END,
-       clearance_duplicate_of = NULL, clearance_decided_at = (SELECT t FROM clock),
-       clearance_log = clearance_log || jsonb_build_array(jsonb_strip_nulls(jsonb_build_object(
-         'status', $4::text, 'by', $5::text, 'at', ${sqlIso('(SELECT t FROM clock)')}, 'note', $6::text, 'force', $7::boolean)))`,
-      `status <> 'withdrawn'`,
-      'submission.clearance_changed',
-    ),
-  });
-}
+/** The three changes of an existing submission's status or clearance, each with its event. */
+const SQL: Record<'withdraw' | 'release' | 'decide', string> = {
+  withdraw: changeSql(
+    `status = 'withdrawn', withdraw_job_id = $4,
+     withdrawal = jsonb_build_object('reason', $5::text, 'withdrawnAt', ${sqlIso('(SELECT t FROM clock)')})
+                  || CASE WHEN $6::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('note', $6::text) END`,
+    `status <> 'withdrawn'`,
+    'submission.withdrawn',
+  ),
+  release: changeSql(
+    `clearance_status = 'cleared', clearance_basis = NULL, clearance_decided_at = (SELECT t FROM clock)`,
+    `status <> 'withdrawn' AND clearance_status = 'blocked'`,
+    'submission.clearance_changed',
+  ),
+  decide: changeSql(
+    `clearance_status = $4::text, clearance_basis = CASE WHEN $4::text = 'cleared' THEN NULL ELSE clearance_basis END,
+     clearance_duplicate_of = NULL, clearance_decided_at = (SELECT t FROM clock),
+     clearance_log = clearance_log || jsonb_build_array(jsonb_strip_nulls(jsonb_build_object(
+       'status', $4::text, 'by', $5::text, 'at', ${sqlIso('(SELECT t FROM clock)')}, 'note', $6::text, 'force', $7::boolean)))`,
+    `status <> 'withdrawn'`,
+    'submission.clearance_changed',
+  ),
+};
 
 function recorded(names: Names, type: string, r: Changed): { row: SubmissionRow; event: RecordedEvent } {
   const { outbox_id: outboxId, event_id: msgId, event_body: body, ...row } = r;
@@ -292,7 +288,7 @@ function recorded(names: Names, type: string, r: Changed): { row: SubmissionRow;
 }
 
 async function change(tx: Queryable, names: Names, which: 'withdraw' | 'release' | 'decide', type: string, id: string, args: unknown[]) {
-  const { rows } = await tx.query<Changed>(prepared(sql()[which]!, [id, newEventId(), names.eventSubject(type as never), ...args]));
+  const { rows } = await tx.query<Changed>(prepared(SQL[which]!, [id, newEventId(), names.eventSubject(type as never), ...args]));
   return rows[0] ? recorded(names, type, rows[0]) : undefined;
 }
 
@@ -316,7 +312,7 @@ export async function withdrawSubmission(
   w: { jobId: string; owner: { tenantId: string; partnerId: string }; submissionId: string; reason: WithdrawalReason; note: string | null },
 ): Promise<WithdrawOutcome> {
   return withTx(pool, async (tx) => {
-    const read = async (where: string, values: unknown[]) => (await tx.query<RiskRow>(prepared(`SELECT ${riskColumns()} FROM submissions WHERE ${where}`, values))).rows[0];
+    const read = async (where: string, values: unknown[]) => (await tx.query<RiskRow>(prepared(`SELECT ${RISK_COLUMNS} FROM submissions WHERE ${where}`, values))).rows[0];
     const done = await read('withdraw_job_id = $1', [w.jobId]);
     if (done) return { row: done, events: [] };
     const row = await read('submission_id = $1 AND tenant_id = $2 AND partner_id = $3', [w.submissionId, w.owner.tenantId, w.owner.partnerId]);
@@ -378,7 +374,7 @@ export class DecisionRefused extends Error {}
  */
 export async function decideByOperator(pool: Pool, names: Names, d: OperatorDecision): Promise<{ row: SubmissionRow; event: RecordedEvent; heldBy: string[] }> {
   return withTx(pool, async (tx) => {
-    const read = async () => (await tx.query<RiskRow>(prepared(`SELECT ${riskColumns()} FROM submissions WHERE submission_id = $1`, [d.submissionId]))).rows[0];
+    const read = async () => (await tx.query<RiskRow>(prepared(`SELECT ${RISK_COLUMNS} FROM submissions WHERE submission_id = $1`, [d.submissionId]))).rows[0];
     const before = await read();
     if (!before) throw new DecisionRefused(`no submission ${d.submissionId}`);
     const key = riskKeyOfRow(before);
@@ -421,7 +417,7 @@ export interface QueueItem {
 export async function clearanceQueue(pool: Pool, tenantId: string, status: 'blocked' | 'review' | undefined, limit: number): Promise<QueueItem[]> {
   const { rows } = await pool.query<RiskRow>(
     prepared(
-      `SELECT ${riskColumns()} FROM submissions
+      `SELECT ${RISK_COLUMNS} FROM submissions
         WHERE tenant_id = $1 AND status <> 'withdrawn' AND clearance_status = ANY($2::text[])
         ORDER BY created_at, submission_id LIMIT $3`,
       [tenantId, status ? [status] : ['blocked', 'review'], limit],

@@ -1,5 +1,6 @@
 // Submission service configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { defaultPort } from '@partner/shared/process/registry';
 import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
 import { readReceiptSettings, type ReceiptSettings } from './receipts/config.js';
 
@@ -28,13 +29,13 @@ const HOUR = 3_600_000;
 
 export function readSubmissionConfig(env = new EnvReader()): Readonly<SubmissionConfig> {
   return env.done({
-    ...readBase(env, 'submission', 9483),
+    ...readBase(env, 'submission', defaultPort('submission', 'ops')),
     ...readDb(env),
     ...readNats(env),
     ...readEventStream(env),
     receipts: readReceiptSettings(env),
     relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000, doc: 'how often the event relay publishes what the fast path could not' }),
-    grpcPort: env.int('SUBMISSION_GRPC_PORT', { default: 50053, min: 0, max: 65535, doc: 'the submission service\'s gRPC port' }),
+    grpcPort: env.int('SUBMISSION_GRPC_PORT', { default: defaultPort('submission', 'grpc'), min: 0, max: 65535, doc: 'the submission service\'s gRPC port' }),
     attachments: {
       maxBytes: env.int('ATTACHMENT_MAX_BYTES', { default: 100 * 1024 * 1024, min: 1, max: 2 ** 40, doc: "the service's own ceiling on one upload, whatever limit the caller declares (the gateway's ATTACHMENT_LIMIT_BYTES is the effective one)" }),
       stagedTtlMs: env.int('ATTACHMENT_STAGED_TTL_MS', { default: 24 * HOUR, min: 0, max: 30 * 24 * HOUR, doc: 'staged uploads no job promoted within this are removed by the sweep' }),

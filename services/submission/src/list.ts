@@ -7,7 +7,7 @@ import { loadCursorCodec, UUID_IDS, type CursorCodec, type CursorPosition } from
 import { Conditions, cutPage, pageSizeOf, resolvePage, timestampFilter, type Owner } from '@partner/shared/domain/list-page';
 import { prepared, type Pool } from '@partner/shared/db/pg';
 import type { ListSubmissionsRequest__Output } from '@partner/shared/generated/partner/submission/v1/ListSubmissionsRequest';
-import { LIST_COLUMNS, type SubmissionRow } from './repo.js';
+import { SUBMISSION_COLUMNS, type SubmissionRow } from './submission-row.js';
 import { CLEARANCE_STATUSES, isClearanceStatus, SUBMISSION_STATUS_NAMES } from '@partner/shared/domain/clearance';
 
 /** Names the submission list in its cursors (a cursor of another list never passes). */
@@ -73,7 +73,7 @@ export function listSubmissionsQuery(a: ListSubmissionsArgs): { text: string; va
   if (a.updatedSince) c.add((p) => `updated_at >= ${p}::timestamptz`, a.updatedSince);
   if (a.principalId) c.add((p) => `principal_id = ${p}`, a.principalId);
   if (a.clearance) c.add((p) => `clearance_status = ${p}`, a.clearance);
-  return c.after(a.after, 'submission_id', 'uuid').query(LIST_COLUMNS, 'submissions', 'submission_id', a.limit);
+  return c.after(a.after, 'submission_id', 'uuid').query(SUBMISSION_COLUMNS, 'submissions', 'submission_id', a.limit);
 }
 
 export async function listSubmissions(

@@ -1,7 +1,13 @@
 // The submission service's metrics: submissions created, uploads by outcome and the bytes staged, and
 // what the attachment sweep did.
 import { Counter, type Registry } from 'prom-client';
-import type { SweepResult } from './attachments.js';
+
+/** What one pass of the attachment sweep (attachments.ts sweepAttachments) did. */
+export interface SweepResult {
+  abandonedRemoved: number;
+  deletedPurged: number;
+  deletedDropped: number;
+}
 
 export interface SubmissionMetrics {
   created(): void;

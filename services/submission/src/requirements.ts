@@ -8,7 +8,7 @@ import { currentlyDue, type AttachmentRule } from '@partner/shared/domain/requir
 import { recordEvent, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { PoolClient } from '@partner/shared/db/pg';
-import { SUBMISSION_DATA_SQL } from './repo.js';
+import { SUBMISSION_DATA_SQL } from './submission-row.js';
 
 interface Owner {
   tenantId: string;

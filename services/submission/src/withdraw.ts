@@ -10,7 +10,7 @@ import type { WithdrawSubmissionRequest__Output } from '@partner/shared/generate
 import type { WithdrawSubmissionResponse } from '@partner/shared/generated/partner/submission/v1/WithdrawSubmissionResponse';
 import { withdrawSubmission } from './clearance.js';
 import type { ClearanceMetrics } from './clearance-metrics.js';
-import { toProto } from './repo.js';
+import { toProto } from './submission-row.js';
 
 export function withdrawRpc(deps: {
   pool: Pool;

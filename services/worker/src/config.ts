@@ -1,5 +1,6 @@
 // Worker configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/process/config';
+import { defaultAddress, defaultPort } from '@partner/shared/process/registry';
 
 export interface WorkerConfig extends BaseConfig, NatsConfig {
   environment: 'uat' | 'production';
@@ -40,14 +41,14 @@ export function readWorkerConfig(env = new EnvReader()): Readonly<WorkerConfig> 
   const fault = env.optionalStr('WORKER_TEST_FAULT', { doc: 'fault tests only: exit-after-effect kills the process after a job\'s effect, before its ack', range: 'exit-after-effect' });
   if (fault && fault !== 'exit-after-effect') env.problem('WORKER_TEST_FAULT', 'may only be exit-after-effect');
   return env.done({
-    ...readBase(env, 'worker', 9485),
+    ...readBase(env, 'worker', defaultPort('worker', 'ops')),
     ...readNats(env),
     environment: env.oneOf('ENVIRONMENT', ['uat', 'production'] as const, { default: 'uat', doc: 'uat or production (sandbox directives obeyed only in uat)' }),
     grpc: {
-      job: env.str('JOB_GRPC_ADDR', { default: '127.0.0.1:50054', doc: 'where to reach the job service (host:port)' }),
-      submission: env.str('SUBMISSION_GRPC_ADDR', { default: '127.0.0.1:50053', doc: 'where to reach the submission service (host:port)' }),
-      policy: env.str('POLICY_GRPC_ADDR', { default: '127.0.0.1:50052', doc: 'where to reach the policy service (host:port)' }),
-      events: env.str('EVENTS_GRPC_ADDR', { default: '127.0.0.1:50055', doc: 'where to reach the events service (host:port)' }),
+      job: env.str('JOB_GRPC_ADDR', { default: defaultAddress('job'), doc: 'where to reach the job service (host:port)' }),
+      submission: env.str('SUBMISSION_GRPC_ADDR', { default: defaultAddress('submission'), doc: 'where to reach the submission service (host:port)' }),
+      policy: env.str('POLICY_GRPC_ADDR', { default: defaultAddress('policy'), doc: 'where to reach the policy service (host:port)' }),
+      events: env.str('EVENTS_GRPC_ADDR', { default: defaultAddress('events'), doc: 'where to reach the events service (host:port)' }),
     },
     grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000, doc: 'default gRPC deadline (capped by the request\'s remaining budget)' }),
     grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'carry the hot calls (SubmitJob, SettleJob, ClaimJobs, CreateSubmission and the reads GetJob, ListPolicies, GetPolicy, ListEvents, GetEvent) as messages on long-lived gRPC streams per peer instead of one unary call each (same deadlines, errors and traces); false: plain unary calls' }),

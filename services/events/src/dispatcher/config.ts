@@ -1,5 +1,6 @@
 // Webhook dispatcher configuration (environment variables; see services/events/README.md).
 import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { defaultPort } from '@partner/shared/process/registry';
 import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
 import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
 import { readKekSetting } from '@partner/shared/crypto/sealed-keys';
@@ -50,7 +51,7 @@ export function readDispatcherConfig(env = new EnvReader()): Readonly<Dispatcher
   if (!(disableAfterH > 0 && disableAfterH <= 24 * 90)) env.problem('WEBHOOK_DISABLE_AFTER_HOURS', 'must be a number of hours above 0 and at most 2160');
   const concurrency = env.int('WEBHOOK_ENDPOINT_CONCURRENCY', { default: 4, min: 1, max: 256, doc: 'sends at once to one endpoint from this dispatcher' });
   return env.done({
-    ...readBase(env, 'dispatcher', 9487),
+    ...readBase(env, 'dispatcher', defaultPort('dispatcher', 'ops')),
     ...readDb(env),
     ...readNats(env),
     ...readEventStream(env),

@@ -77,7 +77,7 @@ export class Dispatcher {
   /** Lease length: every delivery an endpoint holds can be sent, one timeout per round of sends, plus one more timeout to spare. */
   private readonly leaseMs: number;
   /**
-   * Successful attempts are settled together (shared/batcher.ts): a lone success is settled at
+   * Successful attempts are settled together (shared/db/batcher.ts): a lone success is settled at
    * once, alone; those finishing while DB_BATCH_IN_FLIGHT settlements run share the next
    * transaction (up to DB_BATCH_MAX_SIZE). A batch failing with a row-caused error (a deadlock
    * among them) is split down to the delivery that caused it.

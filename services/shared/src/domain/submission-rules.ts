@@ -67,7 +67,7 @@ export const submissionCreateSchema = {
 } as const;
 
 /**
- * A real calendar date, years 0001–9999 (what `format: date` means to the gateway: shared/time.ts
+ * A real calendar date, years 0001–9999 (what `format: date` means to the gateway: shared/domain/time.ts
  * isCalendarDate), as a pattern, so the published schema needs no format plugin.
  */
 export const CALENDAR_DATE_PATTERN =

@@ -1,4 +1,4 @@
-// The hot calls on open streams (grpc-callstream.ts) against real gRPC servers on loopback, with
+// The hot calls on open streams (call-stream.ts) against real gRPC servers on loopback, with
 // the job service's definition and handlers written here: the same answers, errors, deadlines and
 // metadata as unary calls; the fall-back to unary against a server without the stream; and a
 // shutdown that answers the calls it runs and is not held up by open streams.

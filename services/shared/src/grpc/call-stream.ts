@@ -2,7 +2,7 @@
 // grpc-js spends most of a unary call's CPU on setting up and tearing down its HTTP/2 stream; a
 // message on a stream that is already open costs a fraction of that (docs/performance.md, "gRPC: unary
 // against a stream"). The hot calls (STREAMED_METHODS) therefore travel as messages on a few open
-// streams per client, behind the same promise client (grpc-client.ts), with the same deadline,
+// streams per client, behind the same promise client (client.ts), with the same deadline,
 // metadata (trace context), errors and metrics, and the same server handlers as their unary form.
 //
 // Server side (CallStreamServer, offered by every startGrpcServer): each message runs the method's

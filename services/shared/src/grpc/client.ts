@@ -32,7 +32,7 @@ const CLIENT_OPTIONS: grpc.ChannelOptions = {
 
 /**
  * How a client calls: where its calls are counted, and whether the hot calls travel as messages on
- * open streams (grpc-callstream.ts; GRPC_CALL_STREAMS, default true) or as plain unary calls.
+ * open streams (call-stream.ts; GRPC_CALL_STREAMS, default true) or as plain unary calls.
  */
 export interface GrpcClientOptions extends GrpcObservability {
   callStreams?: boolean;
@@ -88,7 +88,7 @@ export function createClient<D extends grpc.ServiceDefinition>(
   options: GrpcClientOptions = {},
 ): PromiseClient<D> {
   const channel = new grpc.Client(grpcTarget(address), grpc.credentials.createInsecure(), CLIENT_OPTIONS);
-  // The hot calls travel on open streams (grpc-callstream.ts) unless GRPC_CALL_STREAMS=false.
+  // The hot calls travel on open streams (call-stream.ts) unless GRPC_CALL_STREAMS=false.
   const streams = options.callStreams !== false ? new CallStreamClient(channel) : undefined;
   const client: Record<string, unknown> = {
     close: () => {

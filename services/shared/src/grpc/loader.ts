@@ -46,7 +46,7 @@ function loadAll() {
     policy: load<PolicyProto>('partner/policy/v1/policy.proto').partner.policy.v1.PolicyService.service,
     submission: load<SubmissionProto>('partner/submission/v1/submission.proto').partner.submission.v1.SubmissionService
       .service,
-    /** Not a service of its own: the transport every gRPC server offers for its hot unary calls (grpc-callstream.ts). */
+    /** Not a service of its own: the transport every gRPC server offers for its hot unary calls (call-stream.ts). */
     callStream: load<CallStreamProto>('partner/callstream/v1/callstream.proto').partner.callstream.v1.CallStreamService.service,
   };
 }

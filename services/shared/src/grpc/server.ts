@@ -1,8 +1,8 @@
 // gRPC servers: handlers are async functions that throw DomainError (implement), the server with the
 // standard grpc.health.v1 service (startGrpcServer), and the pieces the streaming handlers
-// (grpc-streaming.ts) share with the unary ones: the call's deadline, and how a handler's outcome
+// (streaming-rpc.ts) share with the unary ones: the call's deadline, and how a handler's outcome
 // becomes the call's answer, its metrics and its log line. Every call is measured (when given a
-// registry) and traced (grpc-telemetry.ts).
+// registry) and traced (telemetry.ts).
 import * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
@@ -149,7 +149,7 @@ export async function startGrpcServer(opts: {
   }
   const health = new HealthImplementation(statuses);
   health.addToServer(server);
-  // The hot unary calls may also come as messages on a long-lived stream (grpc-callstream.ts).
+  // The hot unary calls may also come as messages on a long-lived stream (call-stream.ts).
   const callStreams = new CallStreamServer(opts.services);
   server.addService(serviceDefs().callStream, callStreams.implementation());
   const port = await new Promise<number>((resolve, reject) =>

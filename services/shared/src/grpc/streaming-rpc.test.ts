@@ -1,4 +1,4 @@
-// The streaming helpers of grpc.ts against a real gRPC server on loopback, using the submission
+// The streaming helpers of streaming-rpc.ts against a real gRPC server on loopback, using the submission
 // service's streaming methods with handlers written here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventEmitter } from 'node:events';

@@ -1,6 +1,6 @@
-// Metrics and spans of gRPC calls, used by grpc.ts on both sides: calls and their duration by
-// service, method, type and status code (Prometheus, per process registry), and client/server spans
-// with the trace context carried in the call's metadata.
+// Metrics and spans of gRPC calls, used by client.ts, server.ts and streaming-rpc.ts: calls and their
+// duration by service, method, type and status code (Prometheus, per process registry), and
+// client/server spans with the trace context carried in the call's metadata.
 import * as grpc from '@grpc/grpc-js';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import {

@@ -49,7 +49,7 @@ export interface ProcessContext<C, K extends ServiceName> {
 }
 
 export interface ProcessParts {
-  /** Served on config.grpcPort with grpc.health.v1 (and the call streams of grpc-callstream.ts). */
+  /** Served on config.grpcPort with grpc.health.v1 (and the call streams of grpc/call-stream.ts). */
   grpc?: ServiceBinding[];
   /** HTTP listeners started by build (http.ts listenHttp), drained at step 2. */
   listeners?: Listener[];

@@ -1,5 +1,5 @@
 // Spans at our own boundaries, made with @opentelemetry/api alone: HTTP server (gateway, token
-// server), gRPC client/server (grpc.ts), NATS publish/consume (job relay, settlement events, worker).
+// server), gRPC client/server (grpc/client.ts, grpc/server.ts), NATS publish/consume (job relay, settlement events, worker).
 // Without a registered tracer provider every call here is a cheap no-op; with one (telemetry.ts in a
 // process, or a test's in-memory provider) they form one trace across the services. Context travels as
 // W3C traceparent/tracestate through whatever propagator is registered globally.

@@ -1,6 +1,7 @@
 // The submission service's receipt settings (docs/configuration.md is generated from these).
 import type { EnvReader } from '@partner/shared/process/config';
 import { parseKekList } from '@partner/shared/crypto/sealed-keys';
+import { defaultUrl } from '@partner/shared/process/registry';
 
 export interface ReceiptSettings {
   /** Issue receipts (true unless the bench measures their cost). */
@@ -24,7 +25,7 @@ export function readReceiptSettings(env: EnvReader): ReceiptSettings {
       default: true,
       doc: "issue a signed receipt with every created submission and attachment; false is for the bench only (measures the receipts' cost; records created meanwhile get no receipt)",
     }),
-    issuer: env.url('BASE_URL', { default: 'http://127.0.0.1:8080', protocols: ['http:', 'https:'], doc: "public {base_url}: the receipts' iss" }).replace(/\/$/, ''),
+    issuer: env.url('BASE_URL', { default: defaultUrl('gateway'), protocols: ['http:', 'https:'], doc: "public {base_url}: the receipts' iss" }).replace(/\/$/, ''),
     keks,
   };
 }

@@ -26,7 +26,7 @@ export const RECEIPT_KEYS: sealed.KeyTable = {
 export const KEY_LOCK_SQL = "SELECT pg_advisory_xact_lock_shared(hashtext('submission:receipt-keys'))";
 const KEY_LOCK_EXCLUSIVE_SQL = "SELECT pg_advisory_xact_lock(hashtext('submission:receipt-keys'))";
 
-/** A receipt key ready to sign: node:crypto's key object (synchronous signing, see sign.ts). */
+/** A receipt key ready to sign: node:crypto's key object (synchronous signing, see issue.ts). */
 export interface ReceiptKey {
   kid: string;
   key: KeyObject;

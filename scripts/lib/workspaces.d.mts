@@ -1,0 +1,2 @@
+// Types of workspaces.mjs.
+export declare function workspaceDirs(): string[];

@@ -1,0 +1,252 @@
+// Intake: the transaction that creates submissions (idempotent by job id). In one transaction: the
+// clearance decision (clearance.ts, under the risks' locks), the partners' receipt chain heads
+// (receipts/issue.ts), the insert with each submission.created event, and the receipts.
+import { newUuid } from '@partner/shared/domain/ids';
+import { prepared, withTx, type Pool, type PoolClient } from '@partner/shared/db/pg';
+import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
+import type { natsNames } from '@partner/shared/nats/client';
+import type { Applicant } from '@partner/shared/domain/applicant';
+import { decideClearance, type ClearanceColumns } from './clearance.js';
+import { issueReceipts, lockHeads, receiptOfJob, RECEIPT_KINDS, type ReceiptIssuing } from './receipts/issue.js';
+import { SUBMISSION_COLUMN_NAMES, SUBMISSION_COLUMNS, SUBMISSION_DATA_SQL, submissionName, type SubmissionRow } from './submission-row.js';
+
+type Queryable = Pick<PoolClient, 'query'>;
+
+export interface NewSubmission {
+  jobId: string;
+  tenantId: string;
+  partnerId: string;
+  principalId: string | null;
+  externalRef: string;
+  submissionType: string;
+  effectiveDate: string;
+  productId: string;
+  /** As stored and shown: normalizeApplicant's form. */
+  applicant: Applicant;
+  /** The product's requirements version that judged it, and that version's attachment rules (JSON array). */
+  requirementsVersion: number;
+  attachmentRulesJson: string;
+  /** The receipt's content.sha256 (RFC 8785 hash of the body as sent; null for a job queued before receipts). */
+  contentSha256: string | null;
+  /** The job's createdAt (ISO 8601): the receipt's receivedAt. */
+  receivedAt: string;
+}
+
+const CREATED_EVENT = {
+  type: "'submission.created'",
+  timestampSql: sqlIso('s.created_at'),
+  dataSql: SUBMISSION_DATA_SQL,
+};
+
+// One statement, so one round trip and one commit: insert the submission unless this job made one
+// already, and record its submission.created event (data: the submission as its GET shows it).
+const CREATE = `WITH ins AS (
+     INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
+                              effective_date, product_id, applicant, submission_name, status,
+                              risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
+                              requirements_version, attachment_rules, currently_due)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'submitted', $14, $15, $16, $17, $18, $19, $20,
+             $21, $22::jsonb, initially_due($22::jsonb))
+     ON CONFLICT (job_id) DO NOTHING
+     RETURNING ${SUBMISSION_COLUMNS}
+   ), event AS (
+     ${outboxInsertSql({ source: 'ins', eventId: '$12', subject: '$13', ...CREATED_EVENT })}
+   )
+   SELECT ins.*, event.id AS outbox_id, event.body AS event_body FROM ins, event`;
+
+// Several CreateSubmissions as one statement (shared/db/batcher.ts): the same insert and event over the
+// rows of the arrays, each event joined back to its submission by its event id. A batch never holds
+// one job twice (the batcher keeps such calls apart).
+const CREATE_BATCH = `WITH input AS (
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                          $9::uuid[], $10::text[], $11::text[], $12::text[],
+                          $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::uuid[], $21::bigint[], $22::text[])
+       AS t(submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date,
+            product_id, applicant, submission_name, event_id,
+            risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
+            requirements_version, attachment_rules)
+   ), ins AS (
+     INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
+                              effective_date, product_id, applicant, submission_name, status,
+                              risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
+                              requirements_version, attachment_rules, currently_due)
+     SELECT submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date::date,
+            product_id, applicant::jsonb, submission_name, 'submitted',
+            risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
+            requirements_version, attachment_rules::jsonb, initially_due(attachment_rules::jsonb)
+       FROM input
+     ON CONFLICT (job_id) DO NOTHING
+     RETURNING ${SUBMISSION_COLUMNS}, job_id
+   ), created AS (
+     SELECT ins.*, input.event_id FROM ins JOIN input USING (job_id)
+   ), event AS (
+     ${outboxInsertSql({ source: 'created', eventId: 's.event_id', subject: '$13', ...CREATED_EVENT })}
+   )
+   SELECT ${SUBMISSION_COLUMN_NAMES.map((c) => `created.${c}`).join(', ')}, event.id AS outbox_id, event.body AS event_body, event_id
+     FROM created JOIN event USING (event_id)`;
+
+/**
+ * A submission created by createSubmissions with its event and its receipt ('' with receipts off),
+ * or undefined where its job made one already.
+ */
+export type Created = { row: SubmissionRow; event: RecordedEvent; receipt: string } | undefined;
+
+/**
+ * Creates the submissions of jobs with their submission.created events, in one transaction of three
+ * steps (one input runs the single-row statement in step 3; several run CREATE_BATCH):
+ *  1. Locks, taken in one fixed order by every transaction that needs more than one, so batches never
+ *     deadlock: the risk keys clearance decides on (sorted), then the partners' receipt chains (sorted).
+ *  2. Reads made after the locks. Under READ COMMITTED each statement sees what committed before it
+ *     began, so a read in a later statement than the lock sees everything the lock's previous holder
+ *     wrote: that is what makes "decide, then write" safe here (never a read-then-write without a lock).
+ *  3. One statement inserting the new submissions with their events.
+ * Answers per input, in order: undefined for a job whose submission exists already.
+ */
+export async function createSubmissions(
+  pool: Pool,
+  names: ReturnType<typeof natsNames>,
+  inputs: NewSubmission[],
+  receipts?: ReceiptIssuing,
+): Promise<Created[]> {
+  const subject = names.eventSubject('submission.created');
+  const rows = inputs.map((s) => ({
+    ...s,
+    submissionId: newUuid(),
+    eventId: newEventId(),
+    name: submissionName(s.applicant.legalName),
+    applicantJson: JSON.stringify(s.applicant),
+  }));
+  return withTx(pool, async (tx) => {
+    // Step 1 (the risk keys' locks, sorted) and step 2 (the live submissions of those keys, read after
+    // the locks): each input's clearance, decided in input order (clearance.ts).
+    const decisions = await decideClearance(tx, rows);
+    // Then, still step 1 (after the risk locks, so every path takes them in one order): the partners'
+    // receipt chain heads.
+    const heads = receipts && (await lockHeads(tx, rows));
+    // Step 3: insert.
+    const found = await insertSubmissions(
+      tx,
+      rows.map((r, i) => ({ ...r, ...decisions[i]! })),
+      subject,
+    );
+    // The single statement answers its one row (or none); the batch names each row's event.
+    const byEvent = new Map(found.map((r) => [r.event_id ?? rows[0]!.eventId, r]));
+    const created = rows.map((x) => {
+      const c = byEvent.get(x.eventId);
+      if (!c) return undefined;
+      const { outbox_id: outboxId, event_body: body, event_id: _eventId, ...row } = c;
+      return { row, event: { outboxId, msgId: x.eventId, subject, body }, receipt: '', input: x };
+    });
+    // Receipts of the rows really inserted (a redelivered job's submission has its receipt already),
+    // in input order per partner, written with the advanced heads in one statement.
+    if (receipts && heads) {
+      const made = created.filter((c) => c !== undefined);
+      const issued = await issueReceipts(
+        tx,
+        receipts,
+        heads,
+        made.map(({ row, input }) => ({
+          kind: RECEIPT_KINDS.submission,
+          tenantId: input.tenantId,
+          partnerId: input.partnerId,
+          submissionId: row.submission_id,
+          jobId: input.jobId,
+          externalRef: input.externalRef,
+          receivedAt: input.receivedAt,
+          contentSha256: input.contentSha256,
+        })),
+      );
+      issued.forEach((r, i) => (made[i]!.receipt = r.jws));
+    }
+    return created.map((c) => c && { row: c.row, event: c.event, receipt: c.receipt });
+  });
+}
+
+interface InsertRow extends NewSubmission, ClearanceColumns {
+  submissionId: string;
+  eventId: string;
+  name: string;
+  applicantJson: string;
+}
+type Inserted = SubmissionRow & { outbox_id: string; event_body: string; event_id?: string };
+
+/** Step 3 of createSubmissions: the submissions and their events, one statement. */
+async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: string): Promise<Inserted[]> {
+  if (rows.length === 1) {
+    const s = rows[0]!;
+    return (
+      await tx.query<Inserted>(
+        prepared(CREATE, [
+          s.submissionId,
+          s.jobId,
+          s.tenantId,
+          s.partnerId,
+          s.principalId,
+          s.externalRef,
+          s.submissionType,
+          s.effectiveDate,
+          s.productId,
+          s.applicantJson,
+          s.name,
+          s.eventId,
+          subject,
+          s.riskName,
+          s.riskTaxId,
+          s.riskCountry,
+          s.riskPostalCode,
+          s.clearanceStatus,
+          s.clearanceBasis,
+          s.clearanceDuplicateOf,
+          s.requirementsVersion,
+          s.attachmentRulesJson,
+        ]),
+      )
+    ).rows;
+  }
+  const col = <K extends keyof InsertRow>(k: K) => rows.map((x) => x[k]);
+  return (
+    await tx.query<Inserted>(
+      prepared(CREATE_BATCH, [
+        col('submissionId'),
+        col('jobId'),
+        col('tenantId'),
+        col('partnerId'),
+        col('principalId'),
+        col('externalRef'),
+        col('submissionType'),
+        col('effectiveDate'),
+        col('productId'),
+        col('applicantJson'),
+        col('name'),
+        col('eventId'),
+        subject,
+        col('riskName'),
+        col('riskTaxId'),
+        col('riskCountry'),
+        col('riskPostalCode'),
+        col('clearanceStatus'),
+        col('clearanceBasis'),
+        col('clearanceDuplicateOf'),
+        col('requirementsVersion'),
+        col('attachmentRulesJson'),
+      ]),
+    )
+  ).rows;
+}
+
+/**
+ * Creates the submission for a job, with its submission.created event in the same statement, or
+ * returns the one that job already created (and no event). `create` records it (alone by default;
+ * the submission service passes its batcher).
+ */
+export async function createSubmission(
+  pool: Pool,
+  names: ReturnType<typeof natsNames>,
+  s: NewSubmission,
+  create: (s: NewSubmission) => Promise<Created> = async (x) => (await createSubmissions(pool, names, [x]))[0],
+): Promise<{ row: SubmissionRow; created: boolean; event?: RecordedEvent; receipt: string }> {
+  const created = await create(s);
+  if (created) return { row: created.row, created: true, event: created.event, receipt: created.receipt };
+  const existing = await pool.query<SubmissionRow>(prepared(`SELECT ${SUBMISSION_COLUMNS} FROM submissions WHERE job_id = $1`, [s.jobId]));
+  return { row: existing.rows[0]!, created: false, receipt: await receiptOfJob(pool, s.jobId) };
+}
