@@ -206,6 +206,77 @@ const verified = (r: Received, secret: string) =>
     'webhook-signature': String(r.headers['webhook-signature']),
   }) as { id: string; type: string; data: Record<string, unknown> };
 
+describe('probing another partner\'s effective date (issue 48, 2)', () => {
+  const day = (iso: string, n: number) => new Date(Date.parse(`${iso}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+
+  it('a bisection by creating and withdrawing probes learns nothing finer than the 121 days one probe shows', async () => {
+    const taxId = newTaxId();
+    const name = `Probe Target ${randomUUID().slice(0, 8)} LLC`;
+    // Partner a's submission, whose date b is after: 2027-06-17.
+    const secret = '2027-06-17';
+    await create(a, body({ legalName: name, taxId }, { effectiveDate: secret }));
+
+    // b's first two probes, 190 days apart (no window holds both): one blocked, one cleared — the
+    // "known blocked and known cleared date" the reported bisection started from.
+    const ask = async (date: string) => {
+      const s = await create(b, body({ legalName: name, taxId }, { effectiveDate: date }));
+      const w = await withdraw(b, s.submissionId as string, { reason: 'entered_in_error' });
+      expect(w.status, w.text).toBe(200);
+      return s.clearance as { status: string; basis: string | null };
+    };
+    let blocked = day(secret, 10);
+    let cleared = day(secret, 200);
+    expect(await ask(blocked)).toMatchObject({ status: 'blocked', basis: 'tax_id' });
+    expect(await ask(cleared)).toMatchObject({ status: 'cleared', basis: null });
+
+    // The bisection that found the exact date in 10 probes: every further probe within 120 days of
+    // an earlier one is `review` with the basis of b's own key, whatever the truth is.
+    const answers: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const lo = Date.parse(blocked);
+      const hi = Date.parse(cleared);
+      const mid = new Date(lo + Math.floor((hi - lo) / 86_400_000 / 2) * 86_400_000).toISOString().slice(0, 10);
+      if (mid === blocked) break;
+      const answer = await ask(mid);
+      answers.push(answer.status);
+      expect(answer).toEqual({ status: 'review', basis: 'tax_id', decidedAt: expect.any(String) });
+      if (answer.status === 'blocked') blocked = mid;
+      else if (answer.status === 'cleared') cleared = mid;
+      else break; // a review says nothing: the bisection is stuck where it started
+    }
+    expect(answers).toEqual(['review']);
+    // What b knows: the secret date lies within 60 days of `blocked` and not within 60 of `cleared`.
+    const candidates = Array.from({ length: 400 }, (_, i) => day('2027-01-01', i)).filter((d) => {
+      const dist = (x: string) => Math.abs(Date.parse(d) - Date.parse(x)) / 86_400_000;
+      return dist(blocked) <= 60 && dist(cleared) > 60;
+    });
+    expect(candidates).toContain(secret);
+    expect(candidates.length).toBeGreaterThanOrEqual(31);
+
+    // Operators see why it waits; its own live submission within 60 days is still a duplicate; a
+    // date more than 120 days from every earlier probe is decided on its matches again.
+    const live = await create(b, body({ legalName: name, taxId }, { effectiveDate: day(secret, 40) }));
+    expect(live.clearance).toMatchObject({ status: 'review', basis: 'tax_id' });
+    const listed = JSON.parse((await stack.adminRaw('clearance', 'list', '--tenant', TENANT, '--status', 'review')).stdout) as { items: { submissionId: string; reason: string | null }[] };
+    expect(listed.items.find((i) => i.submissionId === live.submissionId)?.reason).toBe('repeated_submission');
+    const dupe = await create(b, body({ legalName: name, taxId }, { effectiveDate: day(secret, 45) }));
+    expect(dupe.clearance).toMatchObject({ status: 'duplicate', duplicateOf: live.submissionId });
+    const far = await create(b, body({ legalName: name, taxId }, { effectiveDate: day(secret, 400) }));
+    expect(far.clearance).toMatchObject({ status: 'cleared' });
+  });
+
+  it('the same in one batch of creates: a later input of the same partner and risk within 120 days is reviewed', async () => {
+    const taxId = newTaxId();
+    const name = `Batch Probe ${randomUUID().slice(0, 8)}`;
+    const [x, y] = await Promise.all([
+      create(c, body({ legalName: name, taxId }, { effectiveDate: '2027-02-01' })),
+      create(c, body({ legalName: name, taxId }, { effectiveDate: '2027-04-15' })),
+    ]);
+    // Whichever came first is cleared; the other, 73 days away (not a duplicate), is a probe.
+    expect([x.clearance.status, y.clearance.status].sort()).toEqual(['cleared', 'review']);
+  });
+});
+
 describe('withdrawal', () => {
   it('withdraws, releases the risk to the earliest blocked submission, told once by feed and a verified webhook', async () => {
     const hooks = await receiver();

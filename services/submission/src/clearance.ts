@@ -11,11 +11,16 @@ import { outboxInsertSql, newEventId, sqlIso, type RecordedEvent } from '@partne
 import type { natsNames } from '@partner/shared/nats/client';
 import {
   clearanceChangeLock,
+  daysBetween,
+  strongestBasis,
+  PROBE_WINDOW_DAYS,
   SAME_RISK_DAYS,
+  sameRiskIdentity,
   riskKeyOf,
   sameRisk,
   sortedRiskLocks,
   type ClearanceBasis,
+  type ClearanceReason,
   type ClearanceStatus,
   type RiskKey,
   type WithdrawalReason,
@@ -35,6 +40,8 @@ export interface ClearanceColumns {
   clearanceStatus: ClearanceStatus;
   clearanceBasis: ClearanceBasis | null;
   clearanceDuplicateOf: string | null;
+  /** Operators only: why (null = on the matches alone). */
+  clearanceReason: ClearanceReason | null;
 }
 
 /** A live submission of a risk, as the decision compares it. */
@@ -150,6 +157,14 @@ const ownBasis = `CASE WHEN s.risk_tax_id = k.tax_id THEN 'tax_id'
                        WHEN s.risk_country = k.country AND s.risk_postal_code = k.postal THEN 'name_address' ELSE 'name_only' END`;
 const own = (match: string) => `SELECT s.submission_id, s.created_at, ${ownBasis} AS basis FROM submissions s
       WHERE ${liveInWindow} AND ${match} AND s.partner_id = k.partner_id ORDER BY s.created_at, s.submission_id LIMIT 1`;
+// The partner's own earlier submission of the risk (any status, withdrawn too) within
+// PROBE_WINDOW_DAYS: a further decision would tell it more about another partner's date.
+const probed = `SELECT true AS found FROM (
+        (SELECT 1 FROM submissions s WHERE s.tenant_id = k.tenant_id AND s.product_id = k.product_id AND s.risk_tax_id = k.tax_id
+            AND s.partner_id = k.partner_id AND s.effective_date BETWEEN k.d - ${PROBE_WINDOW_DAYS} AND k.d + ${PROBE_WINDOW_DAYS} LIMIT 1)
+        UNION ALL
+        (SELECT 1 FROM submissions s WHERE s.tenant_id = k.tenant_id AND s.product_id = k.product_id AND s.risk_name = k.name
+            AND s.partner_id = k.partner_id AND s.effective_date BETWEEN k.d - ${PROBE_WINDOW_DAYS} AND k.d + ${PROBE_WINDOW_DAYS} LIMIT 1)) p LIMIT 1`;
 // Another partner: partner_id below or above this one (two index ranges; "<>" would read every own row).
 const other = (match: string) => `SELECT true AS found FROM (
         (SELECT 1 FROM submissions s WHERE ${liveInWindow} AND ${match} AND s.partner_id < k.partner_id LIMIT 1)
@@ -159,7 +174,7 @@ const FACTS = `SELECT k.ord::int AS ord,
           own_tax.submission_id AS own_tax_id, own_tax.created_at AS own_tax_at, own_tax.basis AS own_tax_basis,
           own_name.submission_id AS own_name_id, own_name.created_at AS own_name_at, own_name.basis AS own_name_basis,
           coalesce(other_tax.found, false) AS other_tax, coalesce(other_address.found, false) AS other_address,
-          coalesce(other_name.found, false) AS other_name
+          coalesce(other_name.found, false) AS other_name, coalesce(probed.found, false) AS probed
      FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::date[], $6::text[], $7::text[], $8::text[])
             WITH ORDINALITY AS k(tenant_id, product_id, tax_id, name, d, partner_id, country, postal, ord)
      LEFT JOIN LATERAL (${own('s.risk_tax_id = k.tax_id')}) own_tax ON true
@@ -167,6 +182,7 @@ const FACTS = `SELECT k.ord::int AS ord,
      LEFT JOIN LATERAL (${other('s.risk_tax_id = k.tax_id')}) other_tax ON true
      LEFT JOIN LATERAL (${other('s.risk_name = k.name AND s.risk_country = k.country AND s.risk_postal_code = k.postal')}) other_address ON true
      LEFT JOIN LATERAL (${other('s.risk_name = k.name')}) other_name ON true
+     LEFT JOIN LATERAL (${probed}) probed ON true
     ORDER BY k.ord`;
 
 interface FactsRow {
@@ -180,6 +196,7 @@ interface FactsRow {
   other_tax: boolean;
   other_address: boolean;
   other_name: boolean;
+  probed: boolean;
 }
 
 /**
@@ -215,16 +232,21 @@ export async function decideClearance(
       f.own_name_id ? { id: f.own_name_id, at: f.own_name_at!.getTime(), basis: f.own_name_basis! } : undefined,
     ].filter((x) => x !== undefined).sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : 1))[0];
     const fromBatch = decide(key, s.partnerId, earlier);
-    let decision: Pick<ClearanceColumns, 'clearanceStatus' | 'clearanceBasis' | 'clearanceDuplicateOf'>;
-    if (ownDb) decision = { clearanceStatus: 'duplicate', clearanceBasis: ownDb.basis, clearanceDuplicateOf: ownDb.id };
-    else if (fromBatch.clearanceStatus === 'duplicate') decision = fromBatch;
+    // An earlier submission of this risk by this partner, committed or earlier in the batch, within
+    // PROBE_WINDOW_DAYS: this one is reviewed by a person, whatever the matches.
+    const probe =
+      f.probed || earlier.some((h) => h.partnerId === s.partnerId && sameRiskIdentity(key, h.key) && daysBetween(key.effectiveDate, h.key.effectiveDate) <= PROBE_WINDOW_DAYS);
+    let decision: Pick<ClearanceColumns, 'clearanceStatus' | 'clearanceBasis' | 'clearanceDuplicateOf' | 'clearanceReason'>;
+    if (ownDb) decision = { clearanceStatus: 'duplicate', clearanceBasis: ownDb.basis, clearanceDuplicateOf: ownDb.id, clearanceReason: null };
+    else if (fromBatch.clearanceStatus === 'duplicate') decision = { ...fromBatch, clearanceReason: null };
+    else if (probe) decision = { clearanceStatus: 'review', clearanceBasis: strongestBasis(key), clearanceDuplicateOf: null, clearanceReason: 'repeated_submission' };
     else if (f.other_tax || (fromBatch.clearanceStatus === 'blocked' && fromBatch.clearanceBasis === 'tax_id')) {
-      decision = { clearanceStatus: 'blocked', clearanceBasis: 'tax_id', clearanceDuplicateOf: null };
+      decision = { clearanceStatus: 'blocked', clearanceBasis: 'tax_id', clearanceDuplicateOf: null, clearanceReason: null };
     } else if (f.other_address || fromBatch.clearanceStatus === 'blocked') {
-      decision = { clearanceStatus: 'blocked', clearanceBasis: 'name_address', clearanceDuplicateOf: null };
+      decision = { clearanceStatus: 'blocked', clearanceBasis: 'name_address', clearanceDuplicateOf: null, clearanceReason: null };
     } else if (f.other_name || fromBatch.clearanceStatus === 'review') {
-      decision = { clearanceStatus: 'review', clearanceBasis: 'name_only', clearanceDuplicateOf: null };
-    } else decision = { clearanceStatus: 'cleared', clearanceBasis: null, clearanceDuplicateOf: null };
+      decision = { clearanceStatus: 'review', clearanceBasis: 'name_only', clearanceDuplicateOf: null, clearanceReason: null };
+    } else decision = { clearanceStatus: 'cleared', clearanceBasis: null, clearanceDuplicateOf: null, clearanceReason: null };
     earlier.push({ submissionId: s.submissionId, partnerId: s.partnerId, clearanceStatus: decision.clearanceStatus, key });
     return {
       riskName: key.name,
@@ -236,8 +258,9 @@ export async function decideClearance(
   });
 }
 
-type RiskRow = SubmissionRow & Omit<HolderRow, 'submission_id' | 'partner_id' | 'clearance_status' | 'effective_date' | 'product_id' | 'tenant_id'>;
-const RISK_COLUMNS = `${SUBMISSION_COLUMNS}, risk_tax_id, risk_name, risk_country, risk_postal_code`;
+type RiskRow = SubmissionRow &
+  Omit<HolderRow, 'submission_id' | 'partner_id' | 'clearance_status' | 'effective_date' | 'product_id' | 'tenant_id'> & { clearance_reason: ClearanceReason | null };
+const RISK_COLUMNS = `${SUBMISSION_COLUMNS}, risk_tax_id, risk_name, risk_country, risk_postal_code, clearance_reason`;
 const riskKeyOfRow = (r: RiskRow): RiskKey | undefined =>
   r.risk_name === null ? undefined : keyOfRow({ ...r, product_id: r.product_id, tenant_id: r.tenant_id, effective_date: r.effective_date });
 
@@ -405,6 +428,8 @@ export interface QueueItem {
   partnerId: string;
   status: string;
   basis: string | null;
+  /** Why it waits beyond its matches: 'repeated_submission' (its partner's earlier submission of the risk within PROBE_WINDOW_DAYS), or null. */
+  reason: ClearanceReason | null;
   submissionName: string;
   productId: string;
   effectiveDate: string;
@@ -432,6 +457,7 @@ export async function clearanceQueue(pool: Pool, tenantId: string, status: 'bloc
       partnerId: r.partner_id,
       status: r.clearance_status,
       basis: r.clearance_basis,
+      reason: r.clearance_reason,
       submissionName: r.submission_name,
       productId: r.product_id,
       effectiveDate: r.effective_date,

@@ -21,6 +21,21 @@ export const WITHDRAWAL_NOTE_MAX = 500;
 /** Effective dates at most this many days apart are the same risk. */
 export const SAME_RISK_DAYS = 60;
 
+/**
+ * Two submissions of one partner with effective dates at most this many days apart can both fall
+ * within SAME_RISK_DAYS of one earlier submission of another partner: each decision about the second
+ * tells the partner something more about that submission's date. So after one decided submission of
+ * a risk, a partner's further submissions of it within this many days of it are `review` (a person
+ * decides), whatever the matches: a partner learns at most whether a date it chose lies within 60
+ * days of another's, never where within those 121 days (API.md: no date of the earlier submission
+ * reaches the later partner). Its own live submissions within SAME_RISK_DAYS are still `duplicate`.
+ */
+export const PROBE_WINDOW_DAYS = 2 * SAME_RISK_DAYS;
+
+/** Why a submission's clearance was decided as it was, for operators only (never shown to partners). */
+export const CLEARANCE_REASONS = ['repeated_submission'] as const;
+export type ClearanceReason = (typeof CLEARANCE_REASONS)[number];
+
 /** Legal forms dropped from the end of a name (after punctuation is gone, so `L.L.C.` is `llc`). */
 export const LEGAL_FORMS: ReadonlySet<string> = new Set([
   'llc', 'inc', 'incorporated', 'corp', 'corporation', 'co', 'company', 'ltd', 'limited', 'lp', 'llp', 'plc',
@@ -92,6 +107,28 @@ export function sameRisk(a: RiskKey, b: RiskKey): ClearanceBasis | undefined {
   if (a.name !== b.name) return undefined;
   if (a.country !== undefined && a.country === b.country && a.postalCode === b.postalCode) return 'name_address';
   return 'name_only';
+}
+
+/**
+ * The same risk apart from the dates: the same tenant and product, and the same taxId or the same
+ * normalized name (what a partner's earlier submission must share with a new one to count as a probe
+ * of it, PROBE_WINDOW_DAYS).
+ */
+export function sameRiskIdentity(a: RiskKey, b: RiskKey): boolean {
+  if (a.tenantId !== b.tenantId || a.productId !== b.productId) return false;
+  return (a.taxId !== undefined && a.taxId === b.taxId) || a.name === b.name;
+}
+
+/** Whole days between two YYYY-MM-DD dates. */
+export const daysBetween = (a: string, b: string): number => Math.abs(dayNumber(a) - dayNumber(b));
+
+/**
+ * The basis a `review` for a repeated submission shows: the strongest the submission's own risk key
+ * can be matched on (tax_id with a FEIN, name_address with an address, else name_only). It depends
+ * on the submission alone, never on what matched: the partner learns nothing from it.
+ */
+export function strongestBasis(k: RiskKey): ClearanceBasis {
+  return k.taxId !== undefined ? 'tax_id' : k.country !== undefined ? 'name_address' : 'name_only';
 }
 
 /**
