@@ -10,7 +10,7 @@ import type { Logger } from '../telemetry/logger.js';
 import { Gauge, type Registry } from 'prom-client';
 import { DomainError, sqlStateError, unavailable } from '../domain/errors.js';
 import { isConnectionError } from '../domain/outage.js';
-import { DEFAULT_DB_TIMEOUTS, type DbTimeouts } from '../process/config.js';
+import { DEFAULT_DB_TIMEOUTS, type DbTimeouts } from '../config/db-timeouts.js';
 
 export { DEFAULT_DB_TIMEOUTS, type DbTimeouts };
 

@@ -6,7 +6,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { JetStreamManager } from 'nats';
 import type { PoolClient } from '../db/pg.js';
 import { DEFAULT_DUPLICATE_WINDOW_MS, ensureEventsStream, natsNames } from '../nats/client.js';
-import type { EnvReader } from '../process/config.js';
+import type { EnvReader } from '../config/env.js';
 import type { OutboxOptions } from '../nats/outbox-relay.js';
 
 export const EVENT_TYPES = [

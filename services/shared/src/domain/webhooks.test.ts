@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { ConfigError, EnvReader } from '../process/config.js';
+import { ConfigError, EnvReader } from '../config/env.js';
 import {
   checkedLookup,
   classifyAddress,

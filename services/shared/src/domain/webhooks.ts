@@ -7,7 +7,7 @@ import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { v7 as uuidv7 } from 'uuid';
-import type { EnvReader } from '../process/config.js';
+import type { EnvReader } from '../config/env.js';
 import { EVENT_TYPES } from './events.js';
 import type { WebhookDeliveryStatus__Output } from '../generated/partner/events/v1/WebhookDeliveryStatus.js';
 import type { WebhookEndpoint__Output } from '../generated/partner/events/v1/WebhookEndpoint.js';

@@ -9,7 +9,7 @@
 // pg instrumentation to apply. Metrics stay with prom-client on the ops port and logs with pino on
 // stdout, so the SDK's own metric and log pipelines are switched off.
 import { register } from 'node:module';
-import { EnvReader } from '../process/config.js';
+import { EnvReader } from '../config/env.js';
 import { querySpanName } from '../db/span-name.js';
 
 type Env = Record<string, string | undefined>;
