@@ -1,9 +1,10 @@
 // Data access for submissions. Creation is idempotent by job id.
 import { newUuid } from '@partner/shared/domain/ids';
-import { prepared, withTx, type Pool, type PoolClient } from '@partner/shared/db/pg';
+import { prepared, withTx, sqlIso, type Pool, type PoolClient } from '@partner/shared/db/pg';
 
 type Queryable = Pick<PoolClient, 'query'>;
-import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
+import { newEventId } from '@partner/shared/domain/events';
+import { outboxInsertSql, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Submission } from '@partner/shared/grpc/proto-types';
 import { applicantToMessage, type Applicant } from '@partner/shared/domain/applicant';

@@ -1,7 +1,7 @@
 // Webhook dispatcher configuration (environment variables; see services/events/README.md).
 import { EnvReader } from '@partner/shared/config/env';
 import { readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
-import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
+import { readEventStream, type EventStreamConfig } from '@partner/shared/nats/event-outbox';
 import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
 import { readKekSetting } from '@partner/shared/crypto/sealed-keys';
 
