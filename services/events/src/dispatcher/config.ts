@@ -2,7 +2,7 @@
 import { EnvReader } from '@partner/shared/config/env';
 import { readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
 import { readEventStream, type EventStreamConfig } from '@partner/shared/nats/event-outbox';
-import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
+import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/net/webhook-targets';
 import { readKekSetting } from '@partner/shared/crypto/sealed-keys';
 
 export interface DispatcherConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {
