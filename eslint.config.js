@@ -41,14 +41,14 @@ const layer = (files, forbidden, message) => ({
   rules: { 'no-restricted-imports': ['error', { patterns: [{ group: forbidden, message }] }] },
 });
 
-/** Shared's own folders by specifier, relative ('../db/pg.js') or by package ('@partner/shared/db/pg'). */
-const sharedFolder = (folders) => `^(?:\\.\\./|@partner/shared/)(?:${folders})(?:/|$)`;
 const SHARED_NO_SERVICE = { group: reaching(SERVICES), message: 'shared imports no service' };
 /**
  * Shared's floors, bottom up: config/ < domain/ < telemetry/ < the IO folders (db/, nats/, net/,
  * http/, grpc/, crypto/) < process/. A file imports only its own floor and those below. Each entry
  * repeats the no-service rule: the last config that sets no-restricted-imports for a file wins.
  * Tests may compose floors (a tracing test sends a span through NATS headers), so they are exempt.
+ * The patterns are regexes over the specifier, relative ('../db/pg.js') or by package
+ * ('@partner/shared/db/pg', '@partner/shared/grpc').
  */
 const sharedFloor = (folder, pattern, message) => ({
   files: [`services/shared/src/${folder}/**/*.ts`],
@@ -62,7 +62,7 @@ const SHARED_FLOORS = [
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [SHARED_NO_SERVICE, { regex: sharedFolder('process'), message: 'process/ starts processes from the floors below it: nothing below imports it' }] },
+        { patterns: [SHARED_NO_SERVICE, { regex: '^(?:\\.\\./|@partner/shared/)process(?:/|$)', message: 'process/ starts processes from the floors below it: nothing below imports it' }] },
       ],
     },
   },
