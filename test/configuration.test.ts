@@ -47,9 +47,9 @@ describe('docs/configuration.md', () => {
     expect(missing).toEqual([]);
   });
 
-  it('is the only way in: no service reads process.env except through EnvReader (shared/src/process/config.ts)', () => {
+  it('is the only way in: no service reads process.env except through EnvReader (shared/src/config/env.ts)', () => {
     const direct = sources()
-      .filter((f) => relative(ROOT, f) !== join('services', 'shared', 'src', 'process', 'config.ts'))
+      .filter((f) => relative(ROOT, f) !== join('services', 'shared', 'src', 'config', 'env.ts'))
       .filter((f) => /process\.env\b/.test(readFileSync(f, 'utf8')))
       .map((f) => relative(ROOT, f));
     expect(direct).toEqual([]);

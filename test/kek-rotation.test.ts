@@ -4,7 +4,7 @@
 // The same for the submission service's receipt keys and the events service's webhook signing secrets.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { EnvReader } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
 import { createLogger } from '@partner/shared/telemetry/logger';
 import { readAuthConfig } from '../services/auth/src/config.js';
 import { startAuth } from '../services/auth/src/app.js';

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { SpanKind } from '@opentelemetry/api';
 import { node } from '@opentelemetry/sdk-node';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { EnvReader } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
 import { createLogger } from '@partner/shared/telemetry/logger';
 import { createClient, grpcReadiness, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import type { DomainError } from '@partner/shared/domain/errors';

@@ -5,7 +5,7 @@
 // gauge whose source cannot be read says so instead of repeating its last value.
 import { describe, expect, it } from 'vitest';
 import { provision, submissionBody } from './support/fixtures.js';
-import { EnvReader } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
 import { createLogger } from '@partner/shared/telemetry/logger';
 import { readJobConfig } from '../services/job/src/config.js';
 import { startJob } from '../services/job/src/app.js';

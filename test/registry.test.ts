@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { EnvReader } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
 import { natsNames } from '@partner/shared/nats/client';
 import {
   PROCESSES,

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EnvReader } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
 import { createLogger } from '@partner/shared/telemetry/logger';
 import { readAuthConfig } from '../services/auth/src/config.js';
 import { startAuth } from '../services/auth/src/app.js';

@@ -9,7 +9,7 @@ import { launch } from '../../scripts/lib/launch.mjs';
 import { addressEnv, grpcAddrVar, portVariables, processNames, processOf } from '../../scripts/lib/processes.mjs';
 import pg from 'pg';
 import { connect } from 'nats';
-import { EnvReader } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
 import { createLogger, type Logger } from '@partner/shared/telemetry/logger';
 import { readAuthConfig } from '../../services/auth/src/config.js';
 import { startAuth } from '../../services/auth/src/app.js';

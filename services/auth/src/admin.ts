@@ -1,7 +1,8 @@
 // Operator commands of the auth service (clients, principals, signing keys), reached through
 // `npm run -s admin -- <group> <command>`. They work on the auth schema directly, like a migration,
 // so they need the database but not the running services.
-import { EnvReader, readNats } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
+import { readNats } from '@partner/shared/process/config';
 import { natsNames, publishOnce } from '@partner/shared/nats/client';
 import type { Pool } from '@partner/shared/db/pg';
 import { identifier, parseFlags, required, UsageError, type CommandGroup, withAdminPool } from '@partner/shared/process/admin-cli';

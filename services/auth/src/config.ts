@@ -1,5 +1,6 @@
 // Auth service configuration (environment variables; see README "Configuration").
-import { EnvReader, readBase, readDb, type BaseConfig, type DbConfig } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
+import { readBase, readDb, type BaseConfig, type DbConfig } from '@partner/shared/process/config';
 import { defaultAddress, defaultPort, defaultUrl } from '@partner/shared/process/registry';
 import { parseKekList } from '@partner/shared/crypto/sealed-keys';
 

@@ -3,7 +3,7 @@
 // stream not stored yet (a gauge read at scrape time) and the time from an event's publish to its
 // commit in the feed (a histogram).
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { scrapedGauge, scrapeSource } from '@partner/shared/process/gauges';
+import { scrapedGauge, scrapeSource } from '@partner/shared/telemetry/gauges';
 
 /** Where the feed writer stands, read at scrape time: the stream's last position, and the feed's. */
 export interface WriterPosition {

@@ -1,7 +1,8 @@
 // Gateway configuration (environment variables; see README "Configuration").
-import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
+import { readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/process/config';
+import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/net/webhook-targets';
 import { defaultAddress, defaultPort, defaultUrl } from '@partner/shared/process/registry';
-import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
 import { readAttachments, type AttachmentConfig } from './attachments/config.js';
 import { parseDeprecations, type DeprecationRule } from './http/deprecation.js';
 

@@ -7,7 +7,7 @@ import { DomainError, notFound } from '@partner/shared/domain/errors';
 import { isJobId } from '@partner/shared/domain/ids';
 import { CANCELED_ERROR, jobMessageJson } from '@partner/shared/domain/jobs';
 import { ensureJobsStream, natsNames, traceHeaders } from '@partner/shared/nats/client';
-import { eventOutbox } from '@partner/shared/domain/events';
+import { eventOutbox } from '@partner/shared/nats/event-outbox';
 import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import { context, contextCarrier, failSpan, SpanKind, trace, tracer } from '@partner/shared/telemetry/tracing';
 import { dbError } from '@partner/shared/db/pg';

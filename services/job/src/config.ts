@@ -1,5 +1,6 @@
 // Job service configuration (environment variables; see README "Configuration").
-import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
+import { readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
 import { defaultPort } from '@partner/shared/process/registry';
 import { DEFAULT_DUPLICATE_WINDOW_MS } from '@partner/shared/nats/client';
 

@@ -2,7 +2,8 @@
 // is scoped to the owner (tenant, partner); the cursor is bound to the owner and the filters.
 import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
 import { JOB_KINDS, JOB_STATUS_FILTER } from '@partner/shared/domain/jobs';
-import { JOB_IDS, loadCursorCodec, type CursorCodec, type CursorPosition } from '@partner/shared/domain/list-cursor';
+import { JOB_IDS, type CursorCodec, type CursorPosition } from '@partner/shared/domain/list-cursor';
+import { loadCursorCodec } from '@partner/shared/db/cursor-keys';
 import { Conditions, cutPage, pageSizeOf, resolvePage, timestampFilter, type Owner } from '@partner/shared/domain/list-page';
 import { prepared, type Pool } from '@partner/shared/db/pg';
 import type { ListJobsRequest__Output } from '@partner/shared/generated/partner/job/v1/ListJobsRequest';

@@ -2,7 +2,7 @@
 // publishes, and its backlog and oldest row (one query per scrape for both gauges).
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
-import { scrapedGauges } from '@partner/shared/process/gauges';
+import { scrapedGauges } from '@partner/shared/telemetry/gauges';
 import type { Pool } from '@partner/shared/db/pg';
 import { outboxBacklog } from './repo.js';
 

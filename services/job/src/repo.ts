@@ -1,8 +1,9 @@
 // Data access for the job schema: submitting (with idempotency and outbox, one transaction),
 // reading, starting and settling jobs, and the sweeps.
 import { DomainError } from '@partner/shared/domain/errors';
-import { withTx, dbError, prepared, type Pool } from '@partner/shared/db/pg';
-import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
+import { withTx, dbError, prepared, sqlIso, type Pool } from '@partner/shared/db/pg';
+import { newEventId } from '@partner/shared/domain/events';
+import { outboxInsertSql, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Job, JobError } from '@partner/shared/grpc/proto-types';
 import { JOB_KINDS, JOB_STATUS, type JobStatusName } from '@partner/shared/domain/jobs';

@@ -8,9 +8,9 @@ import { startProcess, type RunningProcess, type StartOptions } from '@partner/s
 import type { PolicyConfig } from './config.js';
 import { getProduct, listProducts, parseListProducts, productToProto } from './products.js';
 import { natsNames } from '@partner/shared/nats/client';
-import { eventOutbox } from '@partner/shared/domain/events';
+import { eventOutbox } from '@partner/shared/nats/event-outbox';
 import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
-import { loadCursorCodec } from '@partner/shared/domain/list-cursor';
+import { loadCursorCodec } from '@partner/shared/db/cursor-keys';
 import { getPolicy, listPolicies, ownerOf, parseListRequest, toProto } from './policies.js';
 
 export const SCHEMA = 'policy';

@@ -4,7 +4,8 @@
 import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
 import { prepared, withTx, type Pool } from '@partner/shared/db/pg';
 import { bindingOf, CursorCodec } from '@partner/shared/domain/list-cursor';
-import { EVERY_PARTNER, recordEvent, type RecordedEvent } from '@partner/shared/domain/events';
+import { EVERY_PARTNER } from '@partner/shared/domain/events';
+import { recordEvent, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Requirements } from '@partner/shared/domain/requirements';
 import type { Product } from '@partner/shared/generated/partner/policy/v1/Product';

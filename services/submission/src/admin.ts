@@ -4,7 +4,7 @@ import { userInfo } from 'node:os';
 import type { Pool } from '@partner/shared/db/pg';
 import { identifier, parseFlags, required, UsageError, type CommandGroup, withAdminPool } from '@partner/shared/process/admin-cli';
 import { isUuid } from '@partner/shared/domain/ids';
-import { EnvReader } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
 import { natsNames } from '@partner/shared/nats/client';
 import { MIGRATIONS_DIR, SCHEMA } from './app.js';
 import { clearanceQueue, decideByOperator } from './clearance.js';

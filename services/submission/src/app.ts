@@ -9,7 +9,7 @@ import { dbError } from '@partner/shared/db/pg';
 import { dbBatcher } from '@partner/shared/db/batcher';
 import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import { natsNames } from '@partner/shared/nats/client';
-import { eventOutbox } from '@partner/shared/domain/events';
+import { eventOutbox } from '@partner/shared/nats/event-outbox';
 import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import type { SubmissionConfig } from './config.js';
 import * as repo from './repo.js';

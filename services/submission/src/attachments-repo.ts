@@ -3,7 +3,7 @@
 // UPDATEs, so concurrent jobs, redeliveries and the sweep cannot both win the same row.
 import { withTx, type Pool } from '@partner/shared/db/pg';
 import { attachmentRecord } from '@partner/shared/domain/attachments';
-import { recordEvent, type RecordedEvent } from '@partner/shared/domain/events';
+import { recordEvent, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Attachment, Attachment__Output } from '@partner/shared/generated/partner/submission/v1/Attachment';
 import { refuseWithdrawn } from './clearance.js';

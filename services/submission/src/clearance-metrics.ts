@@ -3,7 +3,7 @@
 // alert, docs/operations.md).
 import { Counter, type Registry } from 'prom-client';
 import type { Pool } from '@partner/shared/db/pg';
-import { scrapedGauges } from '@partner/shared/process/gauges';
+import { scrapedGauges } from '@partner/shared/telemetry/gauges';
 import { oldestReviewAgeSeconds } from './clearance.js';
 import type { SubmissionRow } from './submission-row.js';
 

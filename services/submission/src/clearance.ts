@@ -5,9 +5,10 @@
 // statement, which under READ COMMITTED sees everything the locks' previous holders committed:
 // never a read-then-write without the lock.
 import type { PoolClient } from '@partner/shared/db/pg';
-import { prepared, withTx, type Pool } from '@partner/shared/db/pg';
+import { prepared, withTx, sqlIso, type Pool } from '@partner/shared/db/pg';
 import { DomainError, notFound } from '@partner/shared/domain/errors';
-import { outboxInsertSql, newEventId, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
+import { newEventId } from '@partner/shared/domain/events';
+import { outboxInsertSql, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
 import {
   clearanceChangeLock,

@@ -1,7 +1,8 @@
 // Submission service configuration (environment variables; see README "Configuration").
-import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
+import { readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { readEventStream, type EventStreamConfig } from '@partner/shared/nats/event-outbox';
 import { defaultPort } from '@partner/shared/process/registry';
-import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
 import { readReceiptSettings, type ReceiptSettings } from './receipts/config.js';
 
 export interface AttachmentSettings {

@@ -2,8 +2,9 @@
 // clearance decision (clearance.ts, under the risks' locks), the partners' receipt chain heads
 // (receipts/issue.ts), the insert with each submission.created event, and the receipts.
 import { newUuid } from '@partner/shared/domain/ids';
-import { prepared, withTx, type Pool, type PoolClient } from '@partner/shared/db/pg';
-import { newEventId, outboxInsertSql, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
+import { prepared, withTx, sqlIso, type Pool, type PoolClient } from '@partner/shared/db/pg';
+import { newEventId } from '@partner/shared/domain/events';
+import { outboxInsertSql, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Applicant } from '@partner/shared/domain/applicant';
 import { decideClearance, type ClearanceColumns } from './clearance.js';

@@ -3,7 +3,8 @@
 // the filters.
 import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
 import { isPrincipalId } from '@partner/shared/domain/ids';
-import { loadCursorCodec, UUID_IDS, type CursorCodec, type CursorPosition } from '@partner/shared/domain/list-cursor';
+import { UUID_IDS, type CursorCodec, type CursorPosition } from '@partner/shared/domain/list-cursor';
+import { loadCursorCodec } from '@partner/shared/db/cursor-keys';
 import { Conditions, cutPage, pageSizeOf, resolvePage, timestampFilter, type Owner } from '@partner/shared/domain/list-page';
 import { prepared, type Pool } from '@partner/shared/db/pg';
 import type { ListSubmissionsRequest__Output } from '@partner/shared/generated/partner/submission/v1/ListSubmissionsRequest';

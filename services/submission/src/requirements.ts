@@ -5,7 +5,8 @@
 // (data: the submission) is recorded in the same transaction.
 import { DomainError, type ErrorDetail } from '@partner/shared/domain/errors';
 import { currentlyDue, type AttachmentRule } from '@partner/shared/domain/requirements';
-import { recordEvent, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
+import { recordEvent, type RecordedEvent } from '@partner/shared/nats/event-outbox';
+import { sqlIso } from '@partner/shared/db/pg';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { PoolClient } from '@partner/shared/db/pg';
 import { SUBMISSION_DATA_SQL } from './submission-row.js';

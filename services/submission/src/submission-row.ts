@@ -2,7 +2,7 @@
 // written as SQL (the data of every submission.* event), and the row as the gRPC message. Constants and
 // pure mappings only, so the modules that read and write submissions (intake.ts, clearance.ts,
 // requirements.ts, list.ts, repo.ts) share them without importing each other.
-import { sqlIso } from '@partner/shared/domain/events';
+import { sqlIso } from '@partner/shared/db/pg';
 import type { Submission } from '@partner/shared/grpc/proto-types';
 import { applicantToMessage, type Applicant } from '@partner/shared/domain/applicant';
 

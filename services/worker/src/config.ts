@@ -1,5 +1,6 @@
 // Worker configuration (environment variables; see README "Configuration").
-import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
+import { readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/process/config';
 import { defaultAddress, defaultPort } from '@partner/shared/process/registry';
 
 export interface WorkerConfig extends BaseConfig, NatsConfig {

@@ -2,7 +2,7 @@
 // what is settled, acked, nak'ed (with which delay) or terminated, and what is never run.
 import { describe, expect, it } from 'vitest';
 import type { JsMsg } from 'nats';
-import { EnvReader } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
 import { DomainError, unavailable } from '@partner/shared/domain/errors';
 import { jobMessageJson } from '@partner/shared/domain/jobs';
 import { createLogger } from '@partner/shared/telemetry/logger';

@@ -7,7 +7,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { NatsConnection } from 'nats';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import type { natsNames } from '@partner/shared/nats/client';
-import { scrapedGauges } from '@partner/shared/process/gauges';
+import { scrapedGauges } from '@partner/shared/telemetry/gauges';
 
 export function workerMetrics(registry: Registry, concurrency: number) {
   const inUse = new Gauge({ name: 'partner_worker_concurrency_in_use', help: 'Jobs being processed by this worker.', registers: [registry] });

@@ -2,7 +2,7 @@
 // migrated by the events service), NATS (wake-ups; the relay of its own webhook_endpoint.disabled
 // events), the HTTP sender, the claim-and-send loop and its metrics (metrics.ts). Several may run:
 // they share the work through PostgreSQL (claims with FOR UPDATE SKIP LOCKED).
-import { eventOutbox } from '@partner/shared/domain/events';
+import { eventOutbox } from '@partner/shared/nats/event-outbox';
 import type { Logger } from '@partner/shared/telemetry/logger';
 import { natsNames } from '@partner/shared/nats/client';
 import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';

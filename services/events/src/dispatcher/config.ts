@@ -1,8 +1,9 @@
 // Webhook dispatcher configuration (environment variables; see services/events/README.md).
-import { EnvReader, readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
+import { readBase, readDb, readNats, type BaseConfig, type DbConfig, type NatsConfig } from '@partner/shared/process/config';
+import { readEventStream, type EventStreamConfig } from '@partner/shared/nats/event-outbox';
+import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/net/webhook-targets';
 import { defaultPort } from '@partner/shared/process/registry';
-import { readEventStream, type EventStreamConfig } from '@partner/shared/domain/events';
-import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
 import { readKekSetting } from '@partner/shared/crypto/sealed-keys';
 
 export interface DispatcherConfig extends BaseConfig, DbConfig, NatsConfig, EventStreamConfig {

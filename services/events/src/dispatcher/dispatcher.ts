@@ -10,7 +10,7 @@
 import type { Logger } from '@partner/shared/telemetry/logger';
 import type { Pool } from '@partner/shared/db/pg';
 import type { natsNames } from '@partner/shared/nats/client';
-import type { RecordedEvent } from '@partner/shared/domain/events';
+import type { RecordedEvent } from '@partner/shared/nats/event-outbox';
 import { Batcher, rowCausedError } from '@partner/shared/db/batcher';
 import { claimDue, nextDue, release, settleFailure, settleSuccesses, type Claimed, type Settled, type Success } from './store.js';
 import type { SendResult, Sender } from './sender.js';

@@ -4,7 +4,7 @@
 // answer).
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Pool } from '@partner/shared/db/pg';
-import { scrapedGauges } from '@partner/shared/process/gauges';
+import { scrapedGauges } from '@partner/shared/telemetry/gauges';
 import { batchSizeHistogram } from '@partner/shared/db/batcher';
 import type { DispatchMetrics } from './dispatcher.js';
 import { backlog } from './store.js';

@@ -5,6 +5,7 @@
 // unless told to); the whole attempt has one deadline; the answer's body is read up to 64 KiB.
 import { isIP } from 'node:net';
 import { Agent } from 'undici';
+import { RESPONSE_BODY_LIMIT, USER_AGENT, webhookSignature } from '@partner/shared/domain/webhooks';
 import {
   checkedLookup,
   hostOf,
@@ -12,11 +13,8 @@ import {
   literalProblem,
   portProblem,
   RefusedTargetError,
-  RESPONSE_BODY_LIMIT,
-  USER_AGENT,
-  webhookSignature,
   type TargetRules,
-} from '@partner/shared/domain/webhooks';
+} from '@partner/shared/net/webhook-targets';
 import type { AttemptOutcome } from './store.js';
 
 export interface SendResult extends AttemptOutcome {

@@ -7,9 +7,9 @@
 // delivery's (successes are settled in batches: all their endpoints first, in endpoint_id order);
 // the claim locks deliveries alone but skips what is locked, so it never waits.
 import { randomUUID } from 'node:crypto';
-import { recordEvent, sqlIso, type RecordedEvent } from '@partner/shared/domain/events';
+import { recordEvent, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
-import { withTx, type Pool, type PoolClient } from '@partner/shared/db/pg';
+import { withTx, sqlIso, type Pool, type PoolClient } from '@partner/shared/db/pg';
 import type { WebhookDisabledReasonName } from '@partner/shared/domain/webhooks';
 import { endpointView, failPending, ENDPOINT_COLUMNS, type EndpointRow } from '../webhooks/repo.js';
 import { signingSecretsOrNone, type SecretColumns } from '../webhooks/secrets.js';

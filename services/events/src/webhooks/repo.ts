@@ -13,10 +13,10 @@
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import type { EventMessage } from '@partner/shared/domain/events';
-import { newEventId, sqlIso } from '@partner/shared/domain/events';
+import { newEventId } from '@partner/shared/domain/events';
 import { prefixedIds, type CursorCodec } from '@partner/shared/domain/list-cursor';
 import { Conditions, cutPage, pageSizeOf, resolvePage, type Owner } from '@partner/shared/domain/list-page';
-import { withTx, type Pool, type PoolClient } from '@partner/shared/db/pg';
+import { withTx, sqlIso, type Pool, type PoolClient } from '@partner/shared/db/pg';
 import {
   newEndpointId,
   newWebhookSecret,

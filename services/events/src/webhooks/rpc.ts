@@ -3,7 +3,7 @@
 // the request's shape and the URL's target; these re-check what the database must never hold. The
 // statuses travel as proto enums and are the API's names (the tables' text) from here on.
 import { DomainError } from '@partner/shared/domain/errors';
-import { loadCursorCodec } from '@partner/shared/domain/list-cursor';
+import { loadCursorCodec } from '@partner/shared/db/cursor-keys';
 import { dbError, type Pool } from '@partner/shared/db/pg';
 import type { ProtoEnum } from '@partner/shared/domain/proto-enums';
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, EnvReader } from '@partner/shared/process/config';
+import { ConfigError, EnvReader } from '@partner/shared/config/env';
 import { DEFAULT_ATTACHMENT_LIMIT_BYTES, readAttachmentConfig } from './config.js';
 
 describe('readAttachmentConfig', () => {

@@ -2,7 +2,7 @@
 // "Attachments"): ATTACHMENT_LIMIT_BYTES, the largest file accepted (default 25 MiB), and
 // ATTACHMENT_TRANSFER_TIMEOUT_MS, the deadline of the streaming gRPC call behind one upload or
 // download (default 300 s; an upload is also bounded by the HTTP server's REQUEST_RECEIVE_TIMEOUT_MS, 300 s).
-import { EnvReader } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
 
 export interface AttachmentConfig {
   limitBytes: number;

@@ -4,7 +4,6 @@
 import { EVENT_TYPES } from '@partner/shared/domain/events';
 import {
   ALL_EVENTS,
-  DEFAULT_ALLOWED_PORTS,
   MAX_DESCRIPTION_LENGTH,
   MAX_URL_LENGTH,
   PING_EVENT_TYPE,
@@ -12,6 +11,7 @@ import {
   WEBHOOK_DISABLED_REASONS,
   WEBHOOK_ENDPOINT_STATUSES,
 } from '@partner/shared/domain/webhooks';
+import { DEFAULT_ALLOWED_PORTS } from '@partner/shared/net/webhook-targets';
 import { endpointCreateSchema, endpointUpdateSchema, recoverSchema } from '../routes/webhooks.js';
 import { eventDataOf } from './events.js';
 import { ref, type Schema } from './schemas.js';

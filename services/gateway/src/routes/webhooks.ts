@@ -10,20 +10,18 @@ import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { parseTimestamp } from '@partner/shared/domain/time';
 import {
   ALL_EVENTS,
-  DEFAULT_ALLOWED_PORTS,
   endpointRecord,
   isEndpointId,
   MAX_DESCRIPTION_LENGTH,
   PARTNER_SECRET_PATTERN,
   secretProblem,
   MAX_URL_LENGTH,
-  targetProblems,
   WEBHOOK_DELIVERY_STATUS,
   WEBHOOK_ENDPOINT_STATUSES,
   WEBHOOK_EVENT_TYPES,
-  type TargetRules,
   type WebhookEndpointStatusName,
 } from '@partner/shared/domain/webhooks';
+import { DEFAULT_ALLOWED_PORTS, targetProblems, type TargetRules } from '@partner/shared/net/webhook-targets';
 import type { WebhookDelivery__Output } from '@partner/shared/generated/partner/events/v1/WebhookDelivery';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
 import { readJson } from '../http/body.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, EnvReader } from '../process/config.js';
+import { ConfigError, EnvReader } from '../config/env.js';
 import { readKekSetting, seal, unseal, unsealAny } from './sealed-keys.js';
 
 describe('seal and unseal (AES-256-GCM under a key-encryption key)', () => {

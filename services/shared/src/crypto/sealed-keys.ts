@@ -16,7 +16,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, calculateJwkThumbprint, type CryptoKey, type JWK } from 'jose';
 import type { Pool, PoolClient } from '../db/pg.js';
-import type { EnvReader } from '../process/config.js';
+import type { EnvReader } from '../config/env.js';
 
 export const SIGNING_ALG = 'ES256';
 

@@ -10,7 +10,7 @@ import type { Logger } from '../telemetry/logger.js';
 import { Gauge, type Registry } from 'prom-client';
 import { DomainError, sqlStateError, unavailable } from '../domain/errors.js';
 import { isConnectionError } from '../domain/outage.js';
-import { DEFAULT_DB_TIMEOUTS, type DbTimeouts } from '../process/config.js';
+import { DEFAULT_DB_TIMEOUTS, type DbTimeouts } from '../config/db-timeouts.js';
 
 export { DEFAULT_DB_TIMEOUTS, type DbTimeouts };
 
@@ -206,3 +206,9 @@ export async function migrate(pool: Pool, schema: string, dir: string, logger: L
   }
   return applied;
 }
+
+/**
+ * SQL rendering a timestamptz column as the API prints timestamps (YYYY-MM-DDTHH:mm:ss.sssZ), for
+ * events built in the statement that makes the change. Exact for columns kept in whole milliseconds.
+ */
+export const sqlIso = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

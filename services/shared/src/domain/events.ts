@@ -1,13 +1,7 @@
-// Events (docs/events.md): the types, the event as the API shows it, and how a service records one
-// in the transaction of the change it describes — a row of its own schema's event_outbox, which an
-// OutboxRelay (outbox-relay.ts) publishes to the events stream with Nats-Msg-Id = the event id.
-// The events service consumes that stream and is the feed's single writer (services/events).
+// Events (docs/events.md): the types, the event as the API shows it and as the events stream carries
+// it, and event ids. How a service records one in the transaction of the change it describes (its
+// schema's event_outbox, relayed to the events stream) is nats/event-outbox.ts.
 import { v7 as uuidv7 } from 'uuid';
-import type { JetStreamManager } from 'nats';
-import type { PoolClient } from '../db/pg.js';
-import { DEFAULT_DUPLICATE_WINDOW_MS, ensureEventsStream, natsNames } from '../nats/client.js';
-import type { EnvReader } from '../process/config.js';
-import type { OutboxOptions } from '../nats/outbox-relay.js';
 
 export const EVENT_TYPES = [
   'job.succeeded',
@@ -52,78 +46,3 @@ export interface EventMessage {
 const EVENT_ID = /^evt_[0-9a-f]{32}$/;
 export const newEventId = (): string => `evt_${uuidv7().replace(/-/g, '')}`;
 export const isEventId = (s: string): boolean => EVENT_ID.test(s);
-
-/**
- * SQL rendering a timestamptz column as the API prints timestamps (YYYY-MM-DDTHH:mm:ss.sssZ), for
- * events built in the statement that makes the change. Exact for columns kept in whole milliseconds.
- */
-export const sqlIso = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
-/**
- * SQL of the event_outbox INSERT of a statement that makes a change in a CTE: the message body
- * built from `source` (a CTE with tenant_id and partner_id) and `dataSql` (a jsonb expression over
- * it). Parameters: eventId, subject and type are bound as $n placeholders given here.
- */
-export function outboxInsertSql(o: { source: string; eventId: string; subject: string; type: string; timestampSql: string; dataSql: string }): string {
-  return `INSERT INTO event_outbox (event_id, subject, body)
-     SELECT ${o.eventId}::text, ${o.subject}::text, jsonb_build_object(
-              'tenantId', s.tenant_id, 'partnerId', s.partner_id,
-              'event', jsonb_build_object('id', ${o.eventId}::text, 'type', ${o.type}::text, 'timestamp', ${o.timestampSql}, 'data', ${o.dataSql}))
-       FROM ${o.source} s
-     RETURNING id, event_id, body::text AS body`;
-}
-
-/** An event recorded in a transaction, to hand to the relay's fast path once it commits. */
-export interface RecordedEvent {
-  outboxId: string;
-  msgId: string;
-  subject: string;
-  body: string;
-}
-
-/**
- * Records an event in the caller's open transaction (its schema's event_outbox): it exists if and
- * only if that transaction commits. Pass the result to publishEvents() after the commit.
- */
-export async function recordEvent(
-  c: PoolClient,
-  names: ReturnType<typeof natsNames>,
-  owner: { tenantId: string; partnerId: string },
-  type: EventType,
-  timestamp: string,
-  data: unknown,
-): Promise<RecordedEvent> {
-  const msg: EventMessage = { tenantId: owner.tenantId, partnerId: owner.partnerId, event: { id: newEventId(), type, timestamp, data } };
-  const body = JSON.stringify(msg);
-  const subject = names.eventSubject(type);
-  const r = await c.query<{ id: string }>({
-    name: 'record-event',
-    text: 'INSERT INTO event_outbox (event_id, subject, body) VALUES ($1, $2, $3) RETURNING id',
-    values: [msg.event.id, subject, body],
-  });
-  return { outboxId: r.rows[0]!.id, msgId: msg.event.id, subject, body };
-}
-
-/** The relay options for a schema's event_outbox table. */
-export function eventOutbox(names: ReturnType<typeof natsNames>, stream: { replicas: number; duplicateWindowMs: number }): OutboxOptions {
-  return {
-    table: 'event_outbox',
-    columns: 'id, event_id AS msg_id, subject, body::text AS body, NULL::jsonb AS trace_context',
-    streamName: names.eventsStream,
-    ensureStream: (jsm: JetStreamManager) => ensureEventsStream(jsm, names, stream),
-  };
-}
-
-/** Settings of the events stream, read by every service that publishes to or consumes it. */
-export interface EventStreamConfig {
-  eventsStream: { replicas: number; duplicateWindowMs: number };
-}
-
-export function readEventStream(env: EnvReader): EventStreamConfig {
-  return {
-    eventsStream: {
-      replicas: env.int('EVENTS_STREAM_REPLICAS', { default: 1, min: 1, max: 5, doc: 'replicas of the JetStream events stream' }),
-      duplicateWindowMs: env.int('EVENTS_DUPLICATE_WINDOW_MS', { default: DEFAULT_DUPLICATE_WINDOW_MS, min: 1_000, max: 24 * 3_600_000, doc: 'the events stream\'s duplicate window: an event published twice within it is stored once' }),
-    },
-  };
-}

@@ -6,8 +6,8 @@
 // caller gets 400, never a 500 and never another page than its own.
 //
 // Layout (41 bytes, 55 characters): version (1) | created_at ms (int64 BE) | id (16) | tag (16).
+// The key a service keeps in its schema when none is configured: db/cursor-keys.ts.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Pool } from '../db/pg.js';
 
 const VERSION = 1;
 const BODY = 1 + 8 + 16;
@@ -100,15 +100,4 @@ export class CursorCodec {
 /** What a cursor is bound to: the owner and every filter, so it is only valid for the same query. */
 export function bindingOf(owner: { tenantId: string; partnerId: string }, filters: readonly (string | undefined)[]): string {
   return JSON.stringify([owner.tenantId, owner.partnerId, ...filters.map((f) => f ?? null)]);
-}
-
-/**
- * The codec of a list: the configured secrets when there are any, else the key the first start
- * generated into the service schema's cursor_keys table (so replicas agree and restarts keep cursors).
- */
-export async function loadCursorCodec(pool: Pool, configured: readonly string[], context: string, ids: IdFormat = UUID_IDS): Promise<CursorCodec> {
-  if (configured.length > 0) return new CursorCodec(configured, context, ids);
-  await pool.query('INSERT INTO cursor_keys (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [newCursorSecret()]);
-  const r = await pool.query<{ secret: string }>('SELECT secret FROM cursor_keys WHERE id = 1');
-  return new CursorCodec([r.rows[0]!.secret], context, ids);
 }

@@ -12,7 +12,7 @@
 // outbox's backlog and the age of its oldest row, read at scrape time (NaN when the read failed).
 import type { JetStreamClient, JetStreamManager, NatsConnection, PubAck } from 'nats';
 import type { Registry } from 'prom-client';
-import { scrapedGauges } from '../process/gauges.js';
+import { scrapedGauges } from '../telemetry/gauges.js';
 import type { Logger } from '../telemetry/logger.js';
 import { prepared, type Pool } from '../db/pg.js';
 import { traceHeaders } from './client.js';
@@ -70,7 +70,7 @@ export const EVENT_OUTBOX_METRICS = 'partner_event_outbox';
 /**
  * `<prefix>_backlog` (rows waiting in the outbox table) and `<prefix>_oldest_age_seconds` (the oldest
  * row's age; 0 when empty): one query per scrape for both, NaN and counted in
- * partner_metric_source_failures_total{metric="<prefix>_backlog"} when it failed (process/gauges.ts).
+ * partner_metric_source_failures_total{metric="<prefix>_backlog"} when it failed (telemetry/gauges.ts).
  */
 export function outboxGauges(registry: Registry, pool: Pool, table: string, prefix: string): void {
   const what = prefix === EVENT_OUTBOX_METRICS ? 'Events' : 'Messages';

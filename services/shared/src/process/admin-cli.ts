@@ -1,7 +1,8 @@
 // Helpers for the admin CLI (`npm run -s admin -- <group> <command> ...`): every command prints one
 // JSON object on stdout; bad arguments print a message on stderr and exit with status 2.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { EnvReader, readDb } from './config.js';
+import { EnvReader } from '../config/env.js';
+import { readDb } from './config.js';
 import { createLogger } from '../telemetry/logger.js';
 import { createPool, migrate, type Pool } from '../db/pg.js';
 

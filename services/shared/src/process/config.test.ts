@@ -1,20 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, EnvReader, readBase, readDb, readNats, type SettingRead } from './config.js';
+import { ConfigError, EnvReader } from '../config/env.js';
+import { readBase, readDb, readNats } from './config.js';
 
-describe('EnvReader', () => {
-  it('reads typed values with defaults and freezes the result', () => {
-    const env = new EnvReader({ N: ' 42 ', FLAG: 'yes', LIST: 'a, b,,c', URL: 'https://x.test/' });
-    const config = env.done({
-      n: env.int('N', { min: 1 }),
-      flag: env.bool('FLAG'),
-      list: env.list('LIST'),
-      url: env.url('URL'),
-      fallback: env.str('MISSING', { default: 'd' }),
-    });
-    expect(config).toEqual({ n: 42, flag: true, list: ['a', 'b', 'c'], url: 'https://x.test', fallback: 'd' });
-    expect(Object.isFrozen(config)).toBe(true);
-  });
-
+describe('the settings every process reads', () => {
   it('reports every bad variable by name at once', () => {
     const env = new EnvReader({ PORT: 'eighty', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x', NATS_PREFIX: 'a.b' });
     readBase(env, 'svc', 1);
@@ -33,37 +21,5 @@ describe('EnvReader', () => {
     for (const name of ['PORT', 'LOG_LEVEL', 'DATABASE_URL', 'NATS_PREFIX', 'REQUIRED_ONE is required (needed for X)']) {
       expect(message).toContain(name);
     }
-  });
-
-  it('fails on a renamed variable, naming the new one; an unset or blank old name is fine', () => {
-    const env = new EnvReader({ OLD_NAME: 'true', BLANK_OLD: ' ' });
-    env.renamed('OLD_NAME', 'NEW_NAME', 'it means less now');
-    env.renamed('BLANK_OLD', 'NEW_TOO');
-    env.renamed('UNSET_OLD', 'NEW_THREE');
-    expect(() => env.done({})).toThrow(new ConfigError(['OLD_NAME is no longer read: set NEW_NAME instead (it means less now)']));
-  });
-
-  it('treats blank values as unset', () => {
-    const env = new EnvReader({ X: '   ' });
-    expect(env.str('X', { default: 'fallback' })).toBe('fallback');
-  });
-});
-
-describe('EnvReader reads, as recorded for docs/configuration.md', () => {
-  it('reports each variable with its type, default, range and doc, whatever the environment holds', () => {
-    const reads: SettingRead[] = [];
-    const env = new EnvReader({ N: '5' }, (r) => reads.push(r));
-    env.int('N', { default: 3, min: 1, max: 9, doc: 'a number' });
-    env.oneOf('MODE', ['a', 'b'] as const, { default: 'a' });
-    env.str('KEY', { doc: 'needed', range: 'base64' });
-    env.optionalStr('MAYBE');
-    env.renamed('OLD', 'NEW', 'why');
-    expect(reads).toEqual([
-      { name: 'N', type: 'integer', required: false, default: 3, min: 1, max: 9, doc: 'a number' },
-      { name: 'MODE', type: 'one of', required: false, default: 'a', values: ['a', 'b'] },
-      { name: 'KEY', type: 'string', required: true, doc: 'needed', range: 'base64' },
-      { name: 'MAYBE', type: 'string', required: false },
-      { name: 'OLD', type: 'string', required: false, renamedTo: 'NEW', doc: 'why' },
-    ]);
   });
 });

@@ -9,8 +9,8 @@
 // pg instrumentation to apply. Metrics stay with prom-client on the ops port and logs with pino on
 // stdout, so the SDK's own metric and log pipelines are switched off.
 import { register } from 'node:module';
-import { EnvReader } from '../process/config.js';
-import { querySpanName } from '../db/span-name.js';
+import { EnvReader } from '../config/env.js';
+import { querySpanName } from './span-name.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -64,7 +64,7 @@ export async function startTelemetry(service: string, env?: Env): Promise<boolea
       // Only queries made on behalf of a traced request or job (not the relay's and sweeps' polling);
       // statements without their parameter values.
       // Spans are named by what the statement does (`INSERT jobs`), not by the prepared statement's
-      // hash name (db/span-name.ts).
+      // hash name (span-name.ts).
       new PgInstrumentation({
         requireParentSpan: true,
         enhancedDatabaseReporting: false,

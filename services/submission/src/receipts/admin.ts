@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseKekList } from '@partner/shared/crypto/sealed-keys';
 import { parseFlags, UsageError, withAdminPool, type CommandGroup } from '@partner/shared/process/admin-cli';
-import { EnvReader } from '@partner/shared/process/config';
+import { EnvReader } from '@partner/shared/config/env';
 import { rotateReceiptKey } from './keys.js';
 
 const SERVICE = { name: 'submission', schema: 'submission', migrationsDir: fileURLToPath(new URL('../../migrations/', import.meta.url)) };

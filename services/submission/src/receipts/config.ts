@@ -1,5 +1,5 @@
 // The submission service's receipt settings (docs/configuration.md is generated from these).
-import type { EnvReader } from '@partner/shared/process/config';
+import type { EnvReader } from '@partner/shared/config/env';
 import { parseKekList } from '@partner/shared/crypto/sealed-keys';
 import { defaultUrl } from '@partner/shared/process/registry';
 

@@ -2,7 +2,8 @@
 // GetReceiptKeys (the JWKS of every receipt key ever used).
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
 import { isUuid } from '@partner/shared/domain/ids';
-import { loadCursorCodec, UUID_IDS, type CursorCodec } from '@partner/shared/domain/list-cursor';
+import { UUID_IDS, type CursorCodec } from '@partner/shared/domain/list-cursor';
+import { loadCursorCodec } from '@partner/shared/db/cursor-keys';
 import { cutPage, pageSizeOf, resolvePage, type Owner } from '@partner/shared/domain/list-page';
 import { dbError, prepared, type Pool } from '@partner/shared/db/pg';
 import type { ListReceiptsRequest__Output } from '@partner/shared/generated/partner/submission/v1/ListReceiptsRequest';

@@ -5,7 +5,7 @@
 // counts the failure under the source's first gauge (metric-sources.ts; the PartnerMetricSourceFailing
 // alert).
 import { Gauge, type Registry } from 'prom-client';
-import { metricSourceFailures } from '../telemetry/metric-sources.js';
+import { metricSourceFailures } from './metric-sources.js';
 
 export type ScrapeSource<T> = () => Promise<T | undefined>;
 
