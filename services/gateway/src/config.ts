@@ -1,7 +1,7 @@
 // Gateway configuration (environment variables; see README "Configuration").
 import { EnvReader, readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/process/config';
 import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/domain/webhooks';
-import { readAttachments, type AttachmentConfig } from './attachments/config.js';
+import { readAttachments, type AttachmentConfig } from './resources/attachments/config.js';
 import { parseDeprecations, type DeprecationRule } from './http/deprecation.js';
 
 export interface GatewayConfig extends BaseConfig, NatsConfig {

@@ -2,9 +2,9 @@
 // objects every submission shows, the withdraw body (the very schema the route validates with), and
 // the withdraw operation.
 import { CLEARANCE_BASES, CLEARANCE_STATUSES, WITHDRAWAL_NOTE_MAX, WITHDRAWAL_REASONS } from '@partner/shared/domain/clearance';
-import { submissionWithdrawSchema } from '../routes/withdraw.js';
-import { ref, type Schema } from './schemas.js';
-import { MUTATION_DESCRIPTION, mutationResponses, param, type Obj } from './common.js';
+import { MUTATION_DESCRIPTION, mutationResponses, param, type Obj } from '../../openapi/common.js';
+import { ref, type Schema } from '../../openapi/schemas.js';
+import { submissionWithdrawSchema } from './routes.js';
 
 export const CLEARANCE_DESCRIPTION =
   'Whether this submission holds its risk. A carrier takes a risk from one partner only, the first to submit it: within one tenant and ' +

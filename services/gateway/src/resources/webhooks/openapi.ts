@@ -1,6 +1,6 @@
 // Webhooks' part of the OpenAPI document: the endpoint routes (/v1/webhook-endpoints…), their
 // schemas, and the top-level `webhooks` object (OpenAPI 3.1) describing each delivery a receiver
-// gets, one per event type, with the Standard Webhooks headers. Merged into document.ts.
+// gets, one per event type, with the Standard Webhooks headers.
 import { EVENT_TYPES } from '@partner/shared/domain/events';
 import {
   ALL_EVENTS,
@@ -12,11 +12,9 @@ import {
   WEBHOOK_DISABLED_REASONS,
   WEBHOOK_ENDPOINT_STATUSES,
 } from '@partner/shared/domain/webhooks';
-import { endpointCreateSchema, endpointUpdateSchema, recoverSchema } from '../routes/webhooks.js';
-import { eventDataOf } from './events.js';
-import { ref, type Schema } from './schemas.js';
-
-type Obj = Record<string, unknown>;
+import { apiHeaders, authErrors, json, MUTATION_DESCRIPTION, mutationResponses, param, response, type Obj } from '../../openapi/common.js';
+import { ref, type Schema } from '../../openapi/schemas.js';
+import { endpointCreateSchema, endpointUpdateSchema, recoverSchema } from './routes.js';
 
 const ENDPOINT_ID = 'we_019ab3e47c1d7b529a0e3f2d4c5b6a74';
 const ENDPOINT_EXAMPLE = {
@@ -142,36 +140,26 @@ export const webhookSchemas: Record<string, Schema> = {
   },
 };
 
-export interface WebhookPathHelpers {
-  apiHeaders(): Obj;
-  param(name: string): Obj;
-  response(name: string): Obj;
-  json(schema: Schema): Obj;
-  authErrors(): Obj;
-  mutationResponses(resultSchema: Schema, resultDescription: string, extra: number[]): Obj;
-  mutationDescription: string;
-}
+const MUTATION_PARAMS = () => [param('IdempotencyKey'), param('Prefer'), param('PrincipalId')];
 
-const MUTATION_PARAMS = (h: WebhookPathHelpers) => [h.param('IdempotencyKey'), h.param('Prefer'), h.param('PrincipalId')];
-
-export function webhookPaths(h: WebhookPathHelpers): Obj {
+export function webhookPaths(): Obj {
   const idParam = { name: 'endpointId', in: 'path', required: true, description: 'The webhook endpoint id.', schema: ref('WebhookEndpointId') };
   const read = (summary: string, operationId: string, description: string, schema: Schema, extra: Obj[] = []): Obj => ({
     operationId,
     tags: ['Webhooks'],
     summary,
     description,
-    parameters: [...extra, h.param('PrincipalId')],
-    responses: { 200: { description: summary, headers: h.apiHeaders(), content: h.json(schema) }, 404: h.response('NotFound'), ...h.authErrors() },
+    parameters: [...extra, param('PrincipalId')],
+    responses: { 200: { description: summary, headers: apiHeaders(), content: json(schema) }, 404: response('NotFound'), ...authErrors() },
   });
   const mutation = (summary: string, operationId: string, description: string, result: Schema, body?: Obj): Obj => ({
     operationId,
     tags: ['Webhooks'],
     summary,
-    description: `${description} ${h.mutationDescription}`,
-    parameters: MUTATION_PARAMS(h),
+    description: `${description} ${MUTATION_DESCRIPTION}`,
+    parameters: MUTATION_PARAMS(),
     ...(body ? { requestBody: body } : {}),
-    responses: h.mutationResponses(result, `${summary}:`, [413, 415]),
+    responses: mutationResponses(result, `${summary}:`, [413, 415]),
   });
   return {
     '/v1/webhook-endpoints': {
@@ -181,7 +169,7 @@ export function webhookPaths(h: WebhookPathHelpers): Obj {
           'listWebhookEndpoints',
           "The calling partner's endpoints, newest first (`webhooks/read`).",
           ref('WebhookEndpointPage'),
-          [h.param('Limit'), h.param('Cursor')],
+          [param('Limit'), param('Cursor')],
         ),
       },
       post: mutation(
@@ -194,7 +182,7 @@ export function webhookPaths(h: WebhookPathHelpers): Obj {
           'multicast or unspecified address: otherwise 400 `validation_error` naming `url`, before any job. At most 16 endpoints per ' +
           'partner: the job fails `limit_exceeded` (422).',
         ref('WebhookEndpoint'),
-        { required: true, content: h.json(ref('WebhookEndpointCreate')) },
+        { required: true, content: json(ref('WebhookEndpointCreate')) },
       ),
     },
     '/v1/webhook-endpoints/{endpointId}': {
@@ -206,7 +194,7 @@ export function webhookPaths(h: WebhookPathHelpers): Obj {
         'Changes the fields sent (`url`, `eventTypes`, `description`, `status`); a new `url` is checked as at registration (400 naming `url`). Disabling fails its pending deliveries; enabling starts ' +
           'a fresh count towards automatic disabling (use `recover` to send what was missed). `webhooks/write`.',
         ref('WebhookEndpoint'),
-        { required: true, content: h.json(ref('WebhookEndpointUpdate')) },
+        { required: true, content: json(ref('WebhookEndpointUpdate')) },
       ),
       delete: mutation(
         'Delete a webhook endpoint',
@@ -241,8 +229,8 @@ export function webhookPaths(h: WebhookPathHelpers): Obj {
         'The delivery log, newest first (`webhooks/read`): one delivery per event, with its attempts so far.',
         ref('WebhookDeliveryPage'),
         [
-          h.param('Limit'),
-          h.param('Cursor'),
+          param('Limit'),
+          param('Cursor'),
           { name: 'status', in: 'query', description: 'Only deliveries in this state.', schema: { type: 'string', enum: [...WEBHOOK_DELIVERY_STATUSES] } },
           { name: 'eventId', in: 'query', description: 'Only the delivery of this event.', schema: ref('EventId') },
         ],
@@ -256,7 +244,7 @@ export function webhookPaths(h: WebhookPathHelpers): Obj {
         'Sends again every stored event since `since` that the endpoint subscribes to (with the same `webhook-id` as before), and enables ' +
           'the endpoint if it was disabled. For after an outage of your receiver. `webhooks/write`.',
         ref('WebhookRecovered'),
-        { required: true, content: h.json(ref('WebhookRecover')) },
+        { required: true, content: json(ref('WebhookRecover')) },
       ),
     },
     '/v1/webhook-endpoints/{endpointId}/ping': {
@@ -283,8 +271,12 @@ const SIGNATURE_HEADERS: Obj = {
   },
 };
 
-/** The top-level `webhooks` object: one delivery per event type. */
-export function webhookDeliveries(): Obj {
+/**
+ * The top-level `webhooks` object: one delivery per event type, its `data` from `eventData` (every
+ * resource's Resource.openapi.eventData; an object for a type none lists).
+ */
+export function webhookDeliveries(eventData: Readonly<Record<string, Schema>>): Obj {
+  const eventDataOf = (type: string): Schema => eventData[type] ?? { type: 'object' };
   const types: string[] = [...EVENT_TYPES, PING_EVENT_TYPE];
   return Object.fromEntries(
     types.map((type) => [

@@ -11,12 +11,12 @@ import { EVENT_TYPES, isEventId, isEventType } from '@partner/shared/domain/even
 import type { Event__Output } from '@partner/shared/generated/partner/events/v1/Event';
 import type { ListEventsRequest } from '@partner/shared/generated/partner/events/v1/ListEventsRequest';
 import type { ListEventsResponse__Output } from '@partner/shared/generated/partner/events/v1/ListEventsResponse';
-import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
-import { invalidQuery, pageParams, singleParams, timestampParam } from '../http/list-query.js';
-import { feedKey } from '../settlement-waiters.js';
-import type { RouteDeps } from './deps.js';
-import { preferredWait } from '../jobs/responses.js';
-import { holdWait } from '../jobs/prefer-wait.js';
+import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../../context.js';
+import { invalidQuery, pageParams, singleParams, timestampParam } from '../../http/list-query.js';
+import { feedKey } from '../../settlement-waiters.js';
+import type { RouteDeps } from '../deps.js';
+import { preferredWait } from '../../jobs/responses.js';
+import { holdWait } from '../../jobs/prefer-wait.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'since', 'types']);
 

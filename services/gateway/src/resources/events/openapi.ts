@@ -1,10 +1,9 @@
 // The event feed's part of the OpenAPI document (GET /v1/events, GET /v1/events/{eventId}): its
-// schemas and paths, merged into document.ts.
+// schemas and paths. Each event type's `data` is declared by the resource that emits it
+// (Resource.openapi.eventData).
 import { EVENT_TYPES } from '@partner/shared/domain/events';
-import { PING_EVENT_TYPE } from '@partner/shared/domain/webhooks';
-import { ref, type Schema } from './schemas.js';
-
-type Obj = Record<string, unknown>;
+import { apiHeaders, authErrors, json, param, preferHeaders, response, type Obj } from '../../openapi/common.js';
+import { ref, type Schema } from '../../openapi/schemas.js';
 
 const EVENT_EXAMPLE = {
   id: 'evt_019ab3e47c1d7b529a0e3f2d4c5b6a73',
@@ -25,34 +24,6 @@ const EVENT_EXAMPLE = {
   },
 };
 const CURSOR_EXAMPLE = 'AQAAAAAAAAAqv1xqf0c3Qm0yZ8nq2xW1cA';
-
-/**
- * What each event type's `data` is. The document's `webhooks` (one delivery per type) carry it, and
- * the SDK's event types are generated from those (scripts/gen-sdk-events.mjs): a type added to
- * EVENT_TYPES without an entry here is delivered, and typed, as an object.
- */
-export const EVENT_DATA: Record<string, Schema> = {
-  'job.succeeded': ref('JobSucceeded'),
-  'job.failed': ref('JobFailed'),
-  'job.canceled': ref('JobCanceled'),
-  'submission.created': ref('Submission'),
-  'submission.withdrawn': ref('Submission'),
-  'submission.clearance_changed': ref('Submission'),
-  'submission.requirements_updated': ref('Submission'),
-  'product.requirements_changed': ref('Product'),
-  'attachment.created': ref('Attachment'),
-  'attachment.deleted': {
-    type: 'object',
-    additionalProperties: false,
-    required: ['submissionId', 'attachmentId'],
-    properties: { submissionId: ref('Uuid'), attachmentId: ref('Uuid') },
-  },
-  'webhook_endpoint.disabled': ref('WebhookEndpoint'),
-  [PING_EVENT_TYPE]: { type: 'object', additionalProperties: false, required: ['endpointId'], properties: { endpointId: ref('WebhookEndpointId') } },
-};
-
-/** An event type's `data` schema (an object for a type EVENT_DATA does not list). */
-export const eventDataOf = (type: string): Schema => EVENT_DATA[type] ?? { type: 'object' };
 
 export const eventSchemas: Record<string, Schema> = {
   EventId: { type: 'string', pattern: '^evt_[0-9a-f]{32}$', description: 'Event id: `evt_` and 32 lowercase hex characters.', examples: [EVENT_EXAMPLE.id] },
@@ -92,17 +63,8 @@ export const eventSchemas: Record<string, Schema> = {
   },
 };
 
-export interface PathHelpers {
-  apiHeaders(): Obj;
-  preferHeaders(): Obj;
-  param(name: string): Obj;
-  response(name: string): Obj;
-  json(schema: Schema): Obj;
-  authErrors(): Obj;
-}
-
-export function eventPaths(h: PathHelpers): Obj {
-  const principal = h.param('PrincipalId');
+export function eventPaths(): Obj {
+  const principal = param('PrincipalId');
   return {
     '/v1/events': {
       get: {
@@ -118,8 +80,8 @@ export function eventPaths(h: PathHelpers): Obj {
           'from `since`. An unknown or repeated parameter, an out-of-range `limit`, a garbled or foreign cursor, a bad `since` or an ' +
           'unknown type is 400 `validation_error` naming every bad parameter in `details`.',
         parameters: [
-          h.param('Limit'),
-          h.param('Cursor'),
+          param('Limit'),
+          param('Cursor'),
           {
             name: 'since',
             in: 'query',
@@ -132,18 +94,18 @@ export function eventPaths(h: PathHelpers): Obj {
             description: `Only events of these types (a comma list of ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}).`,
             schema: { type: 'string', examples: ['submission.created,job.failed'] },
           },
-          h.param('Prefer'),
+          param('Prefer'),
           principal,
         ],
         responses: {
-          200: { description: 'One page of events (possibly empty).', headers: { ...h.apiHeaders(), ...h.preferHeaders() }, content: h.json(ref('EventPage')) },
-          400: h.response('BadRequest'),
+          200: { description: 'One page of events (possibly empty).', headers: { ...apiHeaders(), ...preferHeaders() }, content: json(ref('EventPage')) },
+          400: response('BadRequest'),
           410: {
             description: '`cursor_expired`: the cursor is older than the event retention (non-retryable).',
-            headers: h.apiHeaders(),
-            content: h.json(ref('Error')),
+            headers: apiHeaders(),
+            content: json(ref('Error')),
           },
-          ...h.authErrors(),
+          ...authErrors(),
         },
       },
     },
@@ -156,10 +118,10 @@ export function eventPaths(h: PathHelpers): Obj {
         description: "One event of the feed. Another partner's event is indistinguishable from a missing one (404).",
         parameters: [principal],
         responses: {
-          200: { description: 'The event.', headers: h.apiHeaders(), content: h.json(ref('Event')) },
-          400: h.response('BadRequest'),
-          404: h.response('NotFound'),
-          ...h.authErrors(),
+          200: { description: 'The event.', headers: apiHeaders(), content: json(ref('Event')) },
+          400: response('BadRequest'),
+          404: response('NotFound'),
+          ...authErrors(),
         },
       },
     },

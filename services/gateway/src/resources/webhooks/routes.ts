@@ -25,12 +25,12 @@ import {
   type WebhookEndpointStatusName,
 } from '@partner/shared/domain/webhooks';
 import type { WebhookDelivery__Output } from '@partner/shared/generated/partner/events/v1/WebhookDelivery';
-import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
-import { readJson } from '../http/body.js';
-import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
-import { validator } from '../http/validate.js';
-import { idempotencyKeyOf, runMutation } from '../jobs/mutations.js';
-import type { RouteDeps } from './deps.js';
+import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../../context.js';
+import { readJson } from '../../http/body.js';
+import { invalidQuery, pageParams, singleParams } from '../../http/list-query.js';
+import { validator } from '../../http/validate.js';
+import { idempotencyKeyOf, runMutation } from '../../jobs/mutations.js';
+import type { RouteDeps } from '../deps.js';
 
 /** "*" subscribes to everything and stands alone: the schema says so, and validation enforces it. */
 const eventTypesSchema = {

@@ -6,11 +6,11 @@ import { isUuid } from '@partner/shared/domain/ids';
 import { notFound } from '@partner/shared/domain/errors';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { WITHDRAWAL_NOTE_MAX, WITHDRAWAL_REASONS, type WithdrawalReason } from '@partner/shared/domain/clearance';
-import { grpcOptions, ownerOf, type GatewayState } from '../context.js';
-import { readJson } from '../http/body.js';
-import { validator } from '../http/validate.js';
-import { runMutation } from '../jobs/mutations.js';
-import type { RouteDeps } from './deps.js';
+import { grpcOptions, ownerOf, type GatewayState } from '../../context.js';
+import { readJson } from '../../http/body.js';
+import { validator } from '../../http/validate.js';
+import { runMutation } from '../../jobs/mutations.js';
+import type { RouteDeps } from '../deps.js';
 
 export interface SubmissionWithdraw {
   reason: WithdrawalReason;

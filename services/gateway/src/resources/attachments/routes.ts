@@ -11,12 +11,12 @@ import { isUuid } from '@partner/shared/domain/ids';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { serviceDefs } from '@partner/shared/grpc';
 import { attachmentRecord } from '@partner/shared/domain/attachments';
-import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
-import { contentDisposition } from '../attachments/file-names.js';
-import { MULTIPART_OVERHEAD_BYTES, receiveUpload, tooLarge } from '../attachments/upload.js';
-import type { RouteDeps } from './deps.js';
-import { idempotencyKeyOf, runMutation } from '../jobs/mutations.js';
-import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
+import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../../context.js';
+import { contentDisposition } from './file-names.js';
+import { MULTIPART_OVERHEAD_BYTES, receiveUpload, tooLarge } from './upload.js';
+import type { RouteDeps } from '../deps.js';
+import { idempotencyKeyOf, runMutation } from '../../jobs/mutations.js';
+import { invalidQuery, pageParams, singleParams } from '../../http/list-query.js';
 
 /** How long the rest of an upload answered early is read (and dropped) before the connection is cut. */
 export const LINGER_MS = 5_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '@partner/shared/domain/errors';
-import { etagMatches, parseListQuery } from './attachments.js';
+import { etagMatches, parseListQuery } from './routes.js';
 
 describe('parseListQuery', () => {
   it('takes limit 1..200 and an opaque cursor', () => {

@@ -1,11 +1,10 @@
 // The product catalogue's part of the OpenAPI document (GET /v1/products, /v1/products/{productId},
-// /v1/products/{productId}/requirements, POST /v1/submissions/validate): schemas and paths, merged
-// into document.ts and components.ts.
+// /v1/products/{productId}/requirements): schemas and paths, and `SubmissionRequirements`, what a
+// submission shows of its product's requirements.
 import { REQUIRABLE_APPLICANT_FIELDS } from '@partner/shared/domain/requirements';
 import { submissionSchemaFor } from '@partner/shared/domain/submission-rules';
-import { ref, type Schema } from './schemas.js';
-
-type Obj = Record<string, unknown>;
+import { apiHeaders, authErrors, json, param, response, type Obj } from '../../openapi/common.js';
+import { ref, type Schema } from '../../openapi/schemas.js';
 
 const PRODUCT_ID = '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70';
 const PRODUCT_EXAMPLE = {
@@ -29,7 +28,6 @@ const REQUIREMENTS_EXAMPLE = {
   effectiveDate: REQUIREMENTS_EXAMPLE_DOC.effectiveDate,
   attachments: REQUIREMENTS_EXAMPLE_DOC.attachments,
 };
-const RULE_ERROR_CODES = ['required', 'unknown_field', 'invalid', 'out_of_window', 'unknown_product', 'invalid_sandbox_directive'];
 
 export const productSchemas: Record<string, Schema> = {
   Product: {
@@ -111,55 +109,10 @@ export const productSchemas: Record<string, Schema> = {
       currentlyDue: { type: 'array', items: { type: 'string', pattern: '^attachments\\.[a-z][a-z0-9_]*$' }, examples: [['attachments.loss_run']] },
     },
   },
-  ValidationResult: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['valid', 'errors', 'requirementsVersion'],
-    description:
-      '`valid: true`: a create with this body now succeeds unless the product changes first. `valid: false`: `errors` lists the fields the ' +
-      'create would refuse (a create stops at its first stage: a body the generic schema refuses is a 400 naming those fields; one that ' +
-      'breaks the product\'s requirements fails its job with `requirements_not_met` naming these).',
-    properties: {
-      valid: { type: 'boolean' },
-      errors: {
-        type: 'array',
-        items: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['field', 'code', 'message'],
-          properties: {
-            field: { type: 'string', examples: ['applicant.taxId'] },
-            code: { type: 'string', enum: RULE_ERROR_CODES },
-            message: { type: 'string', examples: ['is required'] },
-          },
-        },
-      },
-      requirementsVersion: { type: ['integer', 'null'], description: 'The version judged against; null when the product is unknown or inactive.' },
-    },
-    examples: [
-      { valid: true, errors: [], requirementsVersion: 3 },
-      {
-        valid: false,
-        errors: [
-          { field: 'applicant.taxId', code: 'required', message: 'is required' },
-          { field: 'effectiveDate', code: 'out_of_window', message: 'must be 1 to 90 days after today (2026-11-26, UTC); it is 200 days' },
-        ],
-        requirementsVersion: 3,
-      },
-    ],
-  },
 };
 
-export interface ProductPathHelpers {
-  apiHeaders(): Obj;
-  param(name: string): Obj;
-  response(name: string): Obj;
-  json(schema: Schema): Obj;
-  authErrors(): Obj;
-}
-
-export function productPaths(h: ProductPathHelpers): Obj {
-  const principal = h.param('PrincipalId');
+export function productPaths(): Obj {
+  const principal = param('PrincipalId');
   const productId = { name: 'productId', in: 'path', required: true, description: 'The product id.', schema: ref('Uuid') };
   return {
     '/v1/products': {
@@ -171,15 +124,15 @@ export function productPaths(h: ProductPathHelpers): Obj {
           'The product catalogue, newest first; the same for every partner. Paginated like the policy list (`limit` 1..200, default 50; ' +
           'opaque `cursor` bound to the filter). A bad parameter is 400 `validation_error` naming it.',
         parameters: [
-          h.param('Limit'),
-          h.param('Cursor'),
+          param('Limit'),
+          param('Cursor'),
           { name: 'active', in: 'query', description: 'Only active (`true`) or inactive (`false`) products.', schema: { type: 'string', enum: ['true', 'false'] } },
           principal,
         ],
         responses: {
-          200: { description: 'One page of products.', headers: h.apiHeaders(), content: h.json(ref('ProductPage')) },
-          400: h.response('BadRequest'),
-          ...h.authErrors(),
+          200: { description: 'One page of products.', headers: apiHeaders(), content: json(ref('ProductPage')) },
+          400: response('BadRequest'),
+          ...authErrors(),
         },
       },
     },
@@ -192,10 +145,10 @@ export function productPaths(h: ProductPathHelpers): Obj {
         description: 'One product. An unknown or malformed id is 404 `not_found`.',
         parameters: [principal],
         responses: {
-          200: { description: 'The product.', headers: h.apiHeaders(), content: h.json(ref('Product')) },
-          400: h.response('BadRequest'),
-          404: h.response('NotFound'),
-          ...h.authErrors(),
+          200: { description: 'The product.', headers: apiHeaders(), content: json(ref('Product')) },
+          400: response('BadRequest'),
+          404: response('NotFound'),
+          ...authErrors(),
         },
       },
     },
@@ -215,36 +168,16 @@ export function productPaths(h: ProductPathHelpers): Obj {
         responses: {
           200: {
             description: 'The requirements.',
-            headers: { ...h.apiHeaders(), ETag: { description: 'Strong entity tag of this answer.', schema: { type: 'string' } } },
-            content: h.json(ref('ProductRequirements')),
+            headers: { ...apiHeaders(), ETag: { description: 'Strong entity tag of this answer.', schema: { type: 'string' } } },
+            content: json(ref('ProductRequirements')),
           },
           304: {
             description: 'Not modified: the `ETag` sent in `If-None-Match` is current.',
-            headers: { ...h.apiHeaders(), ETag: { description: 'The current entity tag.', schema: { type: 'string' } } },
+            headers: { ...apiHeaders(), ETag: { description: 'The current entity tag.', schema: { type: 'string' } } },
           },
-          400: h.response('BadRequest'),
-          404: h.response('NotFound'),
-          ...h.authErrors(),
-        },
-      },
-    },
-    '/v1/submissions/validate': {
-      post: {
-        operationId: 'validateSubmission',
-        tags: ['Submissions'],
-        summary: 'Validate a create body (dry run)',
-        description:
-          'Judges a create body by every rule the create job applies — the schema, the product exists and is active, its requirements ' +
-          '(required applicant fields, the effective-date window counted from today in UTC), sandbox directive syntax — and answers at ' +
-          'once. Creates nothing: no job, no event, no idempotency key. Only a body that is not JSON, or not a JSON object, is a 400.',
-        parameters: [principal],
-        requestBody: { required: true, description: 'A submission create body (any JSON object), at most 1 MiB.', content: h.json(ref('SubmissionCreate')) },
-        responses: {
-          200: { description: 'The verdict.', headers: h.apiHeaders(), content: h.json(ref('ValidationResult')) },
-          400: h.response('BadRequest'),
-          413: { description: '`payload_too_large`: the body is over 1 MiB.', headers: h.apiHeaders(), content: h.json(ref('Error')) },
-          415: { description: '`unsupported_media_type`: the body is not `application/json`.', headers: h.apiHeaders(), content: h.json(ref('Error')) },
-          ...h.authErrors(),
+          400: response('BadRequest'),
+          404: response('NotFound'),
+          ...authErrors(),
         },
       },
     },

@@ -4,7 +4,7 @@
 import { DomainError } from '@partner/shared/domain/errors';
 import type { GatewayContext } from '../context.js';
 import type { GatewayConfig } from '../config.js';
-import { buildOpenApiDocument } from '../openapi/document.js';
+import { buildOpenApiDocument } from './document.js';
 
 export const OPENAPI_PATH = '/v1/openapi.json';
 const ALLOW = 'GET, HEAD';

@@ -1,19 +1,17 @@
 // The product catalogue and its requirements (API.md "Products and their requirements"):
 // GET /v1/products, GET /v1/products/{id}, GET /v1/products/{id}/requirements (products/read; the
-// same catalogue for every partner), and POST /v1/submissions/validate (submissions/write): the
-// create body judged at once by the rule set the create job uses (shared/domain/submission-rules.ts),
-// creating nothing.
+// same catalogue for every partner). POST /v1/submissions/validate, which judges a create body by a
+// product's requirements, is the submissions' (resources/submissions/routes.ts).
 import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
 import { isUuid } from '@partner/shared/domain/ids';
 import { requirementsFromJson } from '@partner/shared/domain/requirements';
-import { checkSubmission, submissionSchemaFor, utcToday } from '@partner/shared/domain/submission-rules';
+import { submissionSchemaFor } from '@partner/shared/domain/submission-rules';
 import type { Product__Output } from '@partner/shared/generated/partner/policy/v1/Product';
-import { grpcOptions, type GatewayContext, type GatewayState } from '../context.js';
-import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
-import { readJson } from '../http/body.js';
-import type { RouteDeps } from './deps.js';
+import { grpcOptions, type GatewayContext, type GatewayState } from '../../context.js';
+import { invalidQuery, pageParams, singleParams } from '../../http/list-query.js';
+import type { RouteDeps } from '../deps.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'active']);
 
@@ -108,20 +106,5 @@ export function productRoutes(router: Router<GatewayState>, deps: RouteDeps): vo
     }
     ctx.type = 'application/json';
     ctx.body = json;
-  });
-
-  router.post('/submissions/validate', deps.guard('submissions/write'), async (ctx) => {
-    // Only a body that is not JSON, or not an object, is a 400: a string with control characters is
-    // one of the errors the schema names (USABLE_TEXT), as a create would refuse it.
-    const body = await readJson(ctx, deps.config.jsonLimitBytes, { textProblems: 'leave' });
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new DomainError('validation_error', 'the request body must be a JSON object (a submission create body)', {
-        details: [{ field: '(body)', issue: 'must be a JSON object' }],
-      });
-    }
-    const productId = (body as { productId?: unknown }).productId;
-    const product = typeof productId === 'string' && isUuid(productId) ? await deps.products(productId.toLowerCase()) : undefined;
-    const errors = checkSubmission(body, product, { today: utcToday(), sandbox: deps.config.environment === 'uat' });
-    ctx.body = { valid: errors.length === 0, errors, requirementsVersion: product?.active ? product.requirementsVersion : null };
   });
 }

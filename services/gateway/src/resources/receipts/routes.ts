@@ -9,9 +9,9 @@ import { isUuid } from '@partner/shared/domain/ids';
 import { isCursorShaped } from '@partner/shared/domain/list-cursor';
 import { CURSOR_ISSUE } from '@partner/shared/domain/list-page';
 import type { Receipt__Output } from '@partner/shared/generated/partner/submission/v1/Receipt';
-import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
-import { invalidQuery, pageParams, singleParams } from '../http/list-query.js';
-import type { Clients, RouteDeps } from './deps.js';
+import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../../context.js';
+import { invalidQuery, pageParams, singleParams } from '../../http/list-query.js';
+import type { Clients, RouteDeps } from '../deps.js';
 
 export const RECEIPT_KEYS_PATH = '/.well-known/receipt-keys.json';
 /** How long a gateway reuses the key document it read, and how long clients may cache it. */

@@ -9,10 +9,10 @@ import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/
 import { isUuid } from '@partner/shared/domain/ids';
 import type { Policy__Output } from '@partner/shared/generated/partner/policy/v1/Policy';
 import type { ListPoliciesRequest } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
-import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../context.js';
-import type { RouteDeps } from './deps.js';
+import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../../context.js';
+import type { RouteDeps } from '../deps.js';
 import { POLICY_STATUS } from '@partner/shared/domain/policies';
-import { invalidQuery, pageParams, singleParams, timestampParam } from '../http/list-query.js';
+import { invalidQuery, pageParams, singleParams, timestampParam } from '../../http/list-query.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince']);
 const POLICY_NUMBER_MAX = 64;

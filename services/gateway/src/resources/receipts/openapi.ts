@@ -1,9 +1,7 @@
 // Signed receipts' part of the OpenAPI document (GET /v1/receipts, GET /v1/submissions/{id}/receipts,
-// GET /.well-known/receipt-keys.json): schemas and paths, merged into document.ts and components.ts.
-import { ref, type Schema } from './schemas.js';
-import type { PathHelpers } from './events.js';
-
-type Obj = Record<string, unknown>;
+// GET /.well-known/receipt-keys.json): schemas and paths.
+import { apiHeaders, authErrors, baseHeaders, json, param, response, type Obj } from '../../openapi/common.js';
+import { ref, type Schema } from '../../openapi/schemas.js';
 
 // The shape of a receipt, for illustration: its payload is abridged and its signature is not a real one.
 const JWS_EXAMPLE =
@@ -97,15 +95,15 @@ export const receiptSchemas: Record<string, Schema> = {
   },
 };
 
-export function receiptPaths(h: PathHelpers & { baseHeaders(): Obj }): Obj {
-  const principal = h.param('PrincipalId');
+export function receiptPaths(): Obj {
+  const principal = param('PrincipalId');
   const listResponses = {
-    200: { description: 'One page of receipts, in seq order.', headers: h.apiHeaders(), content: h.json(ref('ReceiptPage')) },
-    400: h.response('BadRequest'),
-    ...h.authErrors(),
+    200: { description: 'One page of receipts, in seq order.', headers: apiHeaders(), content: json(ref('ReceiptPage')) },
+    400: response('BadRequest'),
+    ...authErrors(),
   };
   const keyHeaders = {
-    ...h.baseHeaders(),
+    ...baseHeaders(),
     ETag: { description: "The document's entity tag.", schema: { type: 'string' } },
     'Cache-Control': { description: '`public, max-age=300`.', schema: { type: 'string' } },
   };
@@ -120,8 +118,8 @@ export function receiptPaths(h: PathHelpers & { baseHeaders(): Obj }): Obj {
           'Keep them: with `/.well-known/receipt-keys.json` they prove offline what was received, and when. An unknown or repeated ' +
           'parameter, a bad `limit`, `afterSeq` or cursor is 400 `validation_error`.',
         parameters: [
-          h.param('Limit'),
-          h.param('Cursor'),
+          param('Limit'),
+          param('Cursor'),
           {
             name: 'afterSeq',
             in: 'query',
@@ -134,14 +132,14 @@ export function receiptPaths(h: PathHelpers & { baseHeaders(): Obj }): Obj {
       },
     },
     '/v1/submissions/{submissionId}/receipts': {
-      parameters: [h.param('SubmissionId')],
+      parameters: [param('SubmissionId')],
       get: {
         operationId: 'listSubmissionReceipts',
         tags: ['Receipts'],
         summary: "A submission's receipts",
         description: "The submission's receipt and its attachments' receipts, in `seq` order. Another partner's submission is 404.",
-        parameters: [h.param('Limit'), h.param('Cursor'), principal],
-        responses: { ...listResponses, 404: h.response('NotFound') },
+        parameters: [param('Limit'), param('Cursor'), principal],
+        responses: { ...listResponses, 404: response('NotFound') },
       },
     },
     '/.well-known/receipt-keys.json': {
@@ -153,7 +151,7 @@ export function receiptPaths(h: PathHelpers & { baseHeaders(): Obj }): Obj {
           'The keys that verify receipts (a JWK Set). Needs no token. Cacheable (`Cache-Control`, `ETag`; `If-None-Match` gives 304); ' +
           "a receipt whose `kid` your copy lacks was signed after a rotation: fetch the document again. Other methods answer 405.",
         security: [],
-        parameters: [h.param('IfNoneMatch')],
+        parameters: [param('IfNoneMatch')],
         responses: {
           200: {
             description: 'The key set.',
@@ -161,8 +159,8 @@ export function receiptPaths(h: PathHelpers & { baseHeaders(): Obj }): Obj {
             content: { 'application/jwk-set+json': { schema: ref('ReceiptKeySet') } },
           },
           304: { description: 'Not modified: the `If-None-Match` tag is current.', headers: keyHeaders },
-          405: h.response('MethodNotAllowed'),
-          503: h.response('Unavailable'),
+          405: response('MethodNotAllowed'),
+          503: response('Unavailable'),
         },
       },
     },
