@@ -44,7 +44,7 @@ export function pageParams(params: Map<string, string>, details: ErrorDetail[]):
 
 /**
  * A timestamp parameter (updatedSince, since, …): every route reads them with this one parser
- * (shared/time.ts: RFC 3339 with a zone, years 0001–9999 once the offset is applied). Returns the
+ * (shared/domain/time.ts: RFC 3339 with a zone, years 0001–9999 once the offset is applied). Returns the
  * instant as UTC ISO 8601 with milliseconds, or reports the parameter and returns undefined.
  */
 export function timestampParam(params: Map<string, string>, name: string, details: ErrorDetail[]): string | undefined {

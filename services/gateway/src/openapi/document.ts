@@ -2,11 +2,12 @@
 // error of the API (seed + API.md + docs/api.md). Built once per process from the environment's
 // addresses: servers is {base_url}, and the OAuth2 client-credentials scheme carries the token URL
 // and the environment's access scope. Per-operation permissions are enforced but, as the seed asks,
-// not listed here. Test/support/conformance.ts checks every response the system tests receive
-// against this document, so it stays true. This file holds the document's frame (its introduction,
-// this document's own path) and gathers the rest from the resource list (resources/index.ts): each
-// resource's tag, paths and schemas, the job results and the event data. The pieces operations
-// share are in common.ts, the components in components.ts, errors.ts, schemas.ts and security.ts.
+// not listed here. The system tests check every response they receive against this document
+// (test/support/conformance.ts), so it stays true. This file holds the document's frame (its
+// introduction, its own path) and gathers the rest from the resource list (resources/index.ts):
+// each resource's tag, paths and schemas, the job results and the event data. The pieces
+// operations share are in common.ts; the components in components.ts, errors.ts, schemas.ts and
+// security.ts.
 import { DEFAULT_MAX_JSON_VALUES, MAX_JSON_DEPTH } from '../http/json-scan.js';
 import { RESOURCES } from '../resources/index.js';
 import type { OpenApiParts } from '../resources/resource.js';

@@ -4,7 +4,7 @@
 import { ERROR_CODES } from '@partner/shared/domain/errors';
 import { ref, type Schema } from './schemas.js';
 
-/** The API's error table (code, HTTP status, retryable, meaning), made from the one in shared/errors.ts. */
+/** The API's error table (code, HTTP status, retryable, meaning), made from the one in shared/domain/errors.ts. */
 export const ERROR_CODE_TABLE: readonly [code: string, status: number, retryable: boolean, meaning: string][] = Object.entries(ERROR_CODES).map(
   ([code, info]) => [code, info.http, info.retryable, info.meaning] as const,
 );
