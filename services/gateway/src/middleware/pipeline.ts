@@ -1,10 +1,9 @@
 // The one middleware in front of the routes. For every request, in order: the request id (the
 // client's X-Request-Id when it is sane, a fresh one otherwise) and the request's time budget, the
 // server span when tracing is on, the in-flight gauge, the public routes (GET /v1/openapi.json and the
-// receipt keys, served without a token), authentication, the rate limit, the text check of the query string (http/text.ts), the routes;
-// then, whatever the outcome, the error envelope,
-// X-Request-Id and the security headers every API response carries, the RED metrics and one
-// access-log line.
+// receipt keys, served without a token), authentication, the rate limit, the text check of the query
+// string (http/text.ts), the routes; then, whatever the outcome, the error envelope, X-Request-Id and
+// the security headers every API response carries, the RED metrics and one access-log line.
 //
 // One level rather than a chain of seven keeps the cost of a request down, and it is the only frame a
 // request waiting under Prefer: wait stays suspended in: such a route returns at once and leaves
