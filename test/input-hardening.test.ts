@@ -15,15 +15,8 @@ import { type ClientCreds } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 import { PRODUCT } from './support/fixtures.js';
 import { until } from './support/poll.js';
-import { healthRoutes } from '../services/gateway/src/routes/health.js';
-import { policyRoutes } from '../services/gateway/src/routes/policies.js';
-import { submissionRoutes } from '../services/gateway/src/routes/submissions.js';
-import { jobRoutes } from '../services/gateway/src/routes/jobs.js';
-import { attachmentRoutes } from '../services/gateway/src/routes/attachments.js';
-import { listRoutes } from '../services/gateway/src/routes/lists.js';
-import { eventRoutes } from '../services/gateway/src/routes/events.js';
-import { webhookRoutes } from '../services/gateway/src/routes/webhooks.js';
-import type { RouteDeps } from '../services/gateway/src/routes/deps.js';
+import { RESOURCES } from '../services/gateway/src/resources/index.js';
+import type { RouteDeps } from '../services/gateway/src/resources/deps.js';
 import type { GatewayState } from '../services/gateway/src/context.js';
 
 let client: ClientCreds;
@@ -252,7 +245,7 @@ describe('paths are matched exactly', () => {
   const routes = (): [string, string][] => {
     const router = new Router<GatewayState>({ prefix: '/v1' });
     const deps = { config: { grpcTimeoutMs: 1000, jsonLimitBytes: 1024 }, clients: {}, waiters: {}, guard: () => async (_ctx: unknown, next: () => Promise<void>) => next() } as unknown as RouteDeps;
-    for (const register of [healthRoutes, policyRoutes, submissionRoutes, jobRoutes, attachmentRoutes, listRoutes, eventRoutes, webhookRoutes]) register(router, deps);
+    for (const resource of RESOURCES) resource.routes?.(router, deps);
     const out: [string, string][] = [];
     for (const layer of router.stack) {
       for (const method of layer.methods) out.push([method, layer.path.replace(/:[A-Za-z]+/g, 'x')]);

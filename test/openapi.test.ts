@@ -9,20 +9,11 @@ import { join } from 'node:path';
 import Router from '@koa/router';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ERROR_CODES } from '@partner/shared/domain/errors';
-import { healthRoutes } from '../services/gateway/src/routes/health.js';
-import { policyRoutes } from '../services/gateway/src/routes/policies.js';
-import { submissionRoutes } from '../services/gateway/src/routes/submissions.js';
-import { withdrawRoutes } from '../services/gateway/src/routes/withdraw.js';
-import { jobRoutes } from '../services/gateway/src/routes/jobs.js';
-import { attachmentRoutes } from '../services/gateway/src/routes/attachments.js';
-import { listRoutes } from '../services/gateway/src/routes/lists.js';
-import { eventRoutes } from '../services/gateway/src/routes/events.js';
-import { webhookRoutes } from '../services/gateway/src/routes/webhooks.js';
-import { productRoutes } from '../services/gateway/src/routes/products.js';
-import { RECEIPT_KEYS_PATH, receiptRoutes } from '../services/gateway/src/routes/receipts.js';
-import type { RouteDeps } from '../services/gateway/src/routes/deps.js';
+import { RECEIPT_KEYS_PATH } from '../services/gateway/src/resources/receipts/routes.js';
+import { RESOURCES } from '../services/gateway/src/resources/index.js';
+import type { RouteDeps } from '../services/gateway/src/resources/deps.js';
 import type { GatewayState } from '../services/gateway/src/context.js';
-import { ERROR_CODE_TABLE } from '../services/gateway/src/openapi/schemas.js';
+import { ERROR_CODE_TABLE } from '../services/gateway/src/openapi/errors.js';
 import { checkResponse, conformance } from './support/conformance.js';
 import { ROOT, type ApiResponse } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
@@ -122,7 +113,7 @@ describe('the document and the gateway stay in step', () => {
   it('lists exactly the operations the gateway routes', () => {
     const router = new Router<GatewayState>({ prefix: '/v1' });
     const deps = { config: { grpcTimeoutMs: 1000, jsonLimitBytes: 1024 }, clients: {}, waiters: {}, guard: () => async (_ctx: unknown, next: () => Promise<void>) => next() } as unknown as RouteDeps;
-    for (const register of [healthRoutes, policyRoutes, submissionRoutes, withdrawRoutes, jobRoutes, attachmentRoutes, listRoutes, eventRoutes, webhookRoutes, productRoutes, receiptRoutes]) register(router, deps);
+    for (const resource of RESOURCES) resource.routes?.(router, deps);
     const routed = new Set<string>();
     for (const layer of router.stack) {
       for (const method of layer.methods) {
@@ -132,7 +123,7 @@ describe('the document and the gateway stay in step', () => {
     const documented = new Set<string>();
     for (const [path, item] of Object.entries((conformance().doc as Doc).paths)) {
       for (const method of Object.keys(item)) {
-        // The public documents are answered before the router (routes/openapi.ts, routes/receipts.ts receiptKeysRoute).
+        // The public documents are answered before the router (openapi/route.ts, resources/receipts/routes.ts receiptKeysRoute).
         if (method !== 'parameters' && method !== 'head' && path !== '/v1/openapi.json' && path !== RECEIPT_KEYS_PATH) documented.add(`${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, '{}')}`);
       }
     }

@@ -1,6 +1,6 @@
 // The SDK's event types (issue 35) come from the OpenAPI document: sdk/client/src/event-types.ts is what
 // scripts/gen-sdk-events.mjs writes from the document's `webhooks` (every event type, ping included,
-// each `data` from services/gateway/src/openapi/events.ts), and `PartnerEvent` is a union on `type`
+// each `data` from the eventData of services/gateway/src/resources/*/index.ts), and `PartnerEvent` is a union on `type`
 // whose check narrows `data` (type-checked here against the built SDK, as a partner compiles it).
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -7,7 +7,6 @@
 // answers 503 `unavailable` with Retry-After itself, and mutations are accepted into the outbox while
 // NATS is down). They are reported on /readyz's body and /dependencies.
 import { cachedProductRules, type ProductLookup } from '@partner/shared/domain/product-cache';
-import { productRoutes } from './routes/products.js';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '@partner/shared/telemetry/logger';
@@ -24,18 +23,9 @@ import { setJsonValueLimit } from './http/body.js';
 import { KeyStore } from './jwks.js';
 import { rateLimiter } from './middleware/rate-limit.js';
 import { gatewayMetrics, type GatewayMetrics } from './metrics.js';
-import type { Clients, RouteDeps } from './routes/deps.js';
-import { healthRoutes } from './routes/health.js';
-import { policyRoutes } from './routes/policies.js';
-import { submissionRoutes } from './routes/submissions.js';
-import { withdrawRoutes } from './routes/withdraw.js';
-import { jobRoutes } from './routes/jobs.js';
-import { attachmentRoutes } from './routes/attachments.js';
-import { listRoutes } from './routes/lists.js';
-import { eventRoutes } from './routes/events.js';
-import { webhookRoutes } from './routes/webhooks.js';
-import { openapiRoute } from './routes/openapi.js';
-import { receiptKeysRoute, receiptRoutes } from './routes/receipts.js';
+import type { Clients, RouteDeps } from './resources/deps.js';
+import { RESOURCES } from './resources/index.js';
+import { openapiRoute } from './openapi/route.js';
 import { SettlementWaiters } from './settlement-waiters.js';
 import { ClientStates } from './client-state.js';
 import { natsNames } from '@partner/shared/nats/client';
@@ -83,17 +73,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
   // Strict: a path with a trailing slash is another path, which no route has (404 not_found), rather
   // than an alias of one (GET /v1/submissions/ answered the list; a method the alias lacked, 405).
   const router = new Router<GatewayState>({ prefix: '/v1', strict: true });
-  healthRoutes(router, routeDeps);
-  policyRoutes(router, routeDeps);
-  submissionRoutes(router, routeDeps);
-  withdrawRoutes(router, routeDeps);
-  jobRoutes(router, routeDeps);
-  attachmentRoutes(router, routeDeps);
-  listRoutes(router, routeDeps);
-  eventRoutes(router, routeDeps);
-  webhookRoutes(router, routeDeps);
-  productRoutes(router, routeDeps);
-  receiptRoutes(router, routeDeps);
+  for (const resource of RESOURCES) resource.routes?.(router, routeDeps);
 
   app.use(
     pipeline({
@@ -101,8 +81,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
       metrics,
       requestTimeoutMs: config.requestTimeoutMs,
       ...(tracerProviderRegistered() ? { tracing: { trustTraceparent: config.trustTraceparent } } : {}),
-      openapi: openapiRoute(config),
-      receiptKeys: receiptKeysRoute(clients, config.grpcTimeoutMs),
+      publicRoutes: [openapiRoute(config), ...RESOURCES.flatMap((r) => (r.publicRoute ? [r.publicRoute(routeDeps)] : []))],
       authenticate: authenticator({
         issuer: config.issuer,
         audience: config.audience,

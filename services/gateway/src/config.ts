@@ -3,7 +3,7 @@ import { EnvReader } from '@partner/shared/config/env';
 import { readBase, readNats, type BaseConfig, type NatsConfig } from '@partner/shared/process/config';
 import { readAllowedPorts, readAllowLoopbackTargets } from '@partner/shared/net/webhook-targets';
 import { defaultAddress, defaultPort, defaultUrl } from '@partner/shared/process/registry';
-import { readAttachments, type AttachmentConfig } from './attachments/config.js';
+import { readAttachments, type AttachmentConfig } from './resources/attachments/config.js';
 import { parseDeprecations, type DeprecationRule } from './http/deprecation.js';
 
 export interface GatewayConfig extends BaseConfig, NatsConfig {

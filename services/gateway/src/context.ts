@@ -37,6 +37,12 @@ export interface GatewayState {
 export type GatewayContext = Koa.ParameterizedContext<GatewayState>;
 export type GatewayMiddleware = Koa.Middleware<GatewayState>;
 
+/**
+ * A request answered before authentication (a public document: the OpenAPI document, the receipt
+ * keys): true, or a promise of its answer, when the request was for it; false or undefined when not.
+ */
+export type PublicRoute = (ctx: GatewayContext) => boolean | Promise<void> | undefined;
+
 export function callerOf(ctx: GatewayContext): Caller {
   const caller = ctx.state.caller;
   if (!caller) throw new Error('route reached without an authenticated caller');

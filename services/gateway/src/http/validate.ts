@@ -14,7 +14,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).de
 // verbose: a failing oneOf is reported with the description of the schema that holds it (detail()).
 const ajv = new Ajv({ allErrors: true, strict: true, useDefaults: false, coerceTypes: false, verbose: true });
 addFormats(ajv, { mode: 'full', formats: ['uuid'] });
-// Dates and timestamps read as everywhere else (shared/time.ts): real ones, years 0001–9999 only.
+// Dates and timestamps read as everywhere else (shared/domain/time.ts): real ones, years 0001–9999 only.
 ajv.addFormat('date', { type: 'string', validate: isCalendarDate });
 ajv.addFormat('date-time', { type: 'string', validate: (s: string) => parseTimestamp(s) !== undefined });
 

@@ -4,7 +4,7 @@ import { newJobId } from '@partner/shared/domain/ids';
 import { isSettled, jobView, type JobKind, type JobView } from '@partner/shared/domain/jobs';
 import { callerOf, grpcOptions, ownerOf, type GatewayContext } from '../context.js';
 import { fingerprint, parseIdempotencyKey } from '../http/idempotency.js';
-import type { RouteDeps } from '../routes/deps.js';
+import type { RouteDeps } from '../resources/deps.js';
 import { preferredWait, readJob, respondAccepted, respondSettledMutation } from './responses.js';
 import { answerOnSettlement, holdWait } from './prefer-wait.js';
 import type { Waiter } from '../settlement-waiters.js';

@@ -4,7 +4,7 @@ import { createLogger } from '@partner/shared/telemetry/logger';
 import type { JobView } from '@partner/shared/domain/jobs';
 import type { GatewayContext } from '../context.js';
 import { SettlementWaiters, type Waiter } from '../settlement-waiters.js';
-import type { RouteDeps } from '../routes/deps.js';
+import type { RouteDeps } from '../resources/deps.js';
 import { answerOnSettlement } from './prefer-wait.js';
 import { fakeNats } from '../settlement-waiters.test-helper.js';
 

@@ -3,7 +3,7 @@
 import { DomainError } from '@partner/shared/domain/errors';
 import { isSettled, type JobView } from '@partner/shared/domain/jobs';
 import { ownerOf, type GatewayContext } from '../context.js';
-import type { RouteDeps } from '../routes/deps.js';
+import type { RouteDeps } from '../resources/deps.js';
 import { holderOf, type Waiter } from '../settlement-waiters.js';
 import { readJob } from './responses.js';
 

@@ -6,7 +6,7 @@ import { jobView, type JobView } from '@partner/shared/domain/jobs';
 import { grpcOptions, ownerOf, type GatewayContext } from '../context.js';
 import { renderError } from '../middleware/errors.js';
 import { parsePreferWait } from '../http/prefer.js';
-import type { RouteDeps } from '../routes/deps.js';
+import type { RouteDeps } from '../resources/deps.js';
 
 export const RETRY_AFTER_S = 5;
 

@@ -1,10 +1,9 @@
 // The one middleware in front of the routes. For every request, in order: the request id (the
 // client's X-Request-Id when it is sane, a fresh one otherwise) and the request's time budget, the
-// server span when tracing is on, the in-flight gauge, GET /v1/openapi.json (served without a token),
-// authentication, the rate limit, the text check of the query string (http/text.ts), the routes;
-// then, whatever the outcome, the error envelope,
-// X-Request-Id and the security headers every API response carries, the RED metrics and one
-// access-log line.
+// server span when tracing is on, the in-flight gauge, the public routes (GET /v1/openapi.json and the
+// receipt keys, served without a token), authentication, the rate limit, the text check of the query
+// string (http/text.ts), the routes; then, whatever the outcome, the error envelope, X-Request-Id and
+// the security headers every API response carries, the RED metrics and one access-log line.
 //
 // One level rather than a chain of seven keeps the cost of a request down, and it is the only frame a
 // request waiting under Prefer: wait stays suspended in: such a route returns at once and leaves
@@ -14,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError } from '@partner/shared/domain/errors';
 import type { Logger } from '@partner/shared/telemetry/logger';
 import { context, startHttpServerSpan, traceIdOf, type HttpServerSpan } from '@partner/shared/telemetry/tracing';
-import type { GatewayContext, GatewayMiddleware } from '../context.js';
+import type { GatewayContext, GatewayMiddleware, PublicRoute } from '../context.js';
 import type { GatewayMetrics } from '../metrics.js';
 import { asDomainError, renderError } from './errors.js';
 import { checkQueryText } from '../http/text.js';
@@ -28,10 +27,8 @@ export interface PipelineOptions {
   requestTimeoutMs: number;
   /** Server spans, made only when a tracer provider is registered (otherwise they would be no-ops). */
   tracing?: { trustTraceparent: boolean };
-  /** Answers a request for the OpenAPI document; returns whether it was one. */
-  openapi(ctx: GatewayContext): boolean;
-  /** Answers a request for the receipt keys (routes/receipts.ts); undefined when it is not one. */
-  receiptKeys?(ctx: GatewayContext): Promise<void> | undefined;
+  /** Asked in order before authentication: the first that takes the request answers it. */
+  publicRoutes: readonly PublicRoute[];
   /** Sets ctx.state.caller, or throws. */
   authenticate(ctx: GatewayContext): Promise<void>;
   /** Takes a token of the caller's limit and sets the RateLimit headers, or throws. */
@@ -78,9 +75,11 @@ export function pipeline(opts: PipelineOptions): GatewayMiddleware {
     const started = process.hrtime.bigint();
     metrics.inflight.inc();
     try {
-      if (opts.openapi(ctx)) return;
-      const keys = opts.receiptKeys?.(ctx);
-      if (keys) return await keys;
+      for (const route of opts.publicRoutes) {
+        const answered = route(ctx);
+        if (answered === true) return;
+        if (answered) return await answered;
+      }
       await opts.authenticate(ctx);
       opts.rateLimit(ctx);
       // Every route's query parameters are usable text (no control characters, no lone surrogates).

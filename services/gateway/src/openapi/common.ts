@@ -1,6 +1,6 @@
-// The pieces the OpenAPI document's operations are built from (document.ts, events.ts, webhooks.ts):
-// references to the shared components, the headers every answer carries, and the responses and
-// descriptions every mutation, list and authenticated operation shares.
+// The pieces the OpenAPI document's operations are built from (document.ts and every resource's
+// openapi.ts): references to the shared components, the headers every answer carries, and the
+// responses and descriptions every mutation, list and authenticated operation shares.
 import { ref, type Schema } from './schemas.js';
 
 export type Obj = Record<string, unknown>;

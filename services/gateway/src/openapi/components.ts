@@ -1,15 +1,10 @@
-// The OpenAPI document's `components`: the OAuth2 security scheme (the environment's token URL and
-// scope), and the parameters, headers, error responses and schemas the operations refer to.
+// The OpenAPI document's `components`: the security scheme (security.ts), the parameters, headers and
+// error responses the operations share, and the schemas: the shared ones (schemas.ts, errors.ts) and
+// every resource's, gathered by document.ts.
 import { apiHeaders, header, json, type Obj } from './common.js';
 import type { OpenApiOptions } from './options.js';
-import { eventSchemas } from './events.js';
-import { productSchemas } from './products.js';
-import { ref, schemas, type Schema } from './schemas.js';
-import { clearanceSchemas } from './clearance.js';
-import { webhookSchemas } from './webhooks.js';
-import { receiptSchemas } from './receipts.js';
-
-export const SECURITY_SCHEME = 'partnerOAuth';
+import { ref, type Schema } from './schemas.js';
+import { securitySchemes } from './security.js';
 
 const errorResponse = (description: string, headers: Obj = {}): Obj => ({
   description,
@@ -17,30 +12,11 @@ const errorResponse = (description: string, headers: Obj = {}): Obj => ({
   content: json(ref('Error')),
 });
 
-/** The components for one environment (its token URL and access scope). */
-export function components(opts: Pick<OpenApiOptions, 'tokenUrl' | 'scope' | 'environment'>): Obj {
+/** The components for one environment (its token URL and access scope), with the document's schemas. */
+export function components(opts: Pick<OpenApiOptions, 'tokenUrl' | 'scope' | 'environment'>, schemas: Record<string, Schema>): Obj {
   const stringHeader = (description: string, schema: Schema = { type: 'string' }, required = false): Obj => ({ description, required, schema });
   return {
-    securitySchemes: {
-      [SECURITY_SCHEME]: {
-        type: 'oauth2',
-        description:
-          'OAuth 2.0 client credentials (RFC 6749 §4.4). POST the token URL with HTTP Basic client authentication (client id and ' +
-          'secret, each form-urlencoded) and the form body `grant_type=client_credentials&scope=<the access scope>`. The answer is ' +
-          '`{access_token, token_type: "Bearer", expires_in}`: cache the token and reuse it until shortly before `expires_in` runs out. ' +
-          'Token errors follow RFC 6749 §5.2 (`{error, error_description}`): 401 `invalid_client`, 400 `invalid_request`, ' +
-          '`unsupported_grant_type` or `invalid_scope`, 429 `temporarily_unavailable` after too many failed attempts, 503 ' +
-          '`temporarily_unavailable` while the token service cannot reach its database (both with `Retry-After`). ' +
-          "A token with another environment's scope is refused here with 403 `insufficient_scope`. Besides the scope, every " +
-          'operation needs a permission provisioned to the client; without it the answer is 403 `forbidden`.',
-        flows: {
-          clientCredentials: {
-            tokenUrl: opts.tokenUrl,
-            scopes: { [opts.scope]: `Access to the ${opts.environment} environment's API.` },
-          },
-        },
-      },
-    },
+    securitySchemes: securitySchemes(opts),
     parameters: {
       PrincipalId: {
         name: 'x-principal-id',
@@ -159,6 +135,6 @@ export function components(opts: Pick<OpenApiOptions, 'tokenUrl' | 'scope' | 'en
       Internal: errorResponse('`internal` (retryable): something unexpected went wrong. Retry with backoff; report the `X-Request-Id` if it persists.'),
       Unavailable: errorResponse('`unavailable` (retryable): a dependency is unavailable. Retry after `Retry-After` seconds.', { 'Retry-After': header('Retry-After') }),
     },
-    schemas: { ...schemas, ...eventSchemas, ...webhookSchemas, ...clearanceSchemas, ...productSchemas, ...receiptSchemas },
+    schemas,
   };
 }

@@ -1,0 +1,92 @@
+// GET /v1/policies and GET /v1/policies/{id} (policies/read), answered by the policy service.
+// The query string is validated here, every bad parameter reported at once in `details`
+// (400 validation_error): unknown or repeated parameters, limit 1..200, status, productId,
+// policyNumber, updatedSince (timestampParam: RFC 3339, years 0001–9999). The cursor is opaque to
+// the gateway: the policy service
+// issued it, signed it, and checks that it belongs to this caller and these filters.
+import type Router from '@koa/router';
+import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
+import { isUuid } from '@partner/shared/domain/ids';
+import type { Policy__Output } from '@partner/shared/generated/partner/policy/v1/Policy';
+import type { ListPoliciesRequest } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
+import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../../context.js';
+import type { RouteDeps } from '../deps.js';
+import { POLICY_STATUS } from '@partner/shared/domain/policies';
+import { invalidQuery, pageParams, singleParams, timestampParam } from '../../http/list-query.js';
+
+const LIST_PARAMS = new Set(['limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince']);
+const POLICY_NUMBER_MAX = 64;
+export function parseListQuery(ctx: GatewayContext): Omit<ListPoliciesRequest, 'owner'> {
+  const details: ErrorDetail[] = [];
+  const params = singleParams(ctx.querystring, LIST_PARAMS, details);
+  const req: Omit<ListPoliciesRequest, 'owner'> = { ...pageParams(params, details) };
+
+  const status = params.get('status');
+  if (status !== undefined) {
+    if (POLICY_STATUS.is(status)) req.status = POLICY_STATUS.toProto(status);
+    else details.push({ field: 'status', issue: `must be one of ${POLICY_STATUS.names.join(', ')}` });
+  }
+  const productId = params.get('productId');
+  if (productId !== undefined) {
+    if (isUuid(productId)) req.productId = productId.toLowerCase();
+    else details.push({ field: 'productId', issue: 'must be a UUID' });
+  }
+  const policyNumber = params.get('policyNumber');
+  if (policyNumber !== undefined) {
+    const length = [...policyNumber].length;
+    if (length >= 1 && length <= POLICY_NUMBER_MAX && !/\p{C}/u.test(policyNumber) && policyNumber.trim() === policyNumber) {
+      req.policyNumber = policyNumber;
+    } else {
+      details.push({ field: 'policyNumber', issue: `must be 1-${POLICY_NUMBER_MAX} characters without control characters or surrounding spaces` });
+    }
+  }
+  const updatedSince = timestampParam(params, 'updatedSince', details);
+  if (updatedSince !== undefined) req.updatedSince = updatedSince;
+  if (details.length > 0) throw invalidQuery(details);
+  return req;
+}
+
+/** The API's policy record. Amounts stay decimal strings; submissionId is absent when there is none. */
+export function policyRecord(p: Policy__Output): Record<string, unknown> {
+  return {
+    policyId: p.policyId,
+    policyNumber: p.policyNumber,
+    status: POLICY_STATUS.fromProto(p.status),
+    productId: p.productId,
+    insured: { legalName: p.insured?.legalName ?? '' },
+    effectiveDate: p.effectiveDate,
+    expirationDate: p.expirationDate,
+    premium: { amount: p.premium?.amount ?? '', currency: p.premium?.currency ?? '' },
+    ...(p.submissionId ? { submissionId: p.submissionId } : {}),
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
+  };
+}
+
+export function policyRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
+  const callOptions = (ctx: GatewayContext) => grpcOptions(ctx, deps.config.grpcTimeoutMs);
+
+  router.get('/policies', deps.guard('policies/read'), async (ctx) => {
+    const query = parseListQuery(ctx);
+    const res = await deps.clients.policy.ListPolicies(
+      { owner: ownerOf(ctx), ...query },
+      callOptions(ctx),
+    );
+    ctx.body = { items: res.policies.map(policyRecord), nextCursor: res.nextPageToken || null };
+  });
+
+  router.get('/policies/:id', deps.guard('policies/read'), async (ctx) => {
+    const details: ErrorDetail[] = [];
+    singleParams(ctx.querystring, new Set(), details);
+    if (details.length > 0) throw invalidQuery(details);
+    const id = ctx.params.id ?? '';
+    // A malformed id names no policy: 404 like an unknown one, without asking the policy service.
+    if (!isUuid(id)) throw notFound('policy');
+    const res = await deps.clients.policy.GetPolicy(
+      { owner: ownerOf(ctx), policyId: id.toLowerCase() },
+      callOptions(ctx),
+    );
+    if (!res.policy) throw new DomainError('internal', 'internal error');
+    ctx.body = policyRecord(res.policy);
+  });
+}
