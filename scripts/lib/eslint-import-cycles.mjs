@@ -26,7 +26,7 @@ function packageRootOf(file) {
   return packageRoots.get(dir);
 }
 
-/** The file a relative specifier names, NodeNext style ('./foo.js' is foo.ts), or undefined. */
+/** The file a relative specifier names, NodeNext style (a specifier ending in .js names the .ts beside it), or undefined. */
 function resolveSpecifier(fromFile, specifier) {
   if (!specifier.startsWith('./') && !specifier.startsWith('../')) return undefined;
   const base = resolve(dirname(fromFile), specifier);

@@ -18,7 +18,7 @@ export const MAX_FILE_NAME_BYTES = 255;
 const UNSAFE_NAME_CHARS = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}"\\/*:<>?|]/u;
 
 /**
- * True for a name the gateway's sanitiser (gateway/src/attachments/file-names.ts) could have produced:
+ * True for a name the gateway's sanitiser (gateway/src/resources/attachments/file-names.ts) could have produced:
  * the submission service stores nothing else.
  */
 export function isSafeFileName(name: string): boolean {
