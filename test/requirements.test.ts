@@ -174,6 +174,21 @@ describe('POST /v1/submissions/validate', () => {
     expect(fieldsOf(control.body.errors)).toEqual(['applicant.legalName', 'externalRef']);
     expect(await countJobs()).toBe(jobs);
   });
+  it('names at most 100 problems, and says when there were more (issue 48, 4)', async () => {
+    const many = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`unknown${i}`, 1]));
+    const v = await validate({ ...body(), ...many });
+    expect(v.status).toBe(200);
+    expect(v.body.valid).toBe(false);
+    expect(v.body.errors).toHaveLength(100);
+    expect(v.body.errors[0]).toEqual({ field: 'unknown0', code: 'unknown_field', message: 'is not a known field' });
+    expect(v.body.errorsTruncated).toBe(true);
+    expect(v.text.length).toBeLessThan(10_000);
+    // Exactly 100 problems: all of them, and no flag.
+    const own = (await validate(body())).body.errors.length as number;
+    const hundred = await validate({ ...body(), ...Object.fromEntries(Array.from({ length: 100 - own }, (_, i) => [`unknown${i}`, 1])) });
+    expect(hundred.body.errors).toHaveLength(100);
+    expect(hundred.body).not.toHaveProperty('errorsTruncated');
+  });
 });
 
 describe('POST /v1/submissions/validate on hostile strings', () => {

@@ -117,6 +117,12 @@ export function submissionSchemaFor(product: Pick<ProductRules, 'productId' | 'r
   };
 }
 
+/**
+ * At most this many problems in validate's answer (the first ones found, in document order); with
+ * more, `errorsTruncated: true` says so. A body with 3,000 unknown keys was a 221 KB answer.
+ */
+export const MAX_VALIDATION_ERRORS = 100;
+
 /** One problem of a body: the field (dotted path), a code and a sentence. */
 export interface RuleError {
   field: string;

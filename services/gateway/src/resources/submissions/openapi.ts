@@ -4,7 +4,7 @@
 // the reference cannot drift from the behaviour.
 import { SUBMISSION_STATUS_NAMES } from '@partner/shared/domain/clearance';
 import { JOB_FAILURE_CODES } from '@partner/shared/domain/sandbox';
-import { submissionCreateSchema } from '@partner/shared/domain/submission-rules';
+import { MAX_VALIDATION_ERRORS, submissionCreateSchema } from '@partner/shared/domain/submission-rules';
 import { apiHeaders, authErrors, json, LIST_400, MUTATION_DESCRIPTION, mutationResponses, param, response, timestampParam, type Obj } from '../../openapi/common.js';
 import { ref, UUID_EXAMPLE, type Schema } from '../../openapi/schemas.js';
 import { clearanceListParam } from '../clearance/openapi.js';
@@ -190,6 +190,10 @@ export const submissionSchemas: Record<string, Schema> = {
         },
       },
       requirementsVersion: { type: ['integer', 'null'], description: 'The version judged against; null when the product is unknown or inactive.' },
+      errorsTruncated: {
+        const: true,
+        description: `Present (true) only when more than ${MAX_VALIDATION_ERRORS} problems were found: \`errors\` holds the first ${MAX_VALIDATION_ERRORS}, in the order of the body.`,
+      },
     },
     examples: [
       { valid: true, errors: [], requirementsVersion: 3 },
