@@ -8,6 +8,7 @@ import getRawBody from 'raw-body';
 import { DomainError } from '@partner/shared/domain/errors';
 import type { GatewayContext } from '../context.js';
 import { DEFAULT_MAX_JSON_VALUES, MAX_JSON_DEPTH, scanJson, type JsonScanLimits } from './json-scan.js';
+import { chargeJsonBody } from '../middleware/rate-limit.js';
 
 // The values limit is a setting of the app (JSON_MAX_VALUES), kept on Koa's app.context, the
 // prototype of every ctx, so that each route's call stays readJson(ctx, byteLimit).
@@ -35,6 +36,8 @@ export async function readJson(ctx: GatewayContext, limit: number, opts: { textP
     if (type === 'encoding.unsupported') throw new DomainError('unsupported_media_type', 'the body must be UTF-8');
     throw new DomainError('invalid_json', 'the request body could not be read completely');
   }
+  // A body that came without Content-Length pays its cost in the rate limit now (middleware/rate-limit.ts).
+  if (!Number.isFinite(declared)) chargeJsonBody(ctx, Buffer.byteLength(text));
   const details = scanJson(text, (ctx as unknown as WithLimits)[SCAN_LIMITS] ?? DEFAULT_LIMITS);
   // POST /v1/submissions/validate leaves them to the schema, which names them as errors of a 200.
   if (details.length > 0 && opts.textProblems !== 'leave') throw new DomainError('validation_error', 'the request body is invalid; see details', { details });

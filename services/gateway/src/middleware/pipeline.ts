@@ -97,6 +97,10 @@ export function pipeline(opts: PipelineOptions): GatewayMiddleware {
       // A route that failed after it had started a wait: nobody will await that answer.
       ctx.state.answer?.cancel();
       renderError(ctx, asDomainError(err, logger, ctx));
+      // Refused before its body was read (429, 413, 401, …): close the connection after the answer
+      // instead of reading the rest only to drop it, so a client cannot make the gateway take in
+      // bodies it will never judge (issue 48, 3).
+      if (!ctx.req.complete) ctx.set('Connection', 'close');
     } finally {
       complete(ctx, started, server);
     }

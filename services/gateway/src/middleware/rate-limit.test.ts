@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TokenBuckets } from './rate-limit.js';
+import { jsonBodyCost, TokenBuckets } from './rate-limit.js';
 
 describe('TokenBuckets', () => {
   it('allows a burst, then refills at the sustained rate', () => {
@@ -35,5 +35,20 @@ describe('TokenBuckets', () => {
     c.take('c', loose, 0);
     expect(c.take('c', { rps: 1, burst: 1 }, 0).allowed).toBe(true);
     expect(c.take('c', { rps: 1, burst: 1 }, 0).allowed).toBe(false);
+  });
+
+  it('counts a JSON body as one request per 64 KiB begun, never more than the burst', () => {
+    expect([0, 1, 65_536, 65_537, 1024 * 1024].map(jsonBodyCost)).toEqual([1, 1, 1, 2, 16]);
+    const b = new TokenBuckets();
+    const limit = { rps: 50, burst: 100 };
+    // A burst of 1 MiB bodies: six pass (6 × 16 = 96), the seventh waits for its 16 tokens.
+    const passed = Array.from({ length: 7 }, () => b.take('c', limit, 0, 16).allowed);
+    expect(passed).toEqual([true, true, true, true, true, true, false]);
+    expect(b.take('c', limit, 0, 16).retryAfterS).toBe(1);
+    // A small request still passes on what is left.
+    expect(b.take('c', limit, 0).allowed).toBe(true);
+    // A cost above the burst is the burst: such a request passes once the bucket is full.
+    const tiny = new TokenBuckets();
+    expect(tiny.take('t', { rps: 1, burst: 5 }, 0, 17).allowed).toBe(true);
   });
 });
