@@ -1,17 +1,20 @@
 // `partner webhooks …`: endpoints that receive the events as signed deliveries, their secrets and
 // delivery logs. Every change is a job, waited for like every other mutation (--wait, --idempotency-key).
-import type { PartnerClient, WebhookDelivery, WebhookDeliveryListParams, WebhookEndpoint, WebhookEndpointUpdate, WebhookEventType } from '@partner/sdk';
+import type { PartnerClient, WebhookDelivery, WebhookDeliveryListParams, WebhookEndpoint, WebhookEndpointCreate, WebhookEndpointUpdate } from '@partner/sdk';
 import { webhooks } from '@partner/sdk';
 import { EXIT, intOption, mutation, showList, UsageError, type Command, type Values } from '../command.js';
 
 const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
+/** What an endpoint subscribes to: a list of event types, or "*" alone (the server checks which). */
+type EventTypes = WebhookEndpointCreate['eventTypes'];
+
 /** --types a,b (default: every type, "*"). */
-function typesOf(v: Values, fallback?: WebhookEventType[]): WebhookEventType[] | undefined {
+function typesOf(v: Values, fallback?: EventTypes): EventTypes | undefined {
   if (v.types === undefined) return fallback;
   const types = v.types.split(',').map((t) => t.trim()).filter(Boolean);
   if (types.length === 0) throw new UsageError('--types needs at least one event type (or * for all)');
-  return types as WebhookEventType[];
+  return types as EventTypes;
 }
 
 const ENDPOINT_COLUMNS: [string, string][] = [
