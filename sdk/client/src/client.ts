@@ -12,9 +12,11 @@
 // done by one connection (connection.ts: the transport, the jobs, the mutation pattern) and one client
 // per resource, each in its own file with its types: `client.submissions`, `client.policies`,
 // `client.jobs`, `client.attachments`, `client.products`, `client.receipts`, `client.events`,
-// `client.webhookEndpoints`. A new resource is a new file and one line here. The flat methods below
-// (createSubmission, listPolicies, …) are the same calls under the names the SDK has always had.
-import { Attachments, type AttachmentDownload } from './attachments.js';
+// `client.webhookEndpoints`. A new resource is a new file and two lines here (its field and its
+// `new`). The flat methods below (createSubmission, listPolicies, …) are the same calls under the
+// names the SDK has always had.
+import { Attachments, type Attachment, type AttachmentDeleted, type AttachmentDownload } from './attachments.js';
+import type { SubmissionWithdraw } from './clearance.js';
 import { connect, type Connection } from './connection.js';
 import { EventFeed, type EventListParams, type EventPage, type FollowOptions, type FollowParams, type PartnerEvent } from './events.js';
 import type { Job, JobCanceled, JobListItem, JobListParams, Jobs, SettledJob } from './jobs.js';
@@ -23,7 +25,6 @@ import type { CallOptions, MutationOptions, PartnerClientOptions, UploadOptions,
 import { Policies, type Policy, type PolicyListParams } from './policies.js';
 import { Products, type Product, type ProductListParams, type ProductRequirements } from './products.js';
 import { Receipts, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams } from './receipts.js';
-import type { SubmissionWithdraw } from './clearance.js';
 import { Submissions, type Submission, type SubmissionCreate, type SubmissionListParams, type SubmissionResult, type ValidationResult } from './submissions.js';
 import type { WithResponse } from './transport.js';
 import type { Health, Page, PageParams } from './types.js';
@@ -40,7 +41,6 @@ import {
   type WebhookRecovered,
   type WebhookSecretRotated,
 } from './webhook-endpoints.js';
-import type { Attachment, AttachmentDeleted } from './attachments.js';
 
 export class PartnerClient {
   private readonly connection: Connection;
