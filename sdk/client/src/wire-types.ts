@@ -4,6 +4,112 @@
 // event-types.ts); test/sdk-types.test.ts fails when this file is stale. The SDK exports these under
 // its own names from the file of each resource (submissions.ts, jobs.ts, …).
 
+export interface Address {
+  line1: string;
+  line2?: string;
+  city: string;
+  region: string;
+  postalCode: string;
+  /** ISO 3166-1 alpha-2. */
+  country: string;
+}
+
+/** The applicant as stored: `taxId` (9 digits) and `address` appear only when the create gave them. */
+export interface Applicant {
+  legalName: string;
+  /** US FEIN, 9 digits. */
+  taxId?: string;
+  address?: Address;
+}
+
+export interface Attachment {
+  attachmentId: string;
+  submissionId: string;
+  /** The uploaded name made safe: no path, no control characters or quotes, at most 255 UTF-8 bytes. */
+  fileName: string;
+  /** Media type the file is stored and served with. */
+  contentType:
+    | 'application/pdf' | 'image/png' | 'image/jpeg' | 'image/tiff' | 'text/plain' | 'text/csv'
+    | 'application/json' | 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
+    | 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' | 'application/vnd.ms-excel';
+  sizeBytes: number;
+  /** Lowercase hex SHA-256 of the bytes (also the content ETag). */
+  sha256: string;
+  documentType: DocumentType;
+  createdAt: string;
+  /** In an attachment.create job's result only: the attachment's signed receipt. */
+  receipt?: string;
+}
+
+export interface AttachmentDeleted {
+  attachmentId: string;
+  deleted: true;
+}
+
+export interface AttachmentPage {
+  items: Attachment[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/**
+ * What attachments of one document type a submission needs and may have. An upload that breaks it fails its
+ * job with 422 `requirements_not_met` naming `documentType` (`max` reached), `contentType` or `size`. A type
+ * the product does not list has no rule.
+ */
+export interface AttachmentRule {
+  documentType: string;
+  /** Attachments of this type the submission needs; until they are there it is in `currentlyDue`. */
+  min: number;
+  /** At most this many (null: no limit). */
+  max: number | null;
+  /** Allowed media types (empty: any the generic rules allow). */
+  mediaTypes: string[];
+  /** Largest file (null: the generic limit). */
+  maxBytes: number | null;
+}
+
+/**
+ * The upload form: a `file` part (with a filename) and an optional `documentType` field. Allowed file types:
+ * application/pdf, image/png, image/jpeg, image/tiff, text/plain, text/csv, application/json,
+ * application/vnd.openxmlformats-officedocument.spreadsheetml.sheet,
+ * application/vnd.openxmlformats-officedocument.wordprocessingml.document, application/vnd.ms-excel (a part
+ * sent as `application/octet-stream` is typed by its file extension).
+ */
+export interface AttachmentUpload {
+  /** The file. Must not be empty. */
+  file: string;
+  documentType?: DocumentType;
+}
+
+/**
+ * Whether this submission holds its risk. A carrier takes a risk from one partner only, the first to submit
+ * it: within one tenant and product, effective dates within 60 days, the same `taxId` (basis `tax_id`), else
+ * the same normalized legal name with the same `country` and `postalCode` (`name_address`), else the same
+ * normalized name (`name_only`). `cleared`: no earlier live (not withdrawn) submission of the risk;
+ * `duplicate`: an earlier live one of your own (`duplicateOf`); `blocked`: an earlier live one of another
+ * partner (`tax_id` or `name_address`); `review`: a `name_only` match with another partner, which a person
+ * decides. Nothing about another partner's submission is ever shown: `blocked` and `review` carry only
+ * `basis`. When the submission holding a risk is withdrawn, the earliest blocked one becomes `cleared`
+ * (`submission.clearance_changed`).
+ */
+export interface Clearance {
+  status: 'cleared' | 'duplicate' | 'blocked' | 'review';
+  /** How the risk matched; null when `cleared`. */
+  basis: 'tax_id' | 'name_address' | 'name_only' | null;
+  /** Only for `duplicate`: your own earlier submission of the risk. */
+  duplicateOf?: string;
+  decidedAt: string;
+}
+
+/** Kind of insurance document; `other` when not given. */
+export type DocumentType = 'application' | 'loss_run' | 'schedule_of_values' | 'financials' | 'other';
+
+/** Body of every error response. */
+export interface ErrorBody {
+  error: ErrorObject;
+}
+
 /**
  * One problem with the request: the field (body field path such as `applicant.legalName`, query parameter or
  * header name) and what is wrong with it.
@@ -62,9 +168,80 @@ export interface ErrorObject {
   details?: ErrorDetail[];
 }
 
-/** Body of every error response. */
-export interface ErrorBody {
+/**
+ * Something that happened to the partner's resources. The same JSON in the feed and in a webhook delivery.
+ * `data` by type: `job.succeeded` / `job.failed` / `job.canceled` — the job as `GET /v1/jobs/{id}` shows it,
+ * with `kind`; `submission.created`, `submission.withdrawn`, `submission.clearance_changed` — the submission
+ * as `GET /v1/submissions/{id}` shows it; `attachment.created` — the attachment record; `attachment.deleted`
+ * — `{submissionId, attachmentId}`; `submission.requirements_updated` — the submission (its
+ * `requirements.currentlyDue` changed); `product.requirements_changed` — the product as `GET
+ * /v1/products/{id}` shows it (sent to every partner).
+ */
+export interface Event {
+  id: string;
+  type: EventType;
+  timestamp: string;
+  /** What the event is about (see the type). */
+  data: Record<string, unknown>;
+}
+
+export interface EventPage {
+  items: Event[];
+  /**
+   * Never null: pass it as `cursor` to read on from here, even after an empty page (any `types`). An empty
+   * page returns the cursor it was given, unchanged. Positions are the partner's own: nothing in a cursor
+   * reveals other partners' activity.
+   */
+  nextCursor: string;
+}
+
+export type EventType =
+  | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
+  | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
+  | 'submission.requirements_updated' | 'product.requirements_changed';
+
+export interface Health {
+  status: 'ok';
+  /** Account the credentials are bound to. */
+  tenant: string;
+  /** Partner the credentials are bound to. */
+  partnerId: string;
+  /** The principal the request was attributed to with `x-principal-id`; null without that header. */
+  principalId: string | null;
+}
+
+/**
+ * A job as `GET /v1/jobs/{id}` shows it: settled (`succeeded` with `result`, `failed` with `error`, or
+ * `canceled` with the `canceled` error), or the `processing` body while it is accepted or running.
+ */
+export type Job<T = unknown> = JobSucceeded<T> | JobFailed | JobCanceled | JobProcessing;
+
+/**
+ * A job its partner cancelled before it started (`POST /v1/jobs/{jobId}/cancel`): settled, it never takes
+ * effect. `error` is always `{code: "canceled", retryable: false}`; a request that was waiting on the
+ * mutation was answered with it (409 `canceled`).
+ */
+export interface JobCanceled {
+  id: string;
+  kind: JobKind;
+  status: 'canceled';
+  /** The error every cancelled job carries (an `ErrorObject` with code `canceled`). */
+  error: {
+    code: 'canceled';
+    message: string;
+    retryable: false;
+  };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface JobFailed {
+  id: string;
+  kind: JobKind;
+  status: 'failed';
   error: ErrorObject;
+  createdAt: string;
+  updatedAt: string;
 }
 
 /**
@@ -78,20 +255,205 @@ export interface JobFailedError {
   jobId: string;
 }
 
+/** A mutation accepted as a job that has not settled (yet). Poll `statusUrl`, honouring `Retry-After`. */
+export interface JobHandle {
+  id: string;
+  /** Always `accepted`, even for a replay of a job that has progressed; read the job at `statusUrl`. */
+  status: 'accepted';
+  /** Absolute URL of `GET /v1/jobs/{id}` for this job. */
+  statusUrl: string;
+}
+
+/** What the job does: the mutation that queued it. New kinds may be added within `/v1`. */
+export type JobKind =
+  | 'submission.create' | 'submission.withdraw' | 'attachment.create' | 'attachment.delete'
+  | 'webhook_endpoint.create' | 'webhook_endpoint.update' | 'webhook_endpoint.delete'
+  | 'webhook_endpoint.rotate_secret' | 'webhook_endpoint.recover' | 'webhook_endpoint.ping';
+
+/** A job in the list: settled exactly as `GET /v1/jobs/{id}` shows it, or `processing` with its times. */
+export type JobListItem<T = unknown> = JobSucceeded<T> | JobFailed | JobCanceled | JobListProcessing;
+
+/** An unsettled job (accepted or running) as the job list shows it. */
+export interface JobListProcessing {
+  id: string;
+  kind: JobKind;
+  status: 'processing';
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface JobPage<T = unknown> {
+  items: JobListItem<T>[];
+  /** Pass as `cursor` (with the same filters) for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/**
+ * The job has not settled: poll again after `retryAfter` seconds (the `Retry-After` header says the same).
+ */
+export interface JobProcessing {
+  id: string;
+  status: 'processing';
+  retryAfter: number;
+}
+
+/**
+ * What the job's mutation returned: a submission result, an attachment record or deletion, or a webhook
+ * endpoint, its deletion, a secret rotation (never the secret), a recovery or a ping.
+ */
+export type JobResult =
+  | SubmissionResult | Submission | Attachment | AttachmentDeleted | WebhookEndpoint | WebhookEndpointDeleted
+  | WebhookSecretRotated | WebhookRecovered | WebhookPinged;
+
+/**
+ * A job list filter: `processing` (not settled yet: accepted or running), `succeeded`, `failed` or
+ * `canceled`.
+ */
+export type JobStatusFilter = 'processing' | 'succeeded' | 'failed' | 'canceled';
+
+export interface JobSucceeded<T = unknown> {
+  id: string;
+  kind: JobKind;
+  status: 'succeeded';
+  result: T;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Money {
+  /** Decimal amount as a string, never a number. */
+  amount: string;
+  /** ISO 4217 currency code. */
+  currency: string;
+}
+
 /**
  * An error before any job was created (`Error`), or the error of the job the request created or replayed
  * (`JobFailedError`).
  */
 export type MutationError = ErrorBody | JobFailedError;
 
-export interface Health {
-  status: 'ok';
-  /** Account the credentials are bound to. */
-  tenant: string;
-  /** Partner the credentials are bound to. */
-  partnerId: string;
-  /** The principal the request was attributed to with `x-principal-id`; null without that header. */
+export interface Policy {
+  policyId: string;
+  policyNumber: string;
+  status: PolicyStatus;
+  productId: string;
+  insured: {
+    legalName: string;
+  };
+  effectiveDate: string;
+  expirationDate: string;
+  premium: Money;
+  /** Present only when the policy came from a submission. */
+  submissionId?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface PolicyPage {
+  items: Policy[];
+  /** Pass as `cursor` (with the same filters) for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+export type PolicyStatus = 'active' | 'cancelled' | 'expired' | 'pending';
+
+/** A product of the catalogue. The catalogue is the same for every partner. */
+export interface Product {
+  productId: string;
+  name: string;
+  /** Only active products accept submissions (else the job fails `unknown_product`). */
+  active: boolean;
+  /** Bumped by every change of the requirements (`product.requirements_changed`). */
+  requirementsVersion: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ProductPage {
+  items: Product[];
+  /** null on the last page. */
+  nextCursor: string | null;
+}
+
+/**
+ * What the product accepts, machine-readable. `submissionSchema` is a JSON Schema 2020-12 document of the
+ * create body for this product (the generic rules plus its required applicant fields), generated from the
+ * rules the server applies: a body a standard validator (Ajv 2020) accepts passes the server's schema and
+ * field checks, and one it rejects is rejected. The effective-date window is counted in UTC from the day the
+ * job runs, so only the server (and `POST /v1/submissions/validate`) can check it.
+ */
+export interface ProductRequirements {
+  productId: string;
+  /** The requirements version (`requirementsVersion` of the product). */
+  version: number;
+  /** JSON Schema 2020-12 (with `$schema`) of the create body for this product. */
+  submissionSchema: Record<string, unknown>;
+  applicant: {
+    required: Array<'taxId' | 'address'>;
+  };
+  /**
+   * The effective date must lie this many days after today (UTC), bounds included; null bound: none. null:
+   * any date.
+   */
+  effectiveDate: {
+    minDaysAhead: number | null;
+    maxDaysAhead: number | null;
+  } | null;
+  attachments: AttachmentRule[];
+}
+
+export interface Receipt {
+  /** The receipt's place in the partner's chain. */
+  seq: number;
+  kind: 'submission.received' | 'attachment.received';
+  submissionId: string;
+  jws: string;
+  issuedAt: string;
+}
+
+/**
+ * A JWK Set (RFC 7517) of every receipt public key ever used, newest first. Besides the JWK members each key
+ * has `signedFrom` and, once a rotation retired it, `signedUntil` (RFC 3339): the receipts it signed have an
+ * `iat` in that range (whole seconds). A key is never removed, so receipts verify forever.
+ */
+export interface ReceiptKeySet {
+  keys: Array<{
+    kty: 'EC';
+    crv?: 'P-256';
+    x?: string;
+    y?: string;
+    kid: string;
+    alg: 'ES256';
+    use?: 'sig';
+    signedFrom: string;
+    signedUntil?: string;
+  }>;
+}
+
+export interface ReceiptPage {
+  items: Receipt[];
+  /** Pass as `cursor` (with the same filters) for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+export interface Submission {
+  submissionId: string;
+  submissionName: string;
+  /** `submitted`, or `withdrawn` once its partner withdrew it. */
+  status: 'submitted' | 'withdrawn';
+  externalRef: string;
+  submissionType: 'application';
+  effectiveDate: string;
+  productId: string;
+  applicant: Applicant;
+  /** The principal the creating request was attributed to, or null. */
   principalId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  requirements: SubmissionRequirements;
+  clearance: Clearance;
+  withdrawal?: Withdrawal;
 }
 
 /**
@@ -161,6 +523,22 @@ export interface SubmissionCreate {
   };
 }
 
+export interface SubmissionPage {
+  items: Submission[];
+  /** Pass as `cursor` (with the same filters) for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/**
+ * The product's requirements version that judged the submission at create (0 for submissions made before
+ * requirements existed), and the attachment types whose `min` is not met yet. When an upload or delete
+ * changes that list, `submission.requirements_updated` is emitted.
+ */
+export interface SubmissionRequirements {
+  version: number;
+  currentlyDue: string[];
+}
+
 /**
  * The result of a submission job: returned inline (200) when it settles within the wait, and as the `result`
  * of the succeeded job.
@@ -174,263 +552,54 @@ export interface SubmissionResult {
   receipt?: string;
 }
 
-/** The applicant as stored: `taxId` (9 digits) and `address` appear only when the create gave them. */
-export interface Applicant {
-  legalName: string;
-  /** US FEIN, 9 digits. */
-  taxId?: string;
-  address?: Address;
-}
-
-export interface Address {
-  line1: string;
-  line2?: string;
-  city: string;
-  region: string;
-  postalCode: string;
-  /** ISO 3166-1 alpha-2. */
-  country: string;
-}
-
-export interface Submission {
-  submissionId: string;
-  submissionName: string;
-  /** `submitted`, or `withdrawn` once its partner withdrew it. */
-  status: 'submitted' | 'withdrawn';
-  externalRef: string;
-  submissionType: 'application';
-  effectiveDate: string;
-  productId: string;
-  applicant: Applicant;
-  /** The principal the creating request was attributed to, or null. */
-  principalId: string | null;
-  createdAt: string;
-  updatedAt: string;
-  requirements: SubmissionRequirements;
-  clearance: Clearance;
-  withdrawal?: Withdrawal;
-}
-
-/** A mutation accepted as a job that has not settled (yet). Poll `statusUrl`, honouring `Retry-After`. */
-export interface JobHandle {
-  id: string;
-  /** Always `accepted`, even for a replay of a job that has progressed; read the job at `statusUrl`. */
-  status: 'accepted';
-  /** Absolute URL of `GET /v1/jobs/{id}` for this job. */
-  statusUrl: string;
+/** Why the submission is withdrawn. Unknown fields are refused (400 naming them). */
+export interface SubmissionWithdraw {
+  reason: 'duplicate' | 'applicant_withdrew' | 'entered_in_error' | 'other';
+  /** Free text, 1–500 characters. */
+  note?: string;
 }
 
 /**
- * The job has not settled: poll again after `retryAfter` seconds (the `Retry-After` header says the same).
+ * `valid: true`: a create with this body now succeeds unless the product changes first. `valid: false`:
+ * `errors` lists the fields the create would refuse (a create stops at its first stage: a body the generic
+ * schema refuses is a 400 naming those fields; one that breaks the product's requirements fails its job with
+ * `requirements_not_met` naming these).
  */
-export interface JobProcessing {
-  id: string;
-  status: 'processing';
-  retryAfter: number;
-}
-
-export interface JobSucceeded<T = unknown> {
-  id: string;
-  kind: JobKind;
-  status: 'succeeded';
-  result: T;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface JobFailed {
-  id: string;
-  kind: JobKind;
-  status: 'failed';
-  error: ErrorObject;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/**
- * A job its partner cancelled before it started (`POST /v1/jobs/{jobId}/cancel`): settled, it never takes
- * effect. `error` is always `{code: "canceled", retryable: false}`; a request that was waiting on the
- * mutation was answered with it (409 `canceled`).
- */
-export interface JobCanceled {
-  id: string;
-  kind: JobKind;
-  status: 'canceled';
-  /** The error every cancelled job carries (an `ErrorObject` with code `canceled`). */
-  error: {
-    code: 'canceled';
+export interface ValidationResult {
+  valid: boolean;
+  errors: Array<{
+    field: string;
+    code:
+      | 'required' | 'unknown_field' | 'invalid' | 'out_of_window' | 'unknown_product' | 'invalid_sandbox_directive';
     message: string;
-    retryable: false;
-  };
-  createdAt: string;
-  updatedAt: string;
+  }>;
+  /** The version judged against; null when the product is unknown or inactive. */
+  requirementsVersion: number | null;
 }
 
-/**
- * A job as `GET /v1/jobs/{id}` shows it: settled (`succeeded` with `result`, `failed` with `error`, or
- * `canceled` with the `canceled` error), or the `processing` body while it is accepted or running.
- */
-export type Job<T = unknown> = JobSucceeded<T> | JobFailed | JobCanceled | JobProcessing;
-
-/** What the job does: the mutation that queued it. New kinds may be added within `/v1`. */
-export type JobKind =
-  | 'submission.create' | 'submission.withdraw' | 'attachment.create' | 'attachment.delete'
-  | 'webhook_endpoint.create' | 'webhook_endpoint.update' | 'webhook_endpoint.delete'
-  | 'webhook_endpoint.rotate_secret' | 'webhook_endpoint.recover' | 'webhook_endpoint.ping';
-
-/**
- * A job list filter: `processing` (not settled yet: accepted or running), `succeeded`, `failed` or
- * `canceled`.
- */
-export type JobStatusFilter = 'processing' | 'succeeded' | 'failed' | 'canceled';
-
-/** An unsettled job (accepted or running) as the job list shows it. */
-export interface JobListProcessing {
-  id: string;
-  kind: JobKind;
-  status: 'processing';
-  createdAt: string;
-  updatedAt: string;
+export interface WebhookDelivery {
+  deliveryId: string;
+  eventId: string;
+  eventType:
+    | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
+    | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
+    | 'submission.requirements_updated' | 'product.requirements_changed' | 'webhook_endpoint.ping';
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  /** Null before the first attempt. */
+  lastAttemptAt: string | null;
+  /** While pending: when the next attempt is due. */
+  nextAttemptAt?: string;
+  /** The HTTP status of the last answer (absent when none was received). */
+  lastResponseStatus?: number;
+  /** Why the last attempt failed. */
+  lastError?: string;
 }
 
-/** A job in the list: settled exactly as `GET /v1/jobs/{id}` shows it, or `processing` with its times. */
-export type JobListItem<T = unknown> = JobSucceeded<T> | JobFailed | JobCanceled | JobListProcessing;
-
-export interface JobPage<T = unknown> {
-  items: JobListItem<T>[];
-  /** Pass as `cursor` (with the same filters) for the next page; null on the last page. */
+export interface WebhookDeliveryPage {
+  items: WebhookDelivery[];
   nextCursor: string | null;
 }
-
-export interface SubmissionPage {
-  items: Submission[];
-  /** Pass as `cursor` (with the same filters) for the next page; null on the last page. */
-  nextCursor: string | null;
-}
-
-/**
- * What the job's mutation returned: a submission result, an attachment record or deletion, or a webhook
- * endpoint, its deletion, a secret rotation (never the secret), a recovery or a ping.
- */
-export type JobResult =
-  | SubmissionResult | Submission | Attachment | AttachmentDeleted | WebhookEndpoint | WebhookEndpointDeleted
-  | WebhookSecretRotated | WebhookRecovered | WebhookPinged;
-
-export interface Money {
-  /** Decimal amount as a string, never a number. */
-  amount: string;
-  /** ISO 4217 currency code. */
-  currency: string;
-}
-
-export type PolicyStatus = 'active' | 'cancelled' | 'expired' | 'pending';
-
-export interface Policy {
-  policyId: string;
-  policyNumber: string;
-  status: PolicyStatus;
-  productId: string;
-  insured: {
-    legalName: string;
-  };
-  effectiveDate: string;
-  expirationDate: string;
-  premium: Money;
-  /** Present only when the policy came from a submission. */
-  submissionId?: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface PolicyPage {
-  items: Policy[];
-  /** Pass as `cursor` (with the same filters) for the next page; null on the last page. */
-  nextCursor: string | null;
-}
-
-/** Kind of insurance document; `other` when not given. */
-export type DocumentType = 'application' | 'loss_run' | 'schedule_of_values' | 'financials' | 'other';
-
-/**
- * The upload form: a `file` part (with a filename) and an optional `documentType` field. Allowed file types:
- * application/pdf, image/png, image/jpeg, image/tiff, text/plain, text/csv, application/json,
- * application/vnd.openxmlformats-officedocument.spreadsheetml.sheet,
- * application/vnd.openxmlformats-officedocument.wordprocessingml.document, application/vnd.ms-excel (a part
- * sent as `application/octet-stream` is typed by its file extension).
- */
-export interface AttachmentUpload {
-  /** The file. Must not be empty. */
-  file: string;
-  documentType?: DocumentType;
-}
-
-export interface Attachment {
-  attachmentId: string;
-  submissionId: string;
-  /** The uploaded name made safe: no path, no control characters or quotes, at most 255 UTF-8 bytes. */
-  fileName: string;
-  /** Media type the file is stored and served with. */
-  contentType:
-    | 'application/pdf' | 'image/png' | 'image/jpeg' | 'image/tiff' | 'text/plain' | 'text/csv'
-    | 'application/json' | 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
-    | 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' | 'application/vnd.ms-excel';
-  sizeBytes: number;
-  /** Lowercase hex SHA-256 of the bytes (also the content ETag). */
-  sha256: string;
-  documentType: DocumentType;
-  createdAt: string;
-  /** In an attachment.create job's result only: the attachment's signed receipt. */
-  receipt?: string;
-}
-
-export interface AttachmentPage {
-  items: Attachment[];
-  /** Pass as `cursor` for the next page; null on the last page. */
-  nextCursor: string | null;
-}
-
-export interface AttachmentDeleted {
-  attachmentId: string;
-  deleted: true;
-}
-
-export type EventType =
-  | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
-  | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
-  | 'submission.requirements_updated' | 'product.requirements_changed';
-
-/**
- * Something that happened to the partner's resources. The same JSON in the feed and in a webhook delivery.
- * `data` by type: `job.succeeded` / `job.failed` / `job.canceled` — the job as `GET /v1/jobs/{id}` shows it,
- * with `kind`; `submission.created`, `submission.withdrawn`, `submission.clearance_changed` — the submission
- * as `GET /v1/submissions/{id}` shows it; `attachment.created` — the attachment record; `attachment.deleted`
- * — `{submissionId, attachmentId}`; `submission.requirements_updated` — the submission (its
- * `requirements.currentlyDue` changed); `product.requirements_changed` — the product as `GET
- * /v1/products/{id}` shows it (sent to every partner).
- */
-export interface Event {
-  id: string;
-  type: EventType;
-  timestamp: string;
-  /** What the event is about (see the type). */
-  data: Record<string, unknown>;
-}
-
-export interface EventPage {
-  items: Event[];
-  /**
-   * Never null: pass it as `cursor` to read on from here, even after an empty page (any `types`). An empty
-   * page returns the cursor it was given, unchanged. Positions are the partner's own: nothing in a cursor
-   * reveals other partners' activity.
-   */
-  nextCursor: string;
-}
-
-/** An event type an endpoint subscribes to, or `*` (alone) for all of them. */
-export type WebhookEventType =
-  | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
-  | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
-  | 'submission.requirements_updated' | 'product.requirements_changed' | '*';
 
 export interface WebhookEndpoint {
   endpointId: string;
@@ -476,6 +645,16 @@ export interface WebhookEndpointCreate {
   secret?: string;
 }
 
+export interface WebhookEndpointDeleted {
+  endpointId: string;
+  deleted: true;
+}
+
+export interface WebhookEndpointPage {
+  items: WebhookEndpoint[];
+  nextCursor: string | null;
+}
+
 export interface WebhookEndpointUpdate {
   /**
    * Where deliveries are POSTed: `https` (`http` too in UAT), at most 2048 characters, no credentials or
@@ -499,14 +678,26 @@ export interface WebhookEndpointUpdate {
   status?: 'enabled' | 'disabled';
 }
 
-export interface WebhookEndpointPage {
-  items: WebhookEndpoint[];
-  nextCursor: string | null;
+/** An event type an endpoint subscribes to, or `*` (alone) for all of them. */
+export type WebhookEventType =
+  | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
+  | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
+  | 'submission.requirements_updated' | 'product.requirements_changed' | '*';
+
+export interface WebhookPinged {
+  endpointId: string;
+  eventId: string;
 }
 
-export interface WebhookEndpointDeleted {
+export interface WebhookRecover {
+  since: string;
+}
+
+export interface WebhookRecovered {
   endpointId: string;
-  deleted: true;
+  since: string;
+  /** Deliveries queued (again). */
+  queued: number;
 }
 
 export interface WebhookSecret {
@@ -524,66 +715,6 @@ export interface WebhookSecretRotated {
   previousSecretExpiresAt: string;
 }
 
-export interface WebhookRecover {
-  since: string;
-}
-
-export interface WebhookRecovered {
-  endpointId: string;
-  since: string;
-  /** Deliveries queued (again). */
-  queued: number;
-}
-
-export interface WebhookPinged {
-  endpointId: string;
-  eventId: string;
-}
-
-export interface WebhookDelivery {
-  deliveryId: string;
-  eventId: string;
-  eventType:
-    | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
-    | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
-    | 'submission.requirements_updated' | 'product.requirements_changed' | 'webhook_endpoint.ping';
-  status: 'pending' | 'succeeded' | 'failed';
-  attempts: number;
-  /** Null before the first attempt. */
-  lastAttemptAt: string | null;
-  /** While pending: when the next attempt is due. */
-  nextAttemptAt?: string;
-  /** The HTTP status of the last answer (absent when none was received). */
-  lastResponseStatus?: number;
-  /** Why the last attempt failed. */
-  lastError?: string;
-}
-
-export interface WebhookDeliveryPage {
-  items: WebhookDelivery[];
-  nextCursor: string | null;
-}
-
-/**
- * Whether this submission holds its risk. A carrier takes a risk from one partner only, the first to submit
- * it: within one tenant and product, effective dates within 60 days, the same `taxId` (basis `tax_id`), else
- * the same normalized legal name with the same `country` and `postalCode` (`name_address`), else the same
- * normalized name (`name_only`). `cleared`: no earlier live (not withdrawn) submission of the risk;
- * `duplicate`: an earlier live one of your own (`duplicateOf`); `blocked`: an earlier live one of another
- * partner (`tax_id` or `name_address`); `review`: a `name_only` match with another partner, which a person
- * decides. Nothing about another partner's submission is ever shown: `blocked` and `review` carry only
- * `basis`. When the submission holding a risk is withdrawn, the earliest blocked one becomes `cleared`
- * (`submission.clearance_changed`).
- */
-export interface Clearance {
-  status: 'cleared' | 'duplicate' | 'blocked' | 'review';
-  /** How the risk matched; null when `cleared`. */
-  basis: 'tax_id' | 'name_address' | 'name_only' | null;
-  /** Only for `duplicate`: your own earlier submission of the risk. */
-  duplicateOf?: string;
-  decidedAt: string;
-}
-
 /** Present once the submission is withdrawn. */
 export interface Withdrawal {
   reason: 'duplicate' | 'applicant_withdrew' | 'entered_in_error' | 'other';
@@ -591,135 +722,37 @@ export interface Withdrawal {
   withdrawnAt: string;
 }
 
-/** Why the submission is withdrawn. Unknown fields are refused (400 naming them). */
-export interface SubmissionWithdraw {
-  reason: 'duplicate' | 'applicant_withdrew' | 'entered_in_error' | 'other';
-  /** Free text, 1–500 characters. */
-  note?: string;
-}
-
-/** A product of the catalogue. The catalogue is the same for every partner. */
-export interface Product {
-  productId: string;
-  name: string;
-  /** Only active products accept submissions (else the job fails `unknown_product`). */
-  active: boolean;
-  /** Bumped by every change of the requirements (`product.requirements_changed`). */
-  requirementsVersion: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface ProductPage {
-  items: Product[];
-  /** null on the last page. */
-  nextCursor: string | null;
-}
-
-/**
- * What attachments of one document type a submission needs and may have. An upload that breaks it fails its
- * job with 422 `requirements_not_met` naming `documentType` (`max` reached), `contentType` or `size`. A type
- * the product does not list has no rule.
- */
-export interface AttachmentRule {
-  documentType: string;
-  /** Attachments of this type the submission needs; until they are there it is in `currentlyDue`. */
-  min: number;
-  /** At most this many (null: no limit). */
-  max: number | null;
-  /** Allowed media types (empty: any the generic rules allow). */
-  mediaTypes: string[];
-  /** Largest file (null: the generic limit). */
-  maxBytes: number | null;
-}
-
-/**
- * What the product accepts, machine-readable. `submissionSchema` is a JSON Schema 2020-12 document of the
- * create body for this product (the generic rules plus its required applicant fields), generated from the
- * rules the server applies: a body a standard validator (Ajv 2020) accepts passes the server's schema and
- * field checks, and one it rejects is rejected. The effective-date window is counted in UTC from the day the
- * job runs, so only the server (and `POST /v1/submissions/validate`) can check it.
- */
-export interface ProductRequirements {
-  productId: string;
-  /** The requirements version (`requirementsVersion` of the product). */
-  version: number;
-  /** JSON Schema 2020-12 (with `$schema`) of the create body for this product. */
-  submissionSchema: Record<string, unknown>;
-  applicant: {
-    required: Array<'taxId' | 'address'>;
-  };
+/** The query of `GET /v1/submissions/{submissionId}/attachments` (listAttachments). */
+export interface ListAttachmentsQuery {
+  /** Page size, 1..200 (outside that range 400). */
+  limit?: number;
   /**
-   * The effective date must lie this many days after today (UTC), bounds included; null bound: none. null:
-   * any date.
+   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
+   * first page.
    */
-  effectiveDate: {
-    minDaysAhead: number | null;
-    maxDaysAhead: number | null;
-  } | null;
-  attachments: AttachmentRule[];
+  cursor?: string;
 }
 
-/**
- * The product's requirements version that judged the submission at create (0 for submissions made before
- * requirements existed), and the attachment types whose `min` is not met yet. When an upload or delete
- * changes that list, `submission.requirements_updated` is emitted.
- */
-export interface SubmissionRequirements {
-  version: number;
-  currentlyDue: string[];
-}
-
-/**
- * `valid: true`: a create with this body now succeeds unless the product changes first. `valid: false`:
- * `errors` lists the fields the create would refuse (a create stops at its first stage: a body the generic
- * schema refuses is a 400 naming those fields; one that breaks the product's requirements fails its job with
- * `requirements_not_met` naming these).
- */
-export interface ValidationResult {
-  valid: boolean;
-  errors: Array<{
-    field: string;
-    code:
-      | 'required' | 'unknown_field' | 'invalid' | 'out_of_window' | 'unknown_product' | 'invalid_sandbox_directive';
-    message: string;
-  }>;
-  /** The version judged against; null when the product is unknown or inactive. */
-  requirementsVersion: number | null;
-}
-
-export interface Receipt {
-  /** The receipt's place in the partner's chain. */
-  seq: number;
-  kind: 'submission.received' | 'attachment.received';
-  submissionId: string;
-  jws: string;
-  issuedAt: string;
-}
-
-export interface ReceiptPage {
-  items: Receipt[];
-  /** Pass as `cursor` (with the same filters) for the next page; null on the last page. */
-  nextCursor: string | null;
-}
-
-/**
- * A JWK Set (RFC 7517) of every receipt public key ever used, newest first. Besides the JWK members each key
- * has `signedFrom` and, once a rotation retired it, `signedUntil` (RFC 3339): the receipts it signed have an
- * `iat` in that range (whole seconds). A key is never removed, so receipts verify forever.
- */
-export interface ReceiptKeySet {
-  keys: Array<{
-    kty: 'EC';
-    crv?: 'P-256';
-    x?: string;
-    y?: string;
-    kid: string;
-    alg: 'ES256';
-    use?: 'sig';
-    signedFrom: string;
-    signedUntil?: string;
-  }>;
+/** The query of `GET /v1/events` (listEvents). */
+export interface ListEventsQuery {
+  /** Page size, 1..200 (outside that range 400). */
+  limit?: number;
+  /**
+   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
+   * first page.
+   */
+  cursor?: string;
+  /**
+   * Without `cursor`: start at the events stored at or after this RFC 3339 timestamp (write `+` as `%2B`).
+   */
+  since?: string;
+  /**
+   * Only events of these types (a comma list of `job.succeeded`, `job.failed`, `job.canceled`,
+   * `submission.created`, `submission.withdrawn`, `submission.clearance_changed`, `attachment.created`,
+   * `attachment.deleted`, `webhook_endpoint.disabled`, `submission.requirements_updated`,
+   * `product.requirements_changed`).
+   */
+  types?: string;
 }
 
 /** The query of `GET /v1/policies` (listPolicies). */
@@ -770,8 +803,21 @@ export interface ListSubmissionsQuery {
   principalId?: string;
 }
 
-/** The query of `GET /v1/submissions/{submissionId}/attachments` (listAttachments). */
-export interface ListAttachmentsQuery {
+/** The query of `GET /v1/receipts` (listReceipts). */
+export interface ListReceiptsQuery {
+  /** Page size, 1..200 (outside that range 400). */
+  limit?: number;
+  /**
+   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
+   * first page.
+   */
+  cursor?: string;
+  /** Only receipts with a greater `seq` (e.g. the last one you stored). */
+  afterSeq?: number;
+}
+
+/** The query of `GET /v1/submissions/{submissionId}/receipts` (listSubmissionReceipts). */
+export interface ListSubmissionReceiptsQuery {
   /** Page size, 1..200 (outside that range 400). */
   limit?: number;
   /**
@@ -805,28 +851,6 @@ export interface ListJobsQuery {
   createdBefore?: string;
 }
 
-/** The query of `GET /v1/events` (listEvents). */
-export interface ListEventsQuery {
-  /** Page size, 1..200 (outside that range 400). */
-  limit?: number;
-  /**
-   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
-   * first page.
-   */
-  cursor?: string;
-  /**
-   * Without `cursor`: start at the events stored at or after this RFC 3339 timestamp (write `+` as `%2B`).
-   */
-  since?: string;
-  /**
-   * Only events of these types (a comma list of `job.succeeded`, `job.failed`, `job.canceled`,
-   * `submission.created`, `submission.withdrawn`, `submission.clearance_changed`, `attachment.created`,
-   * `attachment.deleted`, `webhook_endpoint.disabled`, `submission.requirements_updated`,
-   * `product.requirements_changed`).
-   */
-  types?: string;
-}
-
 /** The query of `GET /v1/products` (listProducts). */
 export interface ListProductsQuery {
   /** Page size, 1..200 (outside that range 400). */
@@ -838,17 +862,6 @@ export interface ListProductsQuery {
   cursor?: string;
   /** Only active (`true`) or inactive (`false`) products. */
   active?: 'true' | 'false';
-}
-
-/** The query of `GET /v1/webhook-endpoints` (listWebhookEndpoints). */
-export interface ListWebhookEndpointsQuery {
-  /** Page size, 1..200 (outside that range 400). */
-  limit?: number;
-  /**
-   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
-   * first page.
-   */
-  cursor?: string;
 }
 
 /** The query of `GET /v1/webhook-endpoints/{endpointId}/deliveries` (listWebhookDeliveries). */
@@ -866,21 +879,8 @@ export interface ListWebhookDeliveriesQuery {
   eventId?: string;
 }
 
-/** The query of `GET /v1/receipts` (listReceipts). */
-export interface ListReceiptsQuery {
-  /** Page size, 1..200 (outside that range 400). */
-  limit?: number;
-  /**
-   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
-   * first page.
-   */
-  cursor?: string;
-  /** Only receipts with a greater `seq` (e.g. the last one you stored). */
-  afterSeq?: number;
-}
-
-/** The query of `GET /v1/submissions/{submissionId}/receipts` (listSubmissionReceipts). */
-export interface ListSubmissionReceiptsQuery {
+/** The query of `GET /v1/webhook-endpoints` (listWebhookEndpoints). */
+export interface ListWebhookEndpointsQuery {
   /** Page size, 1..200 (outside that range 400). */
   limit?: number;
   /**
