@@ -2,74 +2,22 @@
 // Writes sdk/client/src/event-types.ts from the OpenAPI document (built: `npm run build` first): the
 // event types are the document's `webhooks` (one delivery per type: the feed's types and
 // webhook_endpoint.ping), each `data` typed from that delivery's schema (the `eventData` of the
-// resource that emits it, services/gateway/src/resources/<resource>/index.ts). A schema the SDK has a
-// type of the same name for becomes that type; any other is written out. `node scripts/gen-sdk-events.mjs --check` exits 1 when the file is stale
-// (test/sdk-events.test.ts runs it).
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// resource that emits it, services/gateway/src/resources/<resource>/index.ts). A component schema is
+// the wire type of its name (sdk/client/src/wire-types.ts, which scripts/gen-sdk-types.mjs writes from
+// the same document); anything else is written out.
+// `node scripts/gen-sdk-events.mjs --check` exits 1 when the file is stale (test/sdk-events.test.ts runs it).
 import { fileURLToPath } from 'node:url';
+import { loadDocument, quote, ROOT, schemaToTs, wireRef, writeOrCheck } from './lib/openapi-ts.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-export const OUT = `${root}sdk/client/src/event-types.ts`;
-
-/** The SDK's exported type names, by the file that exports them. */
-function sdkTypes() {
-  const dir = `${root}sdk/client/src/`;
-  const byName = new Map();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && f !== 'event-types.ts')) {
-    for (const m of readFileSync(dir + file, 'utf8').matchAll(/^export (?:interface|type) (\w+)/gm)) byName.set(m[1], `./${file.replace(/\.ts$/, '.js')}`);
-  }
-  return byName;
-}
-
-const quote = (s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+export const OUT = `${ROOT}sdk/client/src/event-types.ts`;
+const COMMAND = 'node scripts/gen-sdk-events.mjs';
 
 export async function generate() {
-  const { buildOpenApiDocument } = await import(`${root}services/gateway/dist/openapi/document.js`);
-  const doc = buildOpenApiDocument({ baseUrl: 'https://api.example.com', tokenUrl: 'https://auth.example.com/oauth2/token', scope: 'api.example.com/access', environment: 'uat' });
+  const doc = await loadDocument();
   const schemas = doc.components.schemas;
-  const known = sdkTypes();
-  const imports = new Map();
-
-  /** A JSON Schema as a TypeScript type. */
-  function ts(schema, indent = '') {
-    if (schema.$ref) {
-      const name = schema.$ref.replace('#/components/schemas/', '');
-      if (known.has(name)) {
-        if (!imports.has(known.get(name))) imports.set(known.get(name), new Set());
-        imports.get(known.get(name)).add(name);
-        return name;
-      }
-      return ts(schemas[name], indent);
-    }
-    if (schema.const !== undefined) return JSON.stringify(schema.const).replace(/^"(.*)"$/, "'$1'");
-    if (schema.enum) return schema.enum.map((v) => (typeof v === 'string' ? quote(v) : String(v))).join(' | ');
-    if (schema.oneOf || schema.anyOf) return (schema.oneOf ?? schema.anyOf).map((s) => ts(s, indent)).join(' | ');
-    if (schema.allOf) return schema.allOf.map((s) => ts(s, indent)).join(' & ');
-    const types = [].concat(schema.type ?? []);
-    if (types.length > 1) return types.map((t) => ts({ ...schema, type: t }, indent)).join(' | ');
-    switch (types[0]) {
-      case 'string':
-        return 'string';
-      case 'integer':
-      case 'number':
-        return 'number';
-      case 'boolean':
-        return 'boolean';
-      case 'null':
-        return 'null';
-      case 'array':
-        return `Array<${ts(schema.items ?? {}, indent)}>`;
-      case 'object': {
-        const props = Object.entries(schema.properties ?? {});
-        if (props.length === 0) return 'Record<string, unknown>';
-        const required = new Set(schema.required ?? []);
-        const inner = props.map(([k, v]) => `${indent}  ${/^\w+$/.test(k) ? k : quote(k)}${required.has(k) ? '' : '?'}: ${ts(v, `${indent}  `)};`);
-        return `{\n${inner.join('\n')}\n${indent}}`;
-      }
-      default:
-        return 'unknown';
-    }
-  }
+  /** The wire types the data types name. */
+  const wire = new Set();
+  const ts = (schema, indent) => schemaToTs(schema, { ref: wireRef(schemas, (name) => wire.add(name)) }, indent);
 
   /** The `data` schema of a delivery's body. */
   const dataOf = (body) => (body.allOf ? body.allOf.find((p) => p.properties?.data)?.properties.data : body.properties?.data) ?? { type: 'object' };
@@ -77,12 +25,11 @@ export async function generate() {
   const types = Object.keys(doc.webhooks);
   const feed = schemas.EventType.enum;
   const data = types.map((t) => `  ${quote(t)}: ${ts(dataOf(doc.webhooks[t].post.requestBody.content['application/json'].schema), '  ')};`);
-  const importLines = [...imports.entries()]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([from, names]) => `import type { ${[...names].sort().join(', ')} } from '${from}';`);
+  const importLines = wire.size > 0 ? [`import type { ${[...wire].sort().join(', ')} } from './wire-types.js';`] : [];
   return `// Generated by \`node scripts/gen-sdk-events.mjs\` from the OpenAPI document (its \`webhooks\`: one
-// delivery per event type, \`data\` from each gateway resource's eventData). Do not edit;
-// test/sdk-events.test.ts fails when it is stale.
+// delivery per event type, \`data\` from each gateway resource's eventData). Do not edit:
+// change the document, \`npm run build\`, then \`npm run -s gen:sdk\`; test/sdk-events.test.ts fails when
+// it is stale.
 ${importLines.join('\n')}
 
 /** Every event type: what a feed page or a webhook delivery can carry. */
@@ -100,16 +47,4 @@ ${data.join('\n')}
 `;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const text = await generate();
-  if (process.argv.includes('--check')) {
-    const now = readFileSync(OUT, 'utf8');
-    if (now !== text) {
-      process.stderr.write(`${OUT} is stale: run node scripts/gen-sdk-events.mjs\n`);
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(OUT, text);
-    process.stdout.write(`wrote ${OUT}\n`);
-  }
-}
+if (process.argv[1] === fileURLToPath(import.meta.url)) writeOrCheck(OUT, await generate(), COMMAND);

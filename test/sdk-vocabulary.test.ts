@@ -1,6 +1,8 @@
 // The SDK and CLI are standalone packages (they import no server code), so they keep their own copies
-// of the API's vocabularies. This reads those copies from their sources and holds them to the
-// server's one definition of each, so a new error code, event type or status cannot be missed there.
+// of the API's vocabularies: the SDK's are generated from the OpenAPI document (wire-types.ts,
+// event-types.ts), the CLI's and the error codes are written out. This reads those copies from their
+// sources and holds them to the server's one definition of each, so a new error code, event type or
+// status cannot be missed there.
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +15,8 @@ import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_DISABLED_REASONS, WEBHOOK_ENDPOINT_S
 import { ROOT } from './support/stack.js';
 
 const source = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+/** The SDK's wire types, generated from the OpenAPI document (scripts/gen-sdk-types.mjs). */
+const WIRE = 'sdk/client/src/wire-types.ts';
 
 /** The string literals of `type NAME = 'a' | 'b' …;` in a source file. */
 function union(path: string, name: string): string[] {
@@ -50,15 +54,18 @@ describe("the SDK's and CLI's copies of the API's vocabularies", () => {
   });
 
   it('policy statuses and document types, in the SDK types and the CLI checks', () => {
-    expect(sorted(union('sdk/client/src/types.ts', 'PolicyStatus'))).toEqual(sorted(POLICY_STATUSES));
+    expect(sorted(union(WIRE, 'PolicyStatus'))).toEqual(sorted(POLICY_STATUSES));
     expect(sorted(list('sdk/cli/src/command.ts', 'POLICY_STATUSES'))).toEqual(sorted(POLICY_STATUSES));
-    expect(sorted(union('sdk/client/src/types.ts', 'DocumentType'))).toEqual(sorted(DOCUMENT_TYPES));
+    expect(sorted(union(WIRE, 'DocumentType'))).toEqual(sorted(DOCUMENT_TYPES));
     expect(sorted(list('sdk/cli/src/command.ts', 'DOCUMENT_TYPES'))).toEqual(sorted(DOCUMENT_TYPES));
   });
 
   it("job statuses in the SDK's JobStatus: what GET /v1/jobs/{id} shows (accepted and running as processing), canceled included", () => {
     const shown = JOB_STATUS.names.filter((s) => s !== 'accepted' && s !== 'running');
-    expect(sorted(union('sdk/client/src/types.ts', 'JobStatus'))).toEqual(sorted(['processing', ...shown]));
+    // JobStatus is Job['status'] (jobs.ts): the statuses of the job types, one each.
+    expect(source('sdk/client/src/jobs.ts')).toMatch(/^export type JobStatus = Job\['status'\];$/m);
+    const statuses = ['JobSucceeded', 'JobFailed', 'JobCanceled', 'JobProcessing'].flatMap((t) => field(WIRE, t, 'status'));
+    expect(sorted(statuses)).toEqual(sorted(['processing', ...shown]));
     expect(shown).toContain('canceled');
   });
 
@@ -73,19 +80,19 @@ describe("the SDK's and CLI's copies of the API's vocabularies", () => {
   });
 
   it("the job list's status filter in the SDK types and the CLI", () => {
-    expect(sorted(field('sdk/client/src/list-types.ts', 'JobListParams', 'status'))).toEqual(sorted(JOB_STATUS_FILTER.names));
+    expect(sorted(union(WIRE, 'JobStatusFilter'))).toEqual(sorted(JOB_STATUS_FILTER.names));
     expect(sorted(list('sdk/cli/src/commands/jobs.ts', 'JOB_STATUSES'))).toEqual(sorted(JOB_STATUS_FILTER.names));
   });
 
   it('webhook endpoint statuses and disabled reasons in the SDK types', () => {
-    expect(sorted(field('sdk/client/src/webhooks.ts', 'WebhookEndpoint', 'status'))).toEqual(sorted(WEBHOOK_ENDPOINT_STATUSES));
-    expect(sorted(field('sdk/client/src/webhooks.ts', 'WebhookEndpointUpdate', 'status'))).toEqual(sorted(WEBHOOK_ENDPOINT_STATUSES));
-    expect(sorted(field('sdk/client/src/webhooks.ts', 'WebhookEndpoint', 'disabledReason'))).toEqual(sorted(WEBHOOK_DISABLED_REASONS));
+    expect(sorted(field(WIRE, 'WebhookEndpoint', 'status'))).toEqual(sorted(WEBHOOK_ENDPOINT_STATUSES));
+    expect(sorted(field(WIRE, 'WebhookEndpointUpdate', 'status'))).toEqual(sorted(WEBHOOK_ENDPOINT_STATUSES));
+    expect(sorted(field(WIRE, 'WebhookEndpoint', 'disabledReason'))).toEqual(sorted(WEBHOOK_DISABLED_REASONS));
   });
 
   it('webhook delivery statuses in the SDK types and the CLI check', () => {
-    expect(sorted(field('sdk/client/src/webhooks.ts', 'WebhookDelivery', 'status'))).toEqual(sorted(WEBHOOK_DELIVERY_STATUSES));
-    expect(sorted(field('sdk/client/src/webhooks.ts', 'WebhookDeliveryListParams', 'status'))).toEqual(sorted(WEBHOOK_DELIVERY_STATUSES));
+    expect(sorted(field(WIRE, 'WebhookDelivery', 'status'))).toEqual(sorted(WEBHOOK_DELIVERY_STATUSES));
+    expect(sorted(field(WIRE, 'ListWebhookDeliveriesQuery', 'status'))).toEqual(sorted(WEBHOOK_DELIVERY_STATUSES));
     expect(sorted(list('sdk/cli/src/commands/webhooks.ts', 'DELIVERY_STATUSES'))).toEqual(sorted(WEBHOOK_DELIVERY_STATUSES));
   });
 });

@@ -39,6 +39,7 @@ export const COMMANDS: Record<string, Command> = {
   completion: {
     usage: 'completion bash|zsh',
     summary: 'print a shell completion script',
+    examples: ['source <(partner completion bash)                 # bash, this shell', 'partner completion zsh > "${fpath[1]}/_partner"    # zsh'],
     args: ['SHELL'],
     options: [],
     run: async (ctx, [shell]) => {

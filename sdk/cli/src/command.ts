@@ -92,6 +92,8 @@ export const GLOBAL: OptionName[] = ['json', 'help', 'version', 'principal', 'pr
 export interface Command {
   usage: string;
   summary: string;
+  /** Worked examples, shown by `partner <command> --help` (at least one). */
+  examples: [string, ...string[]];
   args: string[];
   /** How many of the last args may be left out (default none). */
   optionalArgs?: number;

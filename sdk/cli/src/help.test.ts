@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { COMMANDS } from './cli.js';
-import { commandHelp, completionScript, EXAMPLES, groupHelp, OPTION_HELP } from './help.js';
+import { commandHelp, completionScript, groupHelp, OPTION_HELP } from './help.js';
 
 describe('help', () => {
   it('has examples for every command and a description for every option a command takes', () => {
     for (const [name, command] of Object.entries(COMMANDS)) {
-      expect(EXAMPLES[name]?.length, name).toBeGreaterThan(0);
+      expect(command.examples.length, name).toBeGreaterThan(0);
       for (const o of command.options) expect(OPTION_HELP[o], `${name} --${o}`).toBeTruthy();
       const text = commandHelp(name, command, {});
       expect(text).toContain(`Usage: partner ${command.usage}`);
-      for (const e of EXAMPLES[name]!) expect(text).toContain(e);
+      for (const e of command.examples) expect(text).toContain(e);
     }
   });
 

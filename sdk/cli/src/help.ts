@@ -68,71 +68,6 @@ const ARG_NAMES: Record<string, string> = {
   'forward-to': 'URL', secret: 'whsec_…', reason: 'REASON', note: 'TEXT', clearance: 'STATUS', submission: 'SUBMISSION_ID', 'after-seq': 'SEQ', jwks: 'FILE',
 };
 
-/** Worked examples per command (a test checks every command has some). */
-export const EXAMPLES: Record<string, string[]> = {
-  login: [
-    'partner login                                   # asks for each setting',
-    'partner login --profile uat --base-url https://api.uat.example.com --auth-url https://auth.uat.example.com --client-id cli_… --client-secret-stdin < secret.txt',
-  ],
-  logout: ['partner logout', 'partner logout --profile uat'],
-  health: ['partner health', 'partner health --profile production --json'],
-  'policies list': ['partner policies list --status active --limit 20', 'partner policies list --all --json > policies.json', 'partner policies list --updated-since 2026-11-01T00:00:00Z'],
-  'policies get': ['partner policies get 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71'],
-  'submissions create': [
-    'partner submissions create --file app.json',
-    'cat app.json | partner submissions create --file -',
-    'partner submissions create --file app.json --wait 0     # returns the job; follow it with partner jobs wait',
-    'partner submissions create --file app.json --validate   # checks it against the product\'s requirements first',
-  ],
-  'submissions withdraw': [
-    'partner submissions withdraw 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71 --reason applicant_withdrew --note "Placed elsewhere."',
-    'partner submissions withdraw 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71 --reason entered_in_error --wait 0   # returns the job',
-  ],
-  'submissions validate': ['partner submissions validate --file app.json', 'cat app.json | partner submissions validate --file -'],
-  'products list': ['partner products list', 'partner products list --active true --all --json'],
-  'products get': ['partner products get 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70'],
-  'products requirements': ['partner products requirements 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70 > requirements.json'],
-  'submissions get': ['partner submissions get 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71'],
-  'submissions list': ['partner submissions list --external-ref BROKER-REF-2041', 'partner submissions list --created-since 2026-11-01T00:00:00Z --all'],
-  'attachments upload': ['partner attachments upload SUBMISSION_ID loss-runs.pdf --type loss_run'],
-  'attachments list': ['partner attachments list SUBMISSION_ID'],
-  'attachments get': ['partner attachments get SUBMISSION_ID ATTACHMENT_ID'],
-  'attachments download': ['partner attachments download SUBMISSION_ID ATTACHMENT_ID', 'partner attachments download SUBMISSION_ID ATTACHMENT_ID -o - | sha256sum'],
-  'attachments delete': ['partner attachments delete SUBMISSION_ID ATTACHMENT_ID'],
-  'jobs list': ['partner jobs list --status failed --created-since 2026-11-20T00:00:00Z', 'partner jobs list --kind submission.create --all --json'],
-  'jobs get': ['partner jobs get job_0199a3e47c1d7b529a0e3f2d4c5b6a72'],
-  'jobs wait': ['partner jobs wait job_0199a3e47c1d7b529a0e3f2d4c5b6a72', 'partner jobs wait job_0199a3e47c1d7b529a0e3f2d4c5b6a72 --timeout 30'],
-  'jobs cancel': [
-    'partner jobs cancel job_0199a3e47c1d7b529a0e3f2d4c5b6a72',
-    'partner jobs cancel job_0199a3e47c1d7b529a0e3f2d4c5b6a72 --json   # exit 1 with job_not_cancelable once the job has started',
-  ],
-  'events tail': ['partner events tail', 'partner events tail --types job.failed --json', 'partner events tail --since 2026-11-23T00:00:00Z', 'partner events tail --from-start   # 30 days of history first'],
-  'webhooks create': [
-    'partner webhooks create --url https://hooks.example.com/partner --types submission.created,job.failed',
-    'partner webhooks create --url https://hooks.example.com/partner --description "all events"',
-  ],
-  'webhooks list': ['partner webhooks list', 'partner webhooks list --all --json'],
-  'webhooks get': ['partner webhooks get we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
-  'webhooks update': ['partner webhooks update we_0199a3e47c1d7b529a0e3f2d4c5b6a74 --enable', 'partner webhooks update we_0199a3e47c1d7b529a0e3f2d4c5b6a74 --types "*"'],
-  'webhooks delete': ['partner webhooks delete we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
-  'webhooks secret': ['partner webhooks secret we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
-  'webhooks rotate': ['partner webhooks rotate we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
-  'webhooks deliveries': ['partner webhooks deliveries we_0199a3e47c1d7b529a0e3f2d4c5b6a74 --status failed'],
-  'webhooks recover': ['partner webhooks recover we_0199a3e47c1d7b529a0e3f2d4c5b6a74 --since 2026-11-23T00:00:00Z'],
-  'webhooks ping': ['partner webhooks ping we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
-  listen: [
-    'partner listen --forward-to http://localhost:3000/hooks',
-    'partner listen --forward-to http://localhost:3000/hooks --types submission.created --secret whsec_…',
-  ],
-  api: ['partner api GET /v1/policies?limit=2', 'partner api GET /v1/jobs/job_0199a3e47c1d7b529a0e3f2d4c5b6a72 -H "Prefer: wait=10"', 'partner api POST /v1/submissions --data @app.json -H "Idempotency-Key: $(uuidgen)" -H "Prefer: wait=15" -i'],
-  'receipts list': ['partner receipts list --all --json > receipts.json', 'partner receipts list --submission 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71', 'partner receipts list --after-seq 41 --all'],
-  'receipts verify': [
-    'partner receipts verify receipts.json --jwks jwks.json          # offline: signatures, claims and the chain',
-    'partner receipts list --all --json | partner receipts verify - --jwks jwks.json',
-  ],
-  'receipts keys': ['partner receipts keys > jwks.json'],
-  completion: ['source <(partner completion bash)                 # bash, this shell', 'partner completion zsh > "${fpath[1]}/_partner"    # zsh'],
-};
 
 const GLOBAL_LINE = 'Global options: --json, --profile NAME, --principal ID, --debug, -h/--help';
 
@@ -147,9 +82,7 @@ export function commandHelp(name: string, command: Command, options: Record<stri
     lines.push('', 'Options:');
     for (const o of command.options) lines.push(optionLine(o, options[o]?.short, options[o]?.type ?? 'boolean'));
   }
-  lines.push('', GLOBAL_LINE);
-  const examples = EXAMPLES[name] ?? [];
-  if (examples.length > 0) lines.push('', 'Examples:', ...examples.map((e) => `  ${e}`));
+  lines.push('', GLOBAL_LINE, '', 'Examples:', ...command.examples.map((e) => `  ${e}`));
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,10 +1,15 @@
-// Attachments (/v1/submissions/{id}/attachments): uploads and deletions are jobs (mutations.ts);
-// listing, reading, and downloading the bytes as a stream.
+// Attachments (client.attachments, /v1/submissions/{id}/attachments): uploads and deletions are jobs
+// (mutations.ts); listing, reading, and downloading the bytes as a stream. The types are generated
+// from the OpenAPI document (wire-types.ts).
+import type { Connection } from './connection.js';
 import { multipartBody } from './multipart.js';
-import type { MutationOutcome, Mutations } from './mutations.js';
+import type { MutationOutcome } from './mutations.js';
 import type { CallOptions, MutationOptions, UploadOptions } from './options.js';
-import { paginate, seg, type RequestSpec, type Transport, type WithResponse } from './transport.js';
-import type { Attachment, AttachmentDeleted, Page, PageParams } from './types.js';
+import { paginate, seg, type RequestSpec, type WithResponse } from './transport.js';
+import type { Page, PageParams } from './types.js';
+import type { Attachment, AttachmentDeleted } from './wire-types.js';
+
+export type { Attachment, AttachmentDeleted, DocumentType } from './wire-types.js';
 
 export interface AttachmentDownload {
   body: ReadableStream<Uint8Array>;
@@ -16,34 +21,42 @@ export interface AttachmentDownload {
 }
 
 export class Attachments {
-  constructor(
-    private readonly transport: Transport,
-    private readonly mutations: Mutations,
-  ) {}
+  constructor(private readonly connection: Connection) {}
 
-  async upload(submissionId: string, file: Blob | Uint8Array, opts: UploadOptions): Promise<WithResponse<Attachment>> {
-    return this.mutations.mutate<Attachment>(() => uploadSpec(submissionId, file, opts), opts);
+  /**
+   * POST /v1/submissions/{id}/attachments: uploads the file (a Blob or File, or bytes) and resolves
+   * with the attachment record once the job has succeeded. A resend re-reads the Blob.
+   */
+  async upload(submissionId: string, file: Blob | Uint8Array, opts: UploadOptions = {}): Promise<WithResponse<Attachment>> {
+    return this.connection.mutations.mutate<Attachment>(() => uploadSpec(submissionId, file, opts), opts);
   }
 
-  /** Throws at once (not as a rejection) when the file cannot be typed, as it always has. */
-  startUpload(submissionId: string, file: Blob | Uint8Array, opts: Omit<UploadOptions, 'timeoutMs' | 'onPoll'>): Promise<MutationOutcome<Attachment>> {
-    return this.mutations.start<Attachment>(uploadSpec(submissionId, file, opts), opts);
+  /**
+   * The upload without polling: the record if it settled within the wait, else the job handle. Throws
+   * at once (not as a rejection) when the file cannot be typed, as it always has.
+   */
+  startUpload(submissionId: string, file: Blob | Uint8Array, opts: Omit<UploadOptions, 'timeoutMs' | 'onPoll'> = {}): Promise<MutationOutcome<Attachment>> {
+    return this.connection.mutations.start<Attachment>(uploadSpec(submissionId, file, opts), opts);
   }
 
-  async list(submissionId: string, params: PageParams, opts: CallOptions): Promise<WithResponse<Page<Attachment>>> {
-    return (await this.transport.request<Page<Attachment>>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/attachments`, query: { ...params }, ...opts })).body;
+  /** GET /v1/submissions/{id}/attachments: one page. */
+  async list(submissionId: string, params: PageParams = {}, opts: CallOptions = {}): Promise<WithResponse<Page<Attachment>>> {
+    return (await this.connection.transport.request<Page<Attachment>>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/attachments`, query: { ...params }, ...opts })).body;
   }
 
-  iterate(submissionId: string, params: Omit<PageParams, 'cursor'>, opts: CallOptions): AsyncGenerator<Attachment> {
+  /** Every attachment of a submission, page after page. */
+  iterate(submissionId: string, params: Omit<PageParams, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<Attachment> {
     return paginate(params, (p) => this.list(submissionId, p, opts));
   }
 
-  async get(submissionId: string, attachmentId: string, opts: CallOptions): Promise<WithResponse<Attachment>> {
-    return (await this.transport.request<Attachment>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/attachments/${seg(attachmentId)}`, ...opts })).body;
+  /** GET /v1/submissions/{id}/attachments/{attachmentId}. */
+  async get(submissionId: string, attachmentId: string, opts: CallOptions = {}): Promise<WithResponse<Attachment>> {
+    return (await this.connection.transport.request<Attachment>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/attachments/${seg(attachmentId)}`, ...opts })).body;
   }
 
-  async download(submissionId: string, attachmentId: string, opts: CallOptions): Promise<AttachmentDownload> {
-    const res = await this.transport.request<ReadableStream<Uint8Array>>({
+  /** GET .../content: the bytes as a stream (read it, or cancel it), with their type, size, name and sha256. */
+  async download(submissionId: string, attachmentId: string, opts: CallOptions = {}): Promise<AttachmentDownload> {
+    const res = await this.connection.transport.request<ReadableStream<Uint8Array>>({
       method: 'GET',
       path: `/v1/submissions/${seg(submissionId)}/attachments/${seg(attachmentId)}/content`,
       stream: true,
@@ -60,8 +73,9 @@ export class Attachments {
     };
   }
 
-  async delete(submissionId: string, attachmentId: string, opts: MutationOptions): Promise<WithResponse<AttachmentDeleted>> {
-    return this.mutations.mutate<AttachmentDeleted>(
+  /** DELETE /v1/submissions/{id}/attachments/{attachmentId}, as a job; resolves once it has succeeded. */
+  async delete(submissionId: string, attachmentId: string, opts: MutationOptions = {}): Promise<WithResponse<AttachmentDeleted>> {
+    return this.connection.mutations.mutate<AttachmentDeleted>(
       () => ({ method: 'DELETE', path: `/v1/submissions/${seg(submissionId)}/attachments/${seg(attachmentId)}` }),
       opts,
     );

@@ -265,3 +265,44 @@ describe('hooks, base URL and uploads', () => {
     expect(seen).toEqual(['GET /v1/policies/{id} https://docs.example.com/d', 'GET /v1/policies https://docs.example.com/d']);
   });
 });
+
+describe('one client per resource', () => {
+  it('client.submissions.create is the mutation pattern the flat createSubmission has always been', async () => {
+    const result = { submissionId: 's1', submissionName: 'Acme', status: 'submitted' };
+    const { fetch, calls } = scripted(() => ({ status: 200, body: result }));
+    const partner = client(fetch);
+    const input = { externalRef: 'r', submissionType: 'application', effectiveDate: '2027-01-01', productId: 'p', applicant: { legalName: 'Acme' } } as const;
+    expect(await partner.submissions.create(input)).toEqual(result);
+    expect(await partner.createSubmission(input)).toEqual(result);
+    expect(calls.map((c) => [c.init.method, c.url.pathname, new Headers(c.init.headers).get('prefer')])).toEqual([
+      ['POST', '/v1/submissions', 'wait=15'],
+      ['POST', '/v1/submissions', 'wait=15'],
+    ]);
+    const keys = calls.map((c) => new Headers(c.init.headers).get('idempotency-key'));
+    expect(keys[0]).toBeTruthy();
+    expect(keys[0]).not.toBe(keys[1]);
+  });
+
+  it('every resource client reads the path its flat method reads, with the same defaults', async () => {
+    const { fetch, calls } = scripted(() => ({ status: 200, body: { items: [], nextCursor: null, secret: 'whsec_x' } }));
+    const partner = client(fetch);
+    await partner.policies.list({ status: 'active' });
+    await partner.jobs.list();
+    await partner.products.get('p1');
+    await partner.receipts.ofSubmission('s1');
+    await partner.attachments.list('s1');
+    await partner.webhookEndpoints.secret('we_1');
+    await partner.events.list({ types: ['job.failed', 'submission.created'] });
+    await partner.submissions.validate({ externalRef: 'r' });
+    expect(calls.map((c) => `${c.init.method} ${c.url.pathname}${c.url.search}`)).toEqual([
+      'GET /v1/policies?status=active',
+      'GET /v1/jobs',
+      'GET /v1/products/p1',
+      'GET /v1/submissions/s1/receipts',
+      'GET /v1/submissions/s1/attachments',
+      'GET /v1/webhook-endpoints/we_1/secret',
+      'GET /v1/events?types=job.failed%2Csubmission.created',
+      'POST /v1/submissions/validate',
+    ]);
+  });
+});

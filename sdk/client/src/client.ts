@@ -8,73 +8,69 @@
 // - retries only where the API says `retryable` (429 and 503 after Retry-After), with jittered
 //   exponential backoff and a bounded number of attempts;
 // - everything cancellable with an AbortSignal.
-// This class is the public face only. As temporal's client splits its `connection` from its
-// workflow and schedule clients, the work is done by the transport (transport.ts: one request with
-// its token, time limits and retries), the mutation pattern (mutations.ts) and one file per
-// resource: policies.ts, submissions.ts, attachments.ts, jobs.ts, events.ts, webhook-endpoints.ts.
-import { Attachments, type AttachmentDownload } from './attachments.js';
-import { EventFeed, type EventListParams, type EventPage, type FollowOptions, type FollowParams, type PartnerEvent } from './events.js';
-import { Jobs } from './jobs.js';
-import type { JobListItem, JobListParams, SubmissionListParams } from './list-types.js';
-import { Mutations, type MutationOutcome } from './mutations.js';
-import type { CallOptions, MutationOptions, PartnerClientOptions, UploadOptions, WaitOptions } from './options.js';
-import { Policies } from './policies.js';
-import { Products, type Product, type ProductListParams, type ProductRequirements, type ValidationResult } from './products.js';
-import { Receipts, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams } from './receipts.js';
-import { Submissions } from './submissions.js';
+// As temporal's client splits its `connection` from its workflow and schedule clients, the work is
+// done by one connection (connection.ts: the transport, the jobs, the mutation pattern) and one client
+// per resource, each in its own file with its types: `client.submissions`, `client.policies`,
+// `client.jobs`, `client.attachments`, `client.products`, `client.receipts`, `client.events`,
+// `client.webhookEndpoints`. A new resource is a new file and two lines here (its field and its
+// `new`). The flat methods below (createSubmission, listPolicies, …) are the same calls under the
+// names the SDK has always had.
+import { Attachments, type Attachment, type AttachmentDeleted, type AttachmentDownload } from './attachments.js';
 import type { SubmissionWithdraw } from './clearance.js';
-import { Transport, type WithResponse } from './transport.js';
-import type {
-  Attachment,
-  AttachmentDeleted,
-  Health,
-  Job,
-  JobCanceled,
-  Page,
-  PageParams,
-  Policy,
-  PolicyListParams,
-  SettledJob,
-  Submission,
-  SubmissionCreate,
-  SubmissionResult,
-} from './types.js';
-import { WebhookEndpoints } from './webhook-endpoints.js';
-import type {
-  CreatedWebhookEndpoint,
-  WebhookDelivery,
-  WebhookDeliveryListParams,
-  WebhookEndpoint,
-  WebhookEndpointCreate,
-  WebhookEndpointDeleted,
-  WebhookEndpointUpdate,
-  WebhookPinged,
-  WebhookRecovered,
-  WebhookSecretRotated,
-} from './webhooks.js';
+import { connect, type Connection } from './connection.js';
+import { EventFeed, type EventListParams, type EventPage, type FollowOptions, type FollowParams, type PartnerEvent } from './events.js';
+import type { Job, JobCanceled, JobListItem, JobListParams, Jobs, SettledJob } from './jobs.js';
+import type { MutationOutcome } from './mutations.js';
+import type { CallOptions, MutationOptions, PartnerClientOptions, UploadOptions, WaitOptions } from './options.js';
+import { Policies, type Policy, type PolicyListParams } from './policies.js';
+import { Products, type Product, type ProductListParams, type ProductRequirements } from './products.js';
+import { Receipts, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams } from './receipts.js';
+import { Submissions, type Submission, type SubmissionCreate, type SubmissionListParams, type SubmissionResult, type ValidationResult } from './submissions.js';
+import type { WithResponse } from './transport.js';
+import type { Health, Page, PageParams } from './types.js';
+import {
+  WebhookEndpoints,
+  type CreatedWebhookEndpoint,
+  type WebhookDelivery,
+  type WebhookDeliveryListParams,
+  type WebhookEndpoint,
+  type WebhookEndpointCreate,
+  type WebhookEndpointDeleted,
+  type WebhookEndpointUpdate,
+  type WebhookPinged,
+  type WebhookRecovered,
+  type WebhookSecretRotated,
+} from './webhook-endpoints.js';
 
 export class PartnerClient {
-  private readonly transport: Transport;
-  private readonly jobs: Jobs;
-  private readonly policies: Policies;
-  private readonly products: Products;
-  private readonly submissions: Submissions;
-  private readonly receipts: Receipts;
-  private readonly attachments: Attachments;
-  private readonly events: EventFeed;
-  private readonly webhookEndpoints: WebhookEndpoints;
+  private readonly connection: Connection;
+  /** Jobs: get, list, iterate, cancel, waitFor. */
+  readonly jobs: Jobs;
+  /** Policies: list, iterate, get. */
+  readonly policies: Policies;
+  /** Products and their requirements: list, iterate, get, requirements. */
+  readonly products: Products;
+  /** Submissions: create, start, withdraw, validate, get, list, iterate. */
+  readonly submissions: Submissions;
+  /** Signed receipts: list, iterate, ofSubmission, keys (verify them offline with verifyReceipt / verifyChain). */
+  readonly receipts: Receipts;
+  /** A submission's attachments: upload, startUpload, list, iterate, get, download, delete. */
+  readonly attachments: Attachments;
+  /** The event feed: list, follow, get. */
+  readonly events: EventFeed;
+  /** Webhook endpoints: create, list, iterate, get, update, delete, secret, rotateSecret, deliveries, iterateDeliveries, recover, ping. */
+  readonly webhookEndpoints: WebhookEndpoints;
 
   constructor(opts: PartnerClientOptions) {
-    this.transport = new Transport(opts);
-    this.jobs = new Jobs(this.transport, opts.pollWaitSeconds ?? 0);
-    const mutations = new Mutations(this.transport, this.jobs, opts.wait ?? 15);
-    this.policies = new Policies(this.transport);
-    this.products = new Products(this.transport);
-    this.submissions = new Submissions(this.transport, mutations);
-    this.receipts = new Receipts(this.transport);
-    this.attachments = new Attachments(this.transport, mutations);
-    this.events = new EventFeed(this.transport);
-    this.webhookEndpoints = new WebhookEndpoints(this.transport, mutations);
+    this.connection = connect(opts);
+    this.jobs = this.connection.jobs;
+    this.policies = new Policies(this.connection);
+    this.products = new Products(this.connection);
+    this.submissions = new Submissions(this.connection);
+    this.receipts = new Receipts(this.connection);
+    this.attachments = new Attachments(this.connection);
+    this.events = new EventFeed(this.connection);
+    this.webhookEndpoints = new WebhookEndpoints(this.connection);
   }
 
   /**
@@ -82,12 +78,12 @@ export class PartnerClient {
    * credentials, or to call the API with another tool.
    */
   accessToken(opts: Pick<CallOptions, 'signal'> = {}): Promise<string> {
-    return this.transport.accessToken(opts.signal);
+    return this.connection.transport.accessToken(opts.signal);
   }
 
   /** GET /v1/health: who the credentials belong to. */
   async health(opts: CallOptions = {}): Promise<WithResponse<Health>> {
-    return (await this.transport.request<Health>({ method: 'GET', path: '/v1/health', ...opts })).body;
+    return (await this.connection.transport.request<Health>({ method: 'GET', path: '/v1/health', ...opts })).body;
   }
 
   // ---- products and their requirements ----------------------------------------------------
@@ -114,7 +110,7 @@ export class PartnerClient {
 
   /** POST /v1/submissions/validate: every rule a create applies, answered at once; creates nothing. */
   async validateSubmission(body: SubmissionCreate | Record<string, unknown>, opts: CallOptions = {}): Promise<WithResponse<ValidationResult>> {
-    return this.products.validate(body, opts);
+    return this.submissions.validate(body, opts);
   }
 
   // ---- policies ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // Typed errors. Everything the SDK throws, except an abort (which rethrows the signal's reason), is
 // a PartnerError; `retryable` says whether trying again later can succeed.
-import type { ErrorDetail, ErrorObject, JobCanceled, JobFailed } from './types.js';
+import type { ErrorDetail, ErrorObject, JobCanceled, JobFailed } from './wire-types.js';
 
 export class PartnerError extends Error {
   override readonly name: string = 'PartnerError';

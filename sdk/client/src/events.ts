@@ -1,9 +1,10 @@
-// The event feed (GET /v1/events): its types, reading it page by page, and following it forever
-// with long-poll.
-import type { CallOptions } from './options.js';
-import { passOn, seg, type Transport } from './transport.js';
-
+// The event feed (client.events, GET /v1/events): its types, reading it page by page, and following
+// it forever with long-poll. The event types are generated from the OpenAPI document (event-types.ts).
+import type { Connection } from './connection.js';
 import type { EventDataMap, EventType, FeedEventType } from './event-types.js';
+import type { CallOptions } from './options.js';
+import { passOn, seg } from './transport.js';
+import type * as wire from './wire-types.js';
 
 export { EVENT_TYPES, FEED_EVENT_TYPES } from './event-types.js';
 export type { EventDataMap, EventType, FeedEventType } from './event-types.js';
@@ -18,21 +19,17 @@ export type PartnerEvent<T extends EventType = EventType> = {
   [K in T]: { id: string; type: K; timestamp: string; data: EventDataMap[K] };
 }[T];
 
-export interface EventPage {
+/** A page of the feed: the document's EventPage, its items typed by their type. */
+export interface EventPage extends Omit<wire.EventPage, 'items'> {
   items: PartnerEvent[];
-  /** Never null: where to resume, even after an empty page. */
-  nextCursor: string;
 }
 
-export interface EventListParams {
-  /** A previous page's nextCursor. */
-  cursor?: string;
+/** GET /v1/events's query, `since` also a Date and `types` a list (the wire has a comma-separated string). */
+export interface EventListParams extends Omit<wire.ListEventsQuery, 'since' | 'types'> {
   /** Without a cursor: start at the events stored at or after this time. */
   since?: string | Date;
   /** Only these types (the cursor is not bound to them). */
   types?: readonly FeedEventType[];
-  /** 1..200 (default 50). */
-  limit?: number;
 }
 
 /**
@@ -112,13 +109,13 @@ async function* follow(
 }
 
 export class EventFeed {
-  constructor(private readonly transport: Transport) {}
+  constructor(private readonly connection: Connection) {}
 
-  /** One page; `wait` holds an empty page up to that many seconds. */
-  async list(params: EventListParams, opts: CallOptions & { wait?: number }): Promise<EventPage> {
+  /** GET /v1/events: one page of the event feed. `wait` holds an empty page up to that many seconds. */
+  async list(params: EventListParams = {}, opts: CallOptions & { wait?: number } = {}): Promise<EventPage> {
     const wait = opts.wait ?? 0;
     return (
-      await this.transport.request<EventPage>({
+      await this.connection.transport.request<EventPage>({
         method: 'GET',
         path: '/v1/events',
         query: eventQuery(params),
@@ -128,11 +125,17 @@ export class EventFeed {
     ).body;
   }
 
-  follow(params: FollowParams, opts: FollowOptions): AsyncGenerator<PartnerEvent> {
+  /**
+   * Follows the event feed forever with long-poll, from where params says: `{ from: 'now' }`,
+   * `{ from: 'start' }` (30 days of history first), `{ since }` or `{ cursor }`; ends when opts.signal
+   * aborts (followFeed).
+   */
+  follow(params: FollowParams, opts: FollowOptions = {}): AsyncGenerator<PartnerEvent> {
     return followFeed((p, o) => this.list(p, o), params, opts);
   }
 
-  async get(eventId: string, opts: CallOptions): Promise<PartnerEvent> {
-    return (await this.transport.request<PartnerEvent>({ method: 'GET', path: `/v1/events/${seg(eventId)}`, ...opts })).body;
+  /** GET /v1/events/{id}. */
+  async get(eventId: string, opts: CallOptions = {}): Promise<PartnerEvent> {
+    return (await this.connection.transport.request<PartnerEvent>({ method: 'GET', path: `/v1/events/${seg(eventId)}`, ...opts })).body;
   }
 }

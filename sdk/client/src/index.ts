@@ -1,4 +1,6 @@
 // @partner/sdk: the TypeScript client of the Partner Submission Service. Node 20+; one dependency, jose (receipts).
+// PartnerClient holds one client per resource (client.submissions, client.jobs, …); each resource's
+// file exports its client and its types, generated from the OpenAPI document (wire-types.ts).
 export { PartnerClient } from './client.js';
 export { lastResponseOf, SDK_VERSION } from './transport.js';
 export type { LastResponse, WithResponse } from './transport.js';
@@ -6,18 +8,49 @@ export { deprecationMessage } from './deprecation.js';
 export type { DeprecationNotice } from './deprecation.js';
 export type { CallOptions, MutationOptions, PartnerClientOptions, RequestEvent, ResponseEvent, UploadOptions, WaitOptions } from './options.js';
 export type { MutationOutcome } from './mutations.js';
-export type { AttachmentDownload } from './attachments.js';
 // Every error class and the error-code types (errors.ts exports nothing else).
 export * from './errors.js';
 export type { UploadProgress } from './multipart.js';
+// The types every resource shares, then each resource's client and types.
 export type * from './types.js';
-export { EVENT_TYPES, FEED_EVENT_TYPES } from './events.js';
-export type { EventDataMap, EventListParams, EventPage, EventType, FeedEventType, FollowOptions, FollowParams, FollowStart, PartnerEvent } from './events.js';
-export type { AttachmentRule, Product, ProductListParams, ProductRequirements, ValidationError, ValidationResult } from './products.js';
-export type * from './list-types.js';
+export type { Address, Applicant, Submission, SubmissionCreate, SubmissionListParams, SubmissionResult, Submissions, ValidationError, ValidationResult } from './submissions.js';
 export type { Clearance, ClearanceBasis, ClearanceStatus, SubmissionStatus, SubmissionWithdraw, Withdrawal, WithdrawalReason } from './clearance.js';
-// webhooks.verify/sign/newSecret, WebhookVerificationError and the webhook types.
+export type { Policies, Policy, PolicyListParams, PolicyStatus } from './policies.js';
+export type {
+  CanceledErrorObject,
+  Job,
+  JobCanceled,
+  JobFailed,
+  JobHandle,
+  JobKind,
+  JobListItem,
+  JobListParams,
+  JobProcessing,
+  Jobs,
+  JobStatus,
+  JobSucceeded,
+  SettledJob,
+} from './jobs.js';
+export type { Attachment, AttachmentDeleted, AttachmentDownload, Attachments, DocumentType } from './attachments.js';
+export type { AttachmentRule, Product, ProductListParams, ProductRequirements, Products } from './products.js';
+export { EVENT_TYPES, FEED_EVENT_TYPES } from './events.js';
+export type { EventDataMap, EventFeed, EventListParams, EventPage, EventType, FeedEventType, FollowOptions, FollowParams, FollowStart, PartnerEvent } from './events.js';
+export type {
+  CreatedWebhookEndpoint,
+  WebhookDelivery,
+  WebhookDeliveryListParams,
+  WebhookEndpoint,
+  WebhookEndpointCreate,
+  WebhookEndpointDeleted,
+  WebhookEndpoints,
+  WebhookEndpointUpdate,
+  WebhookEventType,
+  WebhookPinged,
+  WebhookRecovered,
+  WebhookSecretRotated,
+} from './webhook-endpoints.js';
+// webhooks.verify/sign/newSecret, WebhookVerificationError and VerifyOptions.
 export * from './webhooks.js';
 // Signed receipts: verifyReceipt / verifyChain (offline, jose) and their types.
 export { receiptHash, ReceiptVerificationError, verifyChain, verifyReceipt } from './receipts.js';
-export type { ReceiptClaims, ReceiptItem, ReceiptKey, ReceiptKeySet, ReceiptListParams } from './receipts.js';
+export type { ReceiptClaims, ReceiptItem, ReceiptKey, ReceiptKeySet, ReceiptListParams, Receipts } from './receipts.js';

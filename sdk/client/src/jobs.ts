@@ -1,11 +1,37 @@
-// Jobs: every mutation is carried out as one. Reading a job, listing them, following one until it
-// settles (never polling sooner than Retry-After says), and cancelling one that has not started.
+// Jobs (client.jobs): every mutation is carried out as one. Reading a job, listing them, following
+// one until it settles (never polling sooner than Retry-After says), and cancelling one that has not
+// started. The job types are generated from the OpenAPI document (wire-types.ts).
 import { PartnerAbortError, PartnerError, PartnerTimeoutError } from './errors.js';
-import type { JobListItem, JobListParams } from './list-types.js';
 import type { CallOptions, WaitOptions } from './options.js';
 import { parseRetryAfter, sleep } from './timing.js';
 import { paginate, passOn, seg, type Transport, type WithResponse } from './transport.js';
-import type { Job, JobCanceled, Page, SettledJob } from './types.js';
+import type { Page } from './types.js';
+import type * as wire from './wire-types.js';
+import type { Job, JobCanceled, JobFailed, JobListItem, JobSucceeded } from './wire-types.js';
+
+export type { Job, JobCanceled, JobFailed, JobHandle, JobListItem, JobProcessing, JobSucceeded } from './wire-types.js';
+
+/**
+ * A job's status as GET /v1/jobs/{id} shows it: `processing` until it settles, then `succeeded`,
+ * `failed` or `canceled`. New statuses may be added within /v1 only as an additive change.
+ */
+export type JobStatus = Job['status'];
+
+/** The `error` of a cancelled job: always code `canceled`, never retryable. */
+export type CanceledErrorObject = JobCanceled['error'];
+
+export type SettledJob<T = unknown> = JobSucceeded<T> | JobFailed | JobCanceled;
+
+/** What a job does: the mutation that queued it. Open: new kinds may appear within /v1, as the document says. */
+export type JobKind = wire.JobKind | (string & {});
+
+/**
+ * GET /v1/jobs's filters: `processing` = not settled yet; `canceled` = cancelled before it started.
+ * `kind` is any JobKind, a newer one too.
+ */
+export interface JobListParams extends Omit<wire.ListJobsQuery, 'kind'> {
+  kind?: JobKind;
+}
 
 /** Poll interval when an answer carries no Retry-After (the API's own hint is 5 s). */
 export const DEFAULT_POLL_SECONDS = 5;
@@ -17,7 +43,8 @@ export class Jobs {
     private readonly pollWaitSeconds: number,
   ) {}
 
-  async get<T>(jobIdOrStatusUrl: string, opts: CallOptions & { wait?: number }): Promise<Job<T>> {
+  /** GET /v1/jobs/{id}: the settled job, or `processing`. `wait` holds the request up to that many seconds. */
+  async get<T = unknown>(jobIdOrStatusUrl: string, opts: CallOptions & { wait?: number } = {}): Promise<Job<T>> {
     const id = jobIdOf(jobIdOrStatusUrl);
     const wait = opts.wait ?? 0;
     return (
@@ -36,21 +63,27 @@ export class Jobs {
    * Of a cancel and a worker racing, exactly one wins, and the answer says which. Safe to resend after
    * a dropped connection: a second cancel answers as the first did (200 again, or 409 again).
    */
-  async cancel(jobIdOrStatusUrl: string, opts: CallOptions): Promise<WithResponse<JobCanceled>> {
+  async cancel(jobIdOrStatusUrl: string, opts: CallOptions = {}): Promise<WithResponse<JobCanceled>> {
     const id = jobIdOf(jobIdOrStatusUrl);
     return (await this.transport.request<JobCanceled>({ method: 'POST', path: `/v1/jobs/${seg(id)}/cancel`, ...opts })).body;
   }
 
-  async list(params: JobListParams, opts: CallOptions): Promise<Page<JobListItem>> {
+  /** GET /v1/jobs: one page of the partner's jobs, newest first. */
+  async list(params: JobListParams = {}, opts: CallOptions = {}): Promise<Page<JobListItem>> {
     return (await this.transport.request<Page<JobListItem>>({ method: 'GET', path: '/v1/jobs', query: { ...params }, ...opts })).body;
   }
 
-  iterate(params: Omit<JobListParams, 'cursor'>, opts: CallOptions): AsyncGenerator<JobListItem> {
+  /** Every job matching the filters, page after page. */
+  iterate(params: Omit<JobListParams, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<JobListItem> {
     return paginate(params, (p) => this.list(p, opts));
   }
 
-  /** Polls the job until it settles (at this client's base URL, so the token goes nowhere else). */
-  async waitFor<T>(jobIdOrStatusUrl: string, opts: WaitOptions): Promise<SettledJob<T>> {
+  /**
+   * Polls the job until it settles, never sooner than Retry-After says, and returns it (succeeded,
+   * failed or canceled). Takes the job id or its statusUrl; the poll goes to this client's base URL,
+   * so the token is never sent anywhere else.
+   */
+  async waitFor<T = unknown>(jobIdOrStatusUrl: string, opts: WaitOptions = {}): Promise<SettledJob<T>> {
     const id = jobIdOf(jobIdOrStatusUrl);
     return stillFollowing(id, opts.signal, () => this.poll<T>(id, opts));
   }

@@ -7,7 +7,7 @@ import { DEFAULT_POLL_SECONDS, stillFollowing, type Jobs } from './jobs.js';
 import type { MutationOptions } from './options.js';
 import { backoffMs, parseRetryAfter, sleep } from './timing.js';
 import { attachResponse, lastResponseOf, passOn, type RequestSpec, type Transport, type WithResponse } from './transport.js';
-import type { JobHandle } from './types.js';
+import type { JobHandle } from './wire-types.js';
 
 /** What a mutation answered without polling: the settled result, or the job handle. */
 export type MutationOutcome<T> =

@@ -2,7 +2,7 @@
 import type { DeprecationNotice } from './deprecation.js';
 import type { UploadProgress } from './multipart.js';
 import type { BackoffOptions } from './timing.js';
-import type { DocumentType, JobHandle, JobProcessing } from './types.js';
+import type { DocumentType, JobHandle, JobProcessing } from './wire-types.js';
 
 export interface PartnerClientOptions {
   /** {base_url}, e.g. https://api.uat.example.com */

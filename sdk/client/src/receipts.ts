@@ -1,33 +1,27 @@
-// Signed receipts (docs/partners.md "Proving what you sent"): listing them (GET /v1/receipts,
+// Signed receipts (docs/partners.md "Proving what you sent"): listing them (client.receipts: GET /v1/receipts,
 // GET /v1/submissions/{id}/receipts) and verifying them offline with jose, against a copy of
 // /.well-known/receipt-keys.json: one receipt's signature and claims (verifyReceipt), and a chain of
 // them (verifyChain: seq without gaps, each prev the SHA-256 of the JWS before it).
 import { createHash } from 'node:crypto';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
-import { paginate, seg, type Transport } from './transport.js';
+import type { Connection } from './connection.js';
 import type { CallOptions } from './options.js';
+import { paginate, seg } from './transport.js';
 import type { Page } from './types.js';
+import type { ListReceiptsQuery, Receipt } from './wire-types.js';
 
 export const RECEIPT_TYP = 'receipt+jws';
 
-/** A receipt as the lists show it. */
-export interface ReceiptItem {
-  seq: number;
-  kind: 'submission.received' | 'attachment.received';
-  submissionId: string;
-  /** The compact JWS. */
-  jws: string;
-  issuedAt: string;
-}
+/** A receipt as the lists show it (the document's `Receipt`, generated: wire-types.ts). */
+export type ReceiptItem = Receipt;
 
-export interface ReceiptListParams {
-  /** Only receipts after this seq (e.g. the last one you stored). */
-  afterSeq?: number;
-  limit?: number;
-  cursor?: string;
-}
+/** GET /v1/receipts's query: `afterSeq` only the receipts after that seq (e.g. the last one you stored). */
+export type ReceiptListParams = ListReceiptsQuery;
 
-/** The signed claims of a receipt (docs/api.md "Signed receipts"). */
+/**
+ * The signed claims of a receipt (docs/api.md "Signed receipts"). Written here: the document describes
+ * the payload of the JWS in prose only (its `ReceiptJws`).
+ */
 export interface ReceiptClaims {
   iss: string;
   tenant: string;
@@ -47,7 +41,10 @@ export interface ReceiptClaims {
   attachment?: { attachmentId: string; fileName: string; contentType: string; sizeBytes: number; sha256: string };
 }
 
-/** A receipt key as published: a JWK with the time range it signed. */
+/**
+ * A receipt key as published: a JWK with the time range it signed. Typed by jose's JWK, which
+ * verifyReceipt hands the set to (the document's `ReceiptKeySet` is the same keys, fewer members named).
+ */
 export type ReceiptKey = JSONWebKeySet['keys'][number] & { signedFrom?: string; signedUntil?: string };
 export interface ReceiptKeySet {
   keys: ReceiptKey[];
@@ -136,23 +133,27 @@ export async function verifyChain(receipts: readonly (string | Pick<ReceiptItem,
 }
 
 export class Receipts {
-  constructor(private readonly transport: Transport) {}
+  constructor(private readonly connection: Connection) {}
 
-  async list(params: ReceiptListParams, opts: CallOptions): Promise<Page<ReceiptItem>> {
-    return (await this.transport.request<Page<ReceiptItem>>({ method: 'GET', path: '/v1/receipts', query: { ...params }, ...opts })).body;
+  /** GET /v1/receipts: one page of the partner's receipt chain, in seq order. */
+  async list(params: ReceiptListParams = {}, opts: CallOptions = {}): Promise<Page<ReceiptItem>> {
+    return (await this.connection.transport.request<Page<ReceiptItem>>({ method: 'GET', path: '/v1/receipts', query: { ...params }, ...opts })).body;
   }
 
-  iterate(params: Omit<ReceiptListParams, 'cursor'>, opts: CallOptions): AsyncGenerator<ReceiptItem> {
+  /** The partner's whole receipt chain (or from afterSeq on), page after page. */
+  iterate(params: Omit<ReceiptListParams, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<ReceiptItem> {
     return paginate(params, (p) => this.list(p, opts));
   }
 
-  async ofSubmission(submissionId: string, params: Omit<ReceiptListParams, 'afterSeq'>, opts: CallOptions): Promise<Page<ReceiptItem>> {
+  /** GET /v1/submissions/{id}/receipts: the submission's and its attachments' receipts. */
+  async ofSubmission(submissionId: string, params: Omit<ReceiptListParams, 'afterSeq'> = {}, opts: CallOptions = {}): Promise<Page<ReceiptItem>> {
     return (
-      await this.transport.request<Page<ReceiptItem>>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/receipts`, query: { ...params }, ...opts })
+      await this.connection.transport.request<Page<ReceiptItem>>({ method: 'GET', path: `/v1/submissions/${seg(submissionId)}/receipts`, query: { ...params }, ...opts })
     ).body;
   }
 
-  async keys(opts: CallOptions): Promise<ReceiptKeySet> {
-    return (await this.transport.request<ReceiptKeySet>({ method: 'GET', path: '/.well-known/receipt-keys.json', ...opts })).body;
+  /** GET /.well-known/receipt-keys.json: every receipt public key ever used (keep a copy to verify offline). */
+  async keys(opts: CallOptions = {}): Promise<ReceiptKeySet> {
+    return (await this.connection.transport.request<ReceiptKeySet>({ method: 'GET', path: '/.well-known/receipt-keys.json', ...opts })).body;
   }
 }

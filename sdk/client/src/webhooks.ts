@@ -1,88 +1,10 @@
-// Webhooks: the endpoint and delivery types, and verifying a delivery (Standard Webhooks,
-// https://www.standardwebhooks.com) with node:crypto alone, byte-compatible with the reference
-// `standardwebhooks` libraries (tested against them). Use `webhooks.verify` in your receiver on the
-// raw body, before parsing it.
+// Webhooks: verifying a delivery (Standard Webhooks, https://www.standardwebhooks.com) with
+// node:crypto alone, byte-compatible with the reference `standardwebhooks` libraries (tested against
+// them). Use `webhooks.verify` in your receiver on the raw body, before parsing it. The endpoints and
+// their deliveries are client.webhookEndpoints (webhook-endpoints.ts, with their types).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { PartnerError } from './errors.js';
-import type { EventType, FeedEventType, PartnerEvent } from './events.js';
-import type { PageParams } from './types.js';
-
-/** What an endpoint can subscribe to: event types, or "*" (alone) for all. */
-export type WebhookEventType = FeedEventType | '*';
-
-export interface WebhookEndpoint {
-  endpointId: string;
-  url: string;
-  eventTypes: WebhookEventType[];
-  description: string;
-  status: 'enabled' | 'disabled';
-  /** While disabled: gone (the receiver answered 410), failing (5 days without a success), partner (you). */
-  disabledReason?: 'gone' | 'failing' | 'partner';
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface WebhookEndpointCreate {
-  url: string;
-  eventTypes: WebhookEventType[];
-  description?: string;
-  /**
-   * The signing secret (`whsec_` + base64 of 24–64 random bytes). Leave it out and the SDK makes one
-   * locally (webhooks.newSecret()), so you hold it before the first delivery is signed with it.
-   */
-  secret?: string;
-}
-
-/** The endpoint just created, with the secret that signs its deliveries: store it now (see WebhookEndpointCreate.secret). */
-export interface CreatedWebhookEndpoint extends WebhookEndpoint {
-  secret: string;
-}
-
-export interface WebhookEndpointUpdate {
-  url?: string;
-  eventTypes?: WebhookEventType[];
-  description?: string;
-  status?: 'enabled' | 'disabled';
-}
-
-export interface WebhookEndpointDeleted {
-  endpointId: string;
-  deleted: true;
-}
-
-export interface WebhookSecretRotated {
-  endpointId: string;
-  rotatedAt: string;
-  previousSecretExpiresAt: string;
-}
-
-export interface WebhookRecovered {
-  endpointId: string;
-  since: string;
-  queued: number;
-}
-
-export interface WebhookPinged {
-  endpointId: string;
-  eventId: string;
-}
-
-export interface WebhookDelivery {
-  deliveryId: string;
-  eventId: string;
-  eventType: EventType;
-  status: 'pending' | 'succeeded' | 'failed';
-  attempts: number;
-  lastAttemptAt: string | null;
-  nextAttemptAt?: string;
-  lastResponseStatus?: number;
-  lastError?: string;
-}
-
-export interface WebhookDeliveryListParams extends PageParams {
-  status?: 'pending' | 'succeeded' | 'failed';
-  eventId?: string;
-}
+import type { PartnerEvent } from './events.js';
 
 /** A delivery that does not verify: missing headers, no matching signature, or a timestamp out of tolerance. */
 export class WebhookVerificationError extends PartnerError {

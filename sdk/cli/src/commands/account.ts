@@ -9,6 +9,10 @@ export const ACCOUNT_COMMANDS: Record<string, Command> = {
   login: {
     usage: 'login [--base-url URL] [--auth-url URL] [--client-id ID] [--scope SCOPE] [--client-secret-stdin]',
     summary: 'check the credentials (a token, then GET /v1/health with it) and store them (asks for what is not given)',
+    examples: [
+      'partner login                                   # asks for each setting',
+      'partner login --profile uat --base-url https://api.uat.example.com --auth-url https://auth.uat.example.com --client-id cli_… --client-secret-stdin < secret.txt',
+    ],
     args: [],
     options: ['base-url', 'auth-url', 'client-id', 'scope', 'client-secret-stdin'],
     run: login,
@@ -16,6 +20,7 @@ export const ACCOUNT_COMMANDS: Record<string, Command> = {
   logout: {
     usage: 'logout',
     summary: 'forget the stored credentials',
+    examples: ['partner logout', 'partner logout --profile uat'],
     args: [],
     options: [],
     run: async (ctx) => {
@@ -27,6 +32,7 @@ export const ACCOUNT_COMMANDS: Record<string, Command> = {
   health: {
     usage: 'health',
     summary: 'who the credentials belong to',
+    examples: ['partner health', 'partner health --profile production --json'],
     args: [],
     options: [],
     run: async (ctx) => {

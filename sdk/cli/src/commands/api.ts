@@ -6,6 +6,7 @@ export const API_COMMANDS: Record<string, Command> = {
   api: {
     usage: 'api METHOD PATH [--data JSON|@FILE|-] [-H "Name: value"]... [-i]',
     summary: 'any API request, authenticated, printing the answer as it is (exit code from its status)',
+    examples: ['partner api GET /v1/policies?limit=2', 'partner api GET /v1/jobs/job_0199a3e47c1d7b529a0e3f2d4c5b6a72 -H "Prefer: wait=10"', 'partner api POST /v1/submissions --data @app.json -H "Idempotency-Key: $(uuidgen)" -H "Prefer: wait=15" -i'],
     args: ['METHOD', 'PATH'],
     options: ['data', 'header', 'include'],
     run: (ctx, [method, path]) => apiRequest(ctx, method!, path!),

@@ -11,6 +11,7 @@ export const ATTACHMENT_COMMANDS: Record<string, Command> = {
   'attachments upload': {
     usage: 'attachments upload SUBMISSION_ID FILE [--type DOCUMENT_TYPE] [--content-type MEDIA_TYPE] [--wait SECONDS] [--idempotency-key KEY]',
     summary: `attach a file (document types: ${DOCUMENT_TYPES.join(', ')})`,
+    examples: ['partner attachments upload SUBMISSION_ID loss-runs.pdf --type loss_run'],
     args: ['SUBMISSION_ID', 'FILE'],
     options: ['type', 'content-type', 'wait', 'idempotency-key'],
     run: async (ctx, [submissionId, path]) => {
@@ -48,6 +49,7 @@ export const ATTACHMENT_COMMANDS: Record<string, Command> = {
   'attachments list': {
     usage: 'attachments list SUBMISSION_ID [--limit N] [--cursor C] [--all]',
     summary: "a submission's attachments, newest first",
+    examples: ['partner attachments list SUBMISSION_ID'],
     args: ['SUBMISSION_ID'],
     options: ['limit', 'cursor', 'all'],
     run: async (ctx, [submissionId]) => {
@@ -78,6 +80,7 @@ export const ATTACHMENT_COMMANDS: Record<string, Command> = {
   'attachments get': {
     usage: 'attachments get SUBMISSION_ID ATTACHMENT_ID',
     summary: 'one attachment record',
+    examples: ['partner attachments get SUBMISSION_ID ATTACHMENT_ID'],
     args: ['SUBMISSION_ID', 'ATTACHMENT_ID'],
     options: [],
     run: async (ctx, [submissionId, attachmentId]) => {
@@ -88,6 +91,7 @@ export const ATTACHMENT_COMMANDS: Record<string, Command> = {
   'attachments download': {
     usage: 'attachments download SUBMISSION_ID ATTACHMENT_ID [-o FILE|-] [--force]',
     summary: "save an attachment's bytes (default: under its own name here; -o - writes to stdout)",
+    examples: ['partner attachments download SUBMISSION_ID ATTACHMENT_ID', 'partner attachments download SUBMISSION_ID ATTACHMENT_ID -o - | sha256sum'],
     args: ['SUBMISSION_ID', 'ATTACHMENT_ID'],
     options: ['output', 'force'],
     run: download,
@@ -95,6 +99,7 @@ export const ATTACHMENT_COMMANDS: Record<string, Command> = {
   'attachments delete': {
     usage: 'attachments delete SUBMISSION_ID ATTACHMENT_ID [--wait SECONDS] [--idempotency-key KEY]',
     summary: 'delete an attachment (a job)',
+    examples: ['partner attachments delete SUBMISSION_ID ATTACHMENT_ID'],
     args: ['SUBMISSION_ID', 'ATTACHMENT_ID'],
     options: ['wait', 'idempotency-key'],
     run: async (ctx, [submissionId, attachmentId]) => {

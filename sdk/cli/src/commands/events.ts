@@ -7,6 +7,7 @@ export const EVENT_COMMANDS: Record<string, Command> = {
   'events tail': {
     usage: 'events tail [--types T1,T2] [--from-start | --since TIME | --cursor CURSOR] [--json]',
     summary: 'print events as they happen, from now on (one JSON object a line with --json), until Ctrl-C',
+    examples: ['partner events tail', 'partner events tail --types job.failed --json', 'partner events tail --since 2026-11-23T00:00:00Z', 'partner events tail --from-start   # 30 days of history first'],
     args: [],
     options: ['types', 'from-start', 'since', 'cursor'],
     run: (ctx) => tailEvents(ctx),

@@ -9,6 +9,7 @@ export const JOB_COMMANDS: Record<string, Command> = {
   'jobs list': {
     usage: 'jobs list [--status processing|succeeded|failed|canceled] [--kind KIND] [--created-since TS] [--created-before TS] [--limit N] [--cursor C] [--all]',
     summary: 'your jobs, newest first: find the ones still running, or the ones that failed or were cancelled',
+    examples: ['partner jobs list --status failed --created-since 2026-11-20T00:00:00Z', 'partner jobs list --kind submission.create --all --json'],
     args: [],
     options: ['status', 'kind', 'created-since', 'created-before', 'limit', 'cursor', 'all'],
     run: async (ctx) => {
@@ -43,6 +44,7 @@ export const JOB_COMMANDS: Record<string, Command> = {
   'jobs get': {
     usage: 'jobs get JOB_ID',
     summary: 'a job: settled, or processing',
+    examples: ['partner jobs get job_0199a3e47c1d7b529a0e3f2d4c5b6a72'],
     args: ['JOB_ID'],
     options: [],
     run: async (ctx, [id]) => {
@@ -53,6 +55,7 @@ export const JOB_COMMANDS: Record<string, Command> = {
   'jobs wait': {
     usage: 'jobs wait JOB_ID [--timeout SECONDS]',
     summary: 'wait for a job to settle (default at most 300 s), answered the moment it settles (Prefer: wait)',
+    examples: ['partner jobs wait job_0199a3e47c1d7b529a0e3f2d4c5b6a72', 'partner jobs wait job_0199a3e47c1d7b529a0e3f2d4c5b6a72 --timeout 30'],
     args: ['JOB_ID'],
     options: ['timeout'],
     run: async (ctx, [id]) => {
@@ -82,6 +85,10 @@ export const JOB_COMMANDS: Record<string, Command> = {
     summary:
       'cancel a job that has not started: it never takes effect. Of a cancel and the job starting, exactly one wins; ' +
       'exit 0 when the cancel did (again 0 for a job already cancelled), 1 with job_not_cancelable when the job had started or settled',
+    examples: [
+      'partner jobs cancel job_0199a3e47c1d7b529a0e3f2d4c5b6a72',
+      'partner jobs cancel job_0199a3e47c1d7b529a0e3f2d4c5b6a72 --json   # exit 1 with job_not_cancelable once the job has started',
+    ],
     args: ['JOB_ID'],
     options: [],
     run: async (ctx, [id]) => {

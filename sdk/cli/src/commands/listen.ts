@@ -10,6 +10,10 @@ export const LISTEN_COMMANDS: Record<string, Command> = {
   listen: {
     usage: 'listen --forward-to URL [--types T1,T2] [--from-start | --since TIME | --cursor CURSOR] [--secret whsec_…]',
     summary: 'forward your events to a local receiver, signed like real webhook deliveries, until Ctrl-C',
+    examples: [
+      'partner listen --forward-to http://localhost:3000/hooks',
+      'partner listen --forward-to http://localhost:3000/hooks --types submission.created --secret whsec_…',
+    ],
     args: [],
     options: ['forward-to', 'types', 'from-start', 'since', 'cursor', 'secret'],
     run: (ctx) => listen(ctx),

@@ -6,6 +6,7 @@ export const POLICY_COMMANDS: Record<string, Command> = {
   'policies list': {
     usage: 'policies list [--status S] [--product-id ID] [--policy-number N] [--updated-since TS] [--limit N] [--cursor C] [--all]',
     summary: 'list policies, newest first (one page, or --all)',
+    examples: ['partner policies list --status active --limit 20', 'partner policies list --all --json > policies.json', 'partner policies list --updated-since 2026-11-01T00:00:00Z'],
     args: [],
     options: ['status', 'product-id', 'policy-number', 'updated-since', 'limit', 'cursor', 'all'],
     run: async (ctx) => {
@@ -46,6 +47,7 @@ export const POLICY_COMMANDS: Record<string, Command> = {
   'policies get': {
     usage: 'policies get POLICY_ID',
     summary: 'one policy',
+    examples: ['partner policies get 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71'],
     args: ['POLICY_ID'],
     options: [],
     run: async (ctx, [id]) => {

@@ -29,6 +29,7 @@ export const PRODUCT_COMMANDS: Record<string, Command> = {
   'products list': {
     usage: 'products list [--active true|false] [--limit N] [--cursor C] [--all]',
     summary: 'the product catalogue, newest first (one page, or --all)',
+    examples: ['partner products list', 'partner products list --active true --all --json'],
     args: [],
     options: ['active', 'limit', 'cursor', 'all'],
     run: async (ctx) => {
@@ -53,6 +54,7 @@ export const PRODUCT_COMMANDS: Record<string, Command> = {
   'products get': {
     usage: 'products get PRODUCT_ID',
     summary: 'one product',
+    examples: ['partner products get 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70'],
     args: ['PRODUCT_ID'],
     options: [],
     run: async (ctx, [id]) => {
@@ -63,6 +65,7 @@ export const PRODUCT_COMMANDS: Record<string, Command> = {
   'products requirements': {
     usage: 'products requirements PRODUCT_ID',
     summary: "what a product requires: its submission JSON Schema, date window and attachment rules (JSON)",
+    examples: ['partner products requirements 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70 > requirements.json'],
     args: ['PRODUCT_ID'],
     options: [],
     run: async (ctx, [id]) => {
@@ -74,6 +77,7 @@ export const PRODUCT_COMMANDS: Record<string, Command> = {
   'submissions validate': {
     usage: 'submissions validate --file app.json|-',
     summary: 'check a submission against every rule a create applies, creating nothing (exit 0 valid, 1 invalid)',
+    examples: ['partner submissions validate --file app.json', 'cat app.json | partner submissions validate --file -'],
     args: [],
     options: ['file'],
     run: async (ctx) => {

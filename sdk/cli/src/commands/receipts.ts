@@ -70,6 +70,7 @@ export const RECEIPT_COMMANDS: Record<string, Command> = {
   'receipts list': {
     usage: 'receipts list [--submission SUBMISSION_ID] [--after-seq SEQ] [--limit N] [--cursor C] [--all]',
     summary: 'your signed receipts in seq order (the whole chain, or one submission\'s); keep them with the keys',
+    examples: ['partner receipts list --all --json > receipts.json', 'partner receipts list --submission 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71', 'partner receipts list --after-seq 41 --all'],
     args: [],
     options: ['submission', 'after-seq', 'limit', 'cursor', 'all'],
     run: async (ctx) => {
@@ -110,6 +111,10 @@ export const RECEIPT_COMMANDS: Record<string, Command> = {
   'receipts verify': {
     usage: 'receipts verify [FILE|-] --jwks FILE',
     summary: 'verify receipts offline: each signature and its claims, and the chain (seq without gaps, each prev); exit 1 naming the first broken link',
+    examples: [
+      'partner receipts verify receipts.json --jwks jwks.json          # offline: signatures, claims and the chain',
+      'partner receipts list --all --json | partner receipts verify - --jwks jwks.json',
+    ],
     args: ['FILE'],
     optionalArgs: 1,
     options: ['jwks'],
@@ -118,6 +123,7 @@ export const RECEIPT_COMMANDS: Record<string, Command> = {
   'receipts keys': {
     usage: 'receipts keys',
     summary: 'print the receipt public keys (a JWKS; every key ever used): save them to verify offline',
+    examples: ['partner receipts keys > jwks.json'],
     args: [],
     options: [],
     run: async (ctx) => {

@@ -7,6 +7,12 @@ export const SUBMISSION_COMMANDS: Record<string, Command> = {
   'submissions create': {
     usage: 'submissions create --file app.json|- [--validate] [--wait SECONDS] [--idempotency-key KEY]',
     summary: 'create a submission and wait for it (default 60 s; --wait 0 returns the job at once; --validate checks it first)',
+    examples: [
+      'partner submissions create --file app.json',
+      'cat app.json | partner submissions create --file -',
+      'partner submissions create --file app.json --wait 0     # returns the job; follow it with partner jobs wait',
+      'partner submissions create --file app.json --validate   # checks it against the product\'s requirements first',
+    ],
     args: [],
     options: ['file', 'validate', 'wait', 'idempotency-key'],
     run: async (ctx) => {
@@ -26,6 +32,7 @@ export const SUBMISSION_COMMANDS: Record<string, Command> = {
   'submissions get': {
     usage: 'submissions get SUBMISSION_ID',
     summary: 'one submission',
+    examples: ['partner submissions get 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71'],
     args: ['SUBMISSION_ID'],
     options: [],
     run: async (ctx, [id]) => {
@@ -36,6 +43,7 @@ export const SUBMISSION_COMMANDS: Record<string, Command> = {
   'submissions list': {
     usage: 'submissions list [--external-ref REF] [--status S] [--clearance C] [--created-since TS] [--updated-since TS] [--principal-id ID] [--limit N] [--cursor C] [--all]',
     summary: 'your submissions, newest first (--external-ref REF finds the one a lost job handle created)',
+    examples: ['partner submissions list --external-ref BROKER-REF-2041', 'partner submissions list --created-since 2026-11-01T00:00:00Z --all'],
     args: [],
     options: ['external-ref', 'status', 'clearance', 'created-since', 'updated-since', 'principal-id', 'limit', 'cursor', 'all'],
     run: async (ctx) => {

@@ -1,17 +1,20 @@
 // `partner webhooks …`: endpoints that receive the events as signed deliveries, their secrets and
 // delivery logs. Every change is a job, waited for like every other mutation (--wait, --idempotency-key).
-import type { PartnerClient, WebhookDelivery, WebhookDeliveryListParams, WebhookEndpoint, WebhookEndpointUpdate, WebhookEventType } from '@partner/sdk';
+import type { PartnerClient, WebhookDelivery, WebhookDeliveryListParams, WebhookEndpoint, WebhookEndpointCreate, WebhookEndpointUpdate } from '@partner/sdk';
 import { webhooks } from '@partner/sdk';
 import { EXIT, intOption, mutation, showList, UsageError, type Command, type Values } from '../command.js';
 
 const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
+/** What an endpoint subscribes to: a list of event types, or "*" alone (the server checks which). */
+type EventTypes = WebhookEndpointCreate['eventTypes'];
+
 /** --types a,b (default: every type, "*"). */
-function typesOf(v: Values, fallback?: WebhookEventType[]): WebhookEventType[] | undefined {
+function typesOf(v: Values, fallback?: EventTypes): EventTypes | undefined {
   if (v.types === undefined) return fallback;
   const types = v.types.split(',').map((t) => t.trim()).filter(Boolean);
   if (types.length === 0) throw new UsageError('--types needs at least one event type (or * for all)');
-  return types as WebhookEventType[];
+  return types as EventTypes;
 }
 
 const ENDPOINT_COLUMNS: [string, string][] = [
@@ -27,6 +30,10 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks create': {
     usage: 'webhooks create --url URL [--types T1,T2|*] [--description TEXT] [--secret whsec_…] [--wait SECONDS] [--idempotency-key KEY]',
     summary: 'register an endpoint for the event types (default all); prints its signing secret (made here unless --secret) once',
+    examples: [
+      'partner webhooks create --url https://hooks.example.com/partner --types submission.created,job.failed',
+      'partner webhooks create --url https://hooks.example.com/partner --description "all events"',
+    ],
     args: [],
     options: ['url', 'types', 'description', 'secret', 'wait', 'idempotency-key'],
     run: async (ctx) => {
@@ -46,6 +53,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks list': {
     usage: 'webhooks list [--limit N] [--cursor C] [--all]',
     summary: 'your webhook endpoints, newest first',
+    examples: ['partner webhooks list', 'partner webhooks list --all --json'],
     args: [],
     options: ['limit', 'cursor', 'all'],
     run: async (ctx) => {
@@ -63,6 +71,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks get': {
     usage: 'webhooks get ENDPOINT_ID',
     summary: 'one webhook endpoint',
+    examples: ['partner webhooks get we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
     args: ['ENDPOINT_ID'],
     options: [],
     run: async (ctx, [id]) => {
@@ -73,6 +82,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks update': {
     usage: 'webhooks update ENDPOINT_ID [--url URL] [--types T1,T2|*] [--description TEXT] [--enable|--disable] [--wait SECONDS]',
     summary: 'change an endpoint; --enable after it was disabled (then webhooks recover to send what it missed)',
+    examples: ['partner webhooks update we_0199a3e47c1d7b529a0e3f2d4c5b6a74 --enable', 'partner webhooks update we_0199a3e47c1d7b529a0e3f2d4c5b6a74 --types "*"'],
     args: ['ENDPOINT_ID'],
     options: ['url', 'types', 'description', 'enable', 'disable', 'wait', 'idempotency-key'],
     run: async (ctx, [id]) => {
@@ -93,6 +103,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks delete': {
     usage: 'webhooks delete ENDPOINT_ID [--wait SECONDS]',
     summary: 'delete an endpoint and its delivery log',
+    examples: ['partner webhooks delete we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
     args: ['ENDPOINT_ID'],
     options: ['wait', 'idempotency-key'],
     run: async (ctx, [id]) => {
@@ -103,6 +114,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks secret': {
     usage: 'webhooks secret ENDPOINT_ID',
     summary: "print the endpoint's signing secret (whsec_…), to verify deliveries with",
+    examples: ['partner webhooks secret we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
     args: ['ENDPOINT_ID'],
     options: [],
     run: async (ctx, [id]) => {
@@ -115,6 +127,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks rotate': {
     usage: 'webhooks rotate ENDPOINT_ID [--wait SECONDS]',
     summary: 'a new signing secret at once; the old one keeps signing beside it for 24 h',
+    examples: ['partner webhooks rotate we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
     args: ['ENDPOINT_ID'],
     options: ['wait', 'idempotency-key'],
     run: async (ctx, [id]) => {
@@ -127,6 +140,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks deliveries': {
     usage: 'webhooks deliveries ENDPOINT_ID [--status pending|succeeded|failed] [--event EVENT_ID] [--limit N] [--cursor C] [--all]',
     summary: 'the delivery log of an endpoint, newest first: attempts, last answer, next attempt',
+    examples: ['partner webhooks deliveries we_0199a3e47c1d7b529a0e3f2d4c5b6a74 --status failed'],
     args: ['ENDPOINT_ID'],
     options: ['status', 'event', 'limit', 'cursor', 'all'],
     run: async (ctx, [id]) => {
@@ -161,6 +175,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks recover': {
     usage: 'webhooks recover ENDPOINT_ID --since TIME [--wait SECONDS]',
     summary: 'send every matching event since TIME again (after your receiver was down); enables the endpoint',
+    examples: ['partner webhooks recover we_0199a3e47c1d7b529a0e3f2d4c5b6a74 --since 2026-11-23T00:00:00Z'],
     args: ['ENDPOINT_ID'],
     options: ['since', 'wait', 'idempotency-key'],
     run: async (ctx, [id]) => {
@@ -173,6 +188,7 @@ export const WEBHOOK_COMMANDS: Record<string, Command> = {
   'webhooks ping': {
     usage: 'webhooks ping ENDPOINT_ID [--wait SECONDS]',
     summary: 'send a webhook_endpoint.ping event to the endpoint, to test the receiver',
+    examples: ['partner webhooks ping we_0199a3e47c1d7b529a0e3f2d4c5b6a74'],
     args: ['ENDPOINT_ID'],
     options: ['wait', 'idempotency-key'],
     run: async (ctx, [id]) => {

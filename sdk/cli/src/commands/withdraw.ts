@@ -9,6 +9,10 @@ export const WITHDRAW_COMMANDS: Record<string, Command> = {
   'submissions withdraw': {
     usage: 'submissions withdraw SUBMISSION_ID --reason duplicate|applicant_withdrew|entered_in_error|other [--note TEXT] [--wait SECONDS] [--idempotency-key KEY]',
     summary: 'withdraw a submission and wait for it (exit 1 with not_withdrawable if it is withdrawn already)',
+    examples: [
+      'partner submissions withdraw 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71 --reason applicant_withdrew --note "Placed elsewhere."',
+      'partner submissions withdraw 0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71 --reason entered_in_error --wait 0   # returns the job',
+    ],
     args: ['SUBMISSION_ID'],
     options: ['reason', 'note', 'wait', 'idempotency-key'],
     run: async (ctx, [id]) => {
