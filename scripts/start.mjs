@@ -67,11 +67,17 @@ const env = {
   ...process.env,
 };
 
-// Remember what the environment sets for where this checkout's services meet, so `npm run admin` (and
-// the next `npm start`) use the same without it being set again.
+// What the environment sets for where this checkout's services meet is remembered, so `npm run admin`
+// (and the next `npm start`) use the same without it being set again, but only once it was accepted:
+// DATABASE_URL and NATS_PREFIX when the database is reachable and not another checkout's, NATS_URL
+// when NATS answers. A refused setting is never saved (issue 49, 6): the next plain `npm start` would
+// be refused the same way.
 const given = Object.fromEntries(SHARED_SETTINGS.filter((name) => process.env[name]).map((name) => [name, process.env[name]]));
-const saved = updateDevEnv(given, devEnvFile);
-if (saved.length > 0) say(`› saved ${saved.join(', ')} in .local/dev.env (npm run admin reads them too)`);
+function remember(names) {
+  const accepted = Object.fromEntries(Object.entries(given).filter(([name]) => names.includes(name)));
+  const saved = updateDevEnv(accepted, devEnvFile);
+  if (saved.length > 0) say(`› saved ${saved.join(', ')} in .local/dev.env (npm run admin reads them too)`);
+}
 
 // 3. PostgreSQL: reachable, with the database created, and its signing keys this checkout's (before
 // the build, so a refusal comes at once).
@@ -123,6 +129,7 @@ if (checked.owner === 'foreign') {
   const own = await ensureDatabase(env.DATABASE_URL);
   if (own.owner === 'foreign') fail(foreignDatabasePlan({ dbName: own.dbName, explicit: ['DATABASE_URL'], chosen }).fail);
 }
+remember(['DATABASE_URL', 'NATS_PREFIX']);
 
 run('npm', ['run', '-s', 'build'], 'building (protos + TypeScript)');
 
@@ -163,6 +170,7 @@ if (!(await reachable(natsUrl.hostname, natsUrl.port || 4222))) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+remember(['NATS_URL']);
 
 // 5. Services, each its own process, started in the registry's order (services/processes.json: a
 // process after those it calls), on the ports its config defaults to (the registry's, checked by
