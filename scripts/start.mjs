@@ -9,6 +9,7 @@ import { createConnection } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { demoPolicies, toJsonl } from './demo/policies.mjs';
+import { DEMO_PRODUCT, DEMO_REQUIREMENTS, requiresNothing } from './demo/product.mjs';
 import { checkoutNames, foreignDatabasePlan, signingKeysOwner, withDatabase } from './lib/checkout-db.mjs';
 import { DEV_ENV_FILE, readDevEnv, SHARED_SETTINGS, updateDevEnv } from './lib/dev-env.mjs';
 import { banner } from './lib/banner.mjs';
@@ -241,8 +242,8 @@ try {
   await stopAll(1);
 }
 
-// 6. Demo data on first start (or when the database was reset).
-const DEMO_PRODUCT = '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b';
+// 6. Demo data on first start (or when the database was reset): the demo client, principal, product
+// (with its requirements, scripts/demo/product.mjs) and policies.
 const SCOPE = `${new URL(env.BASE_URL).host}/access`;
 const demoFile = `${local}/demo.json`;
 const admin = (...args) => {
@@ -250,6 +251,7 @@ const admin = (...args) => {
   if (r.status !== 0) throw new Error(`admin ${args.join(' ')}: ${r.stderr}`);
   return JSON.parse(r.stdout);
 };
+/** An access token for the demo client, or undefined when its credentials are refused. */
 async function tokenFor(demo) {
   const res = await fetch(`${env.AUTH_ISSUER}/oauth2/token`, {
     method: 'POST',
@@ -259,7 +261,7 @@ async function tokenFor(demo) {
     },
     body: `grant_type=client_credentials&scope=${encodeURIComponent(SCOPE)}`,
   });
-  return res.ok;
+  return res.ok ? (await res.json()).access_token : undefined;
 }
 const DEMO_PERMISSIONS = 'health/read,policies/read,products/read,submissions/read,submissions/write,jobs/read,events/read,webhooks/read,webhooks/write';
 let demo = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, 'utf8')) : undefined;
@@ -274,7 +276,7 @@ if (demo && (await tokenFor(demo).catch(() => false))) {
   say('› seeding demo data');
   const client = admin('client', 'create', '--tenant', 'demo', '--partner', 'demo-partner', '--name', 'Demo client', '--permissions', DEMO_PERMISSIONS);
   admin('principal', 'add', '--tenant', 'demo', '--partner', 'demo-partner', '--principal', 'demo-broker');
-  admin('product', 'add', '--id', DEMO_PRODUCT, '--name', 'Demo General Liability');
+  admin('product', 'add', '--id', DEMO_PRODUCT.id, '--name', DEMO_PRODUCT.name);
   // Dated relative to today (scripts/demo/policies.mjs), so `active` policies are in force now.
   const policies = `${local}/demo-policies.jsonl`;
   writeFileSync(policies, toJsonl(demoPolicies()));
@@ -283,8 +285,24 @@ if (demo && (await tokenFor(demo).catch(() => false))) {
   } catch (err) {
     say(`  (demo policies not imported: ${err.message.trim()})`);
   }
-  demo = { clientId: client.clientId, clientSecret: client.clientSecret, tenant: 'demo', partnerId: 'demo-partner', principalId: 'demo-broker', productId: DEMO_PRODUCT };
+  demo = { clientId: client.clientId, clientSecret: client.clientSecret, tenant: 'demo', partnerId: 'demo-partner', principalId: 'demo-broker', productId: DEMO_PRODUCT.id };
   writeFileSync(demoFile, JSON.stringify(demo, null, 2), { mode: 0o600 });
+}
+// What the demo product requires (a loss run), read as a partner reads it: set when it requires
+// nothing (just added, or seeded before it had requirements); an operator's own requirements stand,
+// and a second start changes nothing.
+try {
+  const token = await tokenFor(demo);
+  const res = await fetch(`${env.BASE_URL}/v1/products/${DEMO_PRODUCT.id}/requirements`, { headers: { authorization: `Bearer ${token}` } });
+  if (!res.ok) throw new Error(`GET /v1/products/${DEMO_PRODUCT.id}/requirements answered ${res.status}`);
+  if (requiresNothing(await res.json())) {
+    const file = `${local}/demo-requirements.json`;
+    writeFileSync(file, `${JSON.stringify(DEMO_REQUIREMENTS, null, 2)}\n`);
+    admin('product', 'requirements', 'set', '--id', DEMO_PRODUCT.id, file);
+    say('› the demo product now requires a loss run (scripts/demo/product.mjs)');
+  }
+} catch (err) {
+  say(`  (demo product requirements not set: ${err.message.trim()})`);
 }
 
 const rule = '─'.repeat(78);
