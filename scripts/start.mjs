@@ -123,12 +123,13 @@ if (checked.owner === 'foreign') {
   const explicit = ['DATABASE_URL', 'NATS_PREFIX'].filter((name) => process.env[name] || fileEnv[name]);
   const plan = foreignDatabasePlan({ dbName: checked.dbName, explicit, chosen });
   if (plan.fail) fail(plan.fail);
-  // On the defaults: this checkout takes a database and NATS prefix of its own, and remembers them.
+  // On the defaults: this checkout takes a database and NATS prefix of its own, and remembers them
+  // once that database is found to be its own (or new).
   Object.assign(env, plan.switchTo);
-  updateDevEnv(plan.switchTo, devEnvFile);
   say(`› ${plan.note}`);
   const own = await ensureDatabase(env.DATABASE_URL);
   if (own.owner === 'foreign') fail(foreignDatabasePlan({ dbName: own.dbName, explicit: ['DATABASE_URL'], chosen }).fail);
+  updateDevEnv(plan.switchTo, devEnvFile);
 }
 remember(['DATABASE_URL', 'NATS_PREFIX']);
 
