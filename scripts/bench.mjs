@@ -394,6 +394,10 @@ async function main() {
     `noisy neighbour: quiet partner's health p99 ${r.noisy.alone.healthMs.p99} → ${r.noisy.flooded.healthMs.p99} ms (${r.noisy.healthP99Ratio}×), ` +
       `webhook p99 ${r.noisy.alone.webhookFromCommitMs.p99} → ${r.noisy.flooded.webhookFromCommitMs.p99} ms (${r.noisy.webhookP99Ratio}×); flood ${JSON.stringify(r.noisy.floodStatuses)}`,
   );
+  say(
+    `noisy neighbour, validate flood (1 MB bodies, 8 in flight, 50/s): quiet partner's health p50 ${r.noisy.alone.healthMs.p50} → ${r.noisy.validateFlooded.healthMs.p50} ms ` +
+      `(${r.noisy.validateHealthP50Ratio}×), p99 ${r.noisy.alone.healthMs.p99} → ${r.noisy.validateFlooded.healthMs.p99} ms (${r.noisy.validateHealthP99Ratio}×); flood ${JSON.stringify(r.noisy.validateFloodStatuses)}`,
+  );
   // Every schema's owner behind a counting proxy (the waiters phase restarts them behind it).
   for (const s of schemaOwners()) {
     proxies[s] = new CountingPgProxy(s);
@@ -431,7 +435,7 @@ async function main() {
     ['webhooks', r.webhooks.latency.errors + r.webhooks.latency.missing + (r.webhooks.fanout.healthy.expected - r.webhooks.fanout.healthy.delivered)],
     ['event feed', r.events.wakeup.errors + r.events.wakeup.missing + r.events.reads.feed.errors + r.events.idle.errors],
     ['waiters', r.waiters.settle.errors + (r.waiters.waiters - r.waiters.settle.answered)],
-    ['noisy neighbour (quiet partner)', r.noisy.alone.errors + r.noisy.alone.missing + r.noisy.flooded.errors + r.noisy.flooded.missing],
+    ['noisy neighbour (quiet partner)', r.noisy.alone.errors + r.noisy.alone.missing + r.noisy.flooded.errors + r.noisy.flooded.missing + r.noisy.validateFlooded.errors + r.noisy.validateFlooded.missing],
   ].filter(([, n]) => n > 0);
   results.errors = Object.fromEntries(errors);
   results.serviceErrors = stack.serviceErrors();

@@ -221,7 +221,7 @@ describe('a noisy partner and a quiet one', () => {
 
     // Eight validates in flight at all times for 5 s: 1 MB strings and 9,000 unknown keys, each
     // one request within the request rate (50/s) but 16 requests' worth of body.
-    const flood = runProcess(process.execPath, [join(ROOT, 'test/support/validate-flood.mjs'), base, flooding, '5', '8'], { env: process.env });
+    const flood = runProcess(process.execPath, [join(ROOT, 'bench/lib/validate-flood.mjs'), base, flooding, '5', '8'], { env: process.env });
     const during: number[] = [];
     const started = Date.now();
     while (Date.now() - started < 4_500) during.push(await products());
