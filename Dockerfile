@@ -45,6 +45,7 @@ FROM deps AS build
 COPY tsconfig.json tsconfig.base.json ./
 COPY proto/ proto/
 COPY scripts/gen-proto.mjs scripts/admin.mjs scripts/
+COPY scripts/lib/dev-env.mjs scripts/lib/admin-groups.mjs scripts/lib/
 COPY services/ services/
 # The SDK and CLI workspaces are part of `tsc -b`; they are built here but not shipped.
 COPY sdk/ sdk/
