@@ -2,6 +2,8 @@
 // and a pointer to --help; --help (or help, or nothing) at every level on stdout with exit 0, for every
 // group and every command, naming each option and the format of the file a command reads.
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CommandGroup } from '@partner/shared/process/admin-cli';
 import { loadAdminGroups } from '../scripts/lib/admin-groups.mjs';
 import { ROOT } from './support/stack.js';
@@ -121,6 +123,12 @@ describe('help', () => {
       for (const [name, c] of Object.entries(group.commands)) expect(r.stdout).toMatch(new RegExp(`^  ${escape(name)} +${escape(c.summary)}$`, 'm'));
     }
   });
+});
+
+it("README.md's admin table has a row for every command", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const table = readme.slice(readme.indexOf('### Admin CLI'), readme.indexOf('### Configuration'));
+  for (const { g, name, extra } of commands) expect(table).toMatch(new RegExp(`^\\|[^\\n]*\`${escape([g, name, ...extra].join(' '))}[ \`]`, 'm'));
 });
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
