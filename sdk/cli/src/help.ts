@@ -57,7 +57,7 @@ export const OPTION_HELP: Record<string, string> = {
   'after-seq': 'only receipts after this seq (the last one you stored)',
   jwks: 'a copy of /.well-known/receipt-keys.json (partner receipts keys > jwks.json)',
   'from-seq': 'the seq of the first receipt in the file, when it is not 1 (with --prev); default: the chain must start at seq 1',
-  prev: 'the hash receipt N of --from-seq N links to: the lastHash of the check up to N-1 (hex SHA-256 of that receipt)',
+  prev: 'the hash the receipt of --from-seq N links to: the lastHash printed by the check that ended at N-1 (hex SHA-256 of receipt N-1)',
 };
 
 /** The placeholder an option's value is shown with. */

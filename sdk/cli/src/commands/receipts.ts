@@ -146,7 +146,7 @@ export const RECEIPT_COMMANDS: Record<string, Command> = {
   'receipts verify': {
     usage: 'receipts verify [FILE|-] --jwks FILE [--from-seq N --prev HASH]',
     summary:
-      'verify receipts offline: each signature and its claims, and the chain from seq 1 (or from the declared --from-seq N, linked by --prev to receipt N-1) without gaps, each prev; exit 1 naming the first broken link or the receipts missing',
+      'verify receipts offline: each signature and its claims, and the chain: from seq 1 (or from --from-seq N, linked by --prev to receipt N-1), seq without gaps, each prev the hash of the one before; exit 1 naming the first broken link or the receipts missing',
     examples: [
       'partner receipts verify receipts.json --jwks jwks.json          # offline: signatures, claims and the whole chain from seq 1',
       'partner receipts list --all --json | partner receipts verify - --jwks jwks.json',
