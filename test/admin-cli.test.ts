@@ -30,6 +30,8 @@ it.each([
   [['product', 'add', '--id', 'not-a-uuid', '--name', 'x'], /--id must be a UUID/],
   [['principal', 'add', '--partner', 'nobody-known', '--principal', 'x'], /unknown partner nobody-known/],
   [['client', 'create', '--bogus'], /Unknown option '--bogus'/],
+  [['client', 'toString'], /unknown command: client toString/],
+  [['product', 'add', 'stray', '--id', '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b', '--name', 'x'], /unexpected argument: stray/],
 ])('refuses %j with a message on stderr and exit 2', async (args, message) => {
   const r = await stack.adminRaw(...args);
   expect(r.code).toBe(2);

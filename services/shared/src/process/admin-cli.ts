@@ -144,7 +144,7 @@ export interface AdminIo {
 function resolve(group: CommandGroup, argv: string[]): { name: string; entry: AdminCommand; rest: string[] } | undefined {
   for (const words of [2, 1]) {
     const name = argv.slice(0, words).join(' ');
-    const entry = argv.length >= words ? group.commands[name] : undefined;
+    const entry = argv.length >= words && Object.hasOwn(group.commands, name) ? group.commands[name] : undefined;
     if (entry) return { name, entry, rest: argv.slice(words) };
   }
   return undefined;
@@ -184,6 +184,7 @@ export async function runGroup(groupName: string, group: CommandGroup, argv: str
   }
   try {
     const { values, positionals } = parseFlags(rest, entry.options);
+    if (positionals.length > (entry.args?.length ?? 0)) throw new UsageError(`unexpected argument: ${positionals[entry.args?.length ?? 0]}`);
     const result = await entry.run({ values: values as never, positionals });
     io.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
