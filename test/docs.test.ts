@@ -131,5 +131,7 @@ describe('the documents run as written', () => {
     // "Proving what you sent": jose prints the signed claims, the CLI passes the chain.
     expect(r.stdout).toMatch(/kind: 'submission\.received'/);
     expect(r.stdout).toMatch(/"valid": true/);
+    // The later stretch, checked from its declared start.
+    expect(r.stdout).toMatch(/"start": "declared",\s+"fromSeq": 2/);
   });
 });
