@@ -149,9 +149,12 @@ export async function noisyNeighbour(stack, { seconds, floodRps, ratePerS }) {
   heldAgent.destroy();
   await Promise.all(held);
 
-  // The validate flood, from a process of its own (validate-flood.mjs), at the default rate limit.
-  await stack.admin('client', 'limits', '--client', noisyClient.clientId, '--rps', '50', '--burst', '100');
-  const limitedToken = await stack.fetchToken(noisyClient);
+  // The validate flood, from a process of its own (validate-flood.mjs), by a client of the noisy
+  // tenant that has the default rate limit (the bench's gateway lifts it) from its first request.
+  const flooder = await stack.admin('client', 'create', '--tenant', 'bench-noisy', '--partner', `noisy-${randomUUID().slice(0, 8)}`, '--name', 'validate flood',
+    '--permissions', 'submissions/write');
+  await stack.admin('client', 'limits', '--client', flooder.clientId, '--rps', '50', '--burst', '100');
+  const limitedToken = await stack.fetchToken(flooder);
   const validateFlood = new Promise((resolve, reject) =>
     execFile(process.execPath, [fileURLToPath(new URL('./validate-flood.mjs', import.meta.url)), stack.gatewayUrl, limitedToken, String(seconds + 1), '8'], (err, stdout) =>
       err ? reject(err) : resolve(JSON.parse(stdout).statuses),
