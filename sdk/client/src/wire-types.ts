@@ -298,8 +298,10 @@ export interface JobProcessing {
 }
 
 /**
- * What the job's mutation returned: a submission result, an attachment record or deletion, or a webhook
- * endpoint, its deletion, a secret rotation (never the secret), a recovery or a ping.
+ * What the job's mutation returned (its `kind` says which): a submission result, an attachment record or
+ * deletion, or a webhook endpoint, its deletion, a secret rotation (never the secret), a recovery or a ping.
+ * Any of, not one of: a submission result holds every field of a submission, so a submission (the result of
+ * `submission.withdraw`) is also a valid submission result.
  */
 export type JobResult =
   | SubmissionResult | Submission | Attachment | AttachmentDeleted | WebhookEndpoint | WebhookEndpointDeleted
@@ -439,6 +441,7 @@ export interface ReceiptPage {
 
 export interface Submission {
   submissionId: string;
+  /** The legal name, trimmed, inner white space collapsed. */
   submissionName: string;
   /** `submitted`, or `withdrawn` once its partner withdrew it. */
   status: 'submitted' | 'withdrawn';
@@ -541,14 +544,33 @@ export interface SubmissionRequirements {
 
 /**
  * The result of a submission job: returned inline (200) when it settles within the wait, and as the `result`
- * of the succeeded job.
+ * of the succeeded job. It is the submission as `GET /v1/submissions/{submissionId}` shows it when the job
+ * settled (`requirements.currentlyDue` names the attachments still due), with the job's `receipt`. The result
+ * of a job that settled before results carried the whole submission (jobs are kept, and an `Idempotency-Key`
+ * replay answers the stored result) has only `submissionId`, `submissionName`, `status`, `clearance` and
+ * `receipt`: `GET /v1/submissions/{submissionId}` shows the rest.
  */
 export interface SubmissionResult {
   submissionId: string;
   /** The legal name, trimmed, inner white space collapsed. */
   submissionName: string;
-  status: 'submitted';
+  /**
+   * `submitted`. A job delivered again after its submission was withdrawn (a worker lost before it settled)
+   * answers the submission as it is then.
+   */
+  status: 'submitted' | 'withdrawn';
+  externalRef?: string;
+  submissionType?: 'application';
+  effectiveDate?: string;
+  productId?: string;
+  applicant?: Applicant;
+  /** The principal the creating request was attributed to, or null. */
+  principalId?: string | null;
+  createdAt?: string;
+  updatedAt?: string;
+  requirements?: SubmissionRequirements;
   clearance: Clearance;
+  withdrawal?: Withdrawal;
   receipt?: string;
 }
 
