@@ -45,6 +45,7 @@ FROM deps AS build
 COPY tsconfig.json tsconfig.base.json ./
 COPY proto/ proto/
 COPY scripts/gen-proto.mjs scripts/admin.mjs scripts/
+COPY scripts/lib/dev-env.mjs scripts/lib/admin-groups.mjs scripts/lib/
 COPY services/ services/
 # The SDK and CLI workspaces are part of `tsc -b`; they are built here but not shipped.
 COPY sdk/ sdk/
@@ -83,9 +84,9 @@ RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts \
  && rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
            /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg
 COPY proto/ proto/
-# The operator CLI and the one module it reads its local settings file with.
+# The operator CLI, the module it reads its local settings file with and the one that loads its groups.
 COPY scripts/admin.mjs scripts/
-COPY scripts/lib/dev-env.mjs scripts/lib/
+COPY scripts/lib/dev-env.mjs scripts/lib/admin-groups.mjs scripts/lib/
 COPY --from=build /out/services/ services/
 # The registry of processes: each process reads from it at start which gRPC services it calls and the
 # defaults of its ports and of the addresses it dials.

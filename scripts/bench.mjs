@@ -11,6 +11,7 @@
 //   npm run bench -- --only events     the event path alone (issue 34): feed and webhook latency by
 //                                      stage, webhook fan-out, 10,000 waiters (≤ 3 min)
 //   npm run bench -- --only reads      the reads alone beside the read floor (issue 34; ~2 min)
+//   npm run bench -- --only noisy      the noisy neighbour alone: request flood, then validate flood (issue 48; ~1 min)
 //   npm run bench -- --profile --only reads   CPU profiles of every process under the read load alone
 //   options: --no-build (use the existing dist/), --out FILE (write the JSON there instead)
 //
@@ -51,9 +52,9 @@ const option = (name) => {
 const smoke = flag('--smoke') || process.env.BENCH_SMOKE === '1';
 if (smoke) process.env.BENCH_DB_POOL_MAX ??= '4';
 const profile = flag('--profile');
-// --only validate | receipts | reads | events: start the stack, run that phase alone, write its results.
+// --only validate | receipts | reads | events | noisy: start the stack, run that phase alone, write its results.
 const only = option('--only');
-const ONLY = ['validate', 'receipts', 'reads', 'events'];
+const ONLY = ['validate', 'receipts', 'reads', 'events', 'noisy'];
 if (only !== undefined && !ONLY.includes(only)) {
   process.stderr.write(`✖ --only takes: ${ONLY.join(', ')}\n`);
   process.exit(2);
@@ -175,6 +176,13 @@ async function main() {
     const v = await validatePhase(stack, { rounds: P.rounds, seconds: P.healthS, warmS: P.warmS });
     say(`validate: ${v.validate.rps} req/s (p50 ${v.validate.latencyMs.p50} ms, p99 ${v.validate.latencyMs.p99} ms); health in the same slices ${v.health.rps} req/s (p50 ${v.health.latencyMs.p50}, p99 ${v.health.latencyMs.p99}); ratio ${v.ratio}`);
     const files = writeResults({ meta: { ...meta(), loadavgBefore: loadBefore }, validate: v, serviceErrors: stack.serviceErrors() }, 'validate');
+    say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
+    return;
+  }
+  if (only === 'noisy') {
+    const noisy = await noisyNeighbour(stack, { seconds: P.noisyS, floodRps: 45, ratePerS: P.wakeRate });
+    say(`noisy neighbour: quiet partner's health p50/p99 alone ${noisy.alone.healthMs.p50}/${noisy.alone.healthMs.p99} ms, request flood ${noisy.flooded.healthMs.p50}/${noisy.flooded.healthMs.p99} ms (p99 ${noisy.healthP99Ratio}×), validate flood ${noisy.validateFlooded.healthMs.p50}/${noisy.validateFlooded.healthMs.p99} ms (p50 ${noisy.validateHealthP50Ratio}×, p99 ${noisy.validateHealthP99Ratio}×); validate flood ${JSON.stringify(noisy.validateFloodStatuses)}`);
+    const files = writeResults({ meta: { ...meta(), loadavgBefore: loadBefore, only: 'noisy' }, noisy, serviceErrors: stack.serviceErrors() }, 'noisy');
     say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
     return;
   }
@@ -394,6 +402,10 @@ async function main() {
     `noisy neighbour: quiet partner's health p99 ${r.noisy.alone.healthMs.p99} → ${r.noisy.flooded.healthMs.p99} ms (${r.noisy.healthP99Ratio}×), ` +
       `webhook p99 ${r.noisy.alone.webhookFromCommitMs.p99} → ${r.noisy.flooded.webhookFromCommitMs.p99} ms (${r.noisy.webhookP99Ratio}×); flood ${JSON.stringify(r.noisy.floodStatuses)}`,
   );
+  say(
+    `noisy neighbour, validate flood (1 MB bodies, 8 in flight, 50/s): quiet partner's health p50 ${r.noisy.alone.healthMs.p50} → ${r.noisy.validateFlooded.healthMs.p50} ms ` +
+      `(${r.noisy.validateHealthP50Ratio}×), p99 ${r.noisy.alone.healthMs.p99} → ${r.noisy.validateFlooded.healthMs.p99} ms (${r.noisy.validateHealthP99Ratio}×); flood ${JSON.stringify(r.noisy.validateFloodStatuses)}`,
+  );
   // Every schema's owner behind a counting proxy (the waiters phase restarts them behind it).
   for (const s of schemaOwners()) {
     proxies[s] = new CountingPgProxy(s);
@@ -431,7 +443,7 @@ async function main() {
     ['webhooks', r.webhooks.latency.errors + r.webhooks.latency.missing + (r.webhooks.fanout.healthy.expected - r.webhooks.fanout.healthy.delivered)],
     ['event feed', r.events.wakeup.errors + r.events.wakeup.missing + r.events.reads.feed.errors + r.events.idle.errors],
     ['waiters', r.waiters.settle.errors + (r.waiters.waiters - r.waiters.settle.answered)],
-    ['noisy neighbour (quiet partner)', r.noisy.alone.errors + r.noisy.alone.missing + r.noisy.flooded.errors + r.noisy.flooded.missing],
+    ['noisy neighbour (quiet partner)', r.noisy.alone.errors + r.noisy.alone.missing + r.noisy.flooded.errors + r.noisy.flooded.missing + r.noisy.validateFlooded.errors + r.noisy.validateFlooded.missing],
   ].filter(([, n]) => n > 0);
   results.errors = Object.fromEntries(errors);
   results.serviceErrors = stack.serviceErrors();

@@ -9,6 +9,7 @@ import { createConnection } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { demoPolicies, toJsonl } from './demo/policies.mjs';
+import { DEMO_PRODUCT, DEMO_REQUIREMENTS, requiresNothing } from './demo/product.mjs';
 import { checkoutNames, foreignDatabasePlan, signingKeysOwner, withDatabase } from './lib/checkout-db.mjs';
 import { DEV_ENV_FILE, readDevEnv, SHARED_SETTINGS, updateDevEnv } from './lib/dev-env.mjs';
 import { banner } from './lib/banner.mjs';
@@ -66,11 +67,17 @@ const env = {
   ...process.env,
 };
 
-// Remember what the environment sets for where this checkout's services meet, so `npm run admin` (and
-// the next `npm start`) use the same without it being set again.
+// What the environment sets for where this checkout's services meet is remembered, so `npm run admin`
+// (and the next `npm start`) use the same without it being set again, but only once it was accepted:
+// DATABASE_URL and NATS_PREFIX when the database is reachable and not another checkout's, NATS_URL
+// when NATS answers. A refused setting is never saved (issue 49, 6): the next plain `npm start` would
+// be refused the same way.
 const given = Object.fromEntries(SHARED_SETTINGS.filter((name) => process.env[name]).map((name) => [name, process.env[name]]));
-const saved = updateDevEnv(given, devEnvFile);
-if (saved.length > 0) say(`› saved ${saved.join(', ')} in .local/dev.env (npm run admin reads them too)`);
+function remember(names) {
+  const accepted = Object.fromEntries(Object.entries(given).filter(([name]) => names.includes(name)));
+  const saved = updateDevEnv(accepted, devEnvFile);
+  if (saved.length > 0) say(`› saved ${saved.join(', ')} in .local/dev.env (npm run admin reads them too)`);
+}
 
 // 3. PostgreSQL: reachable, with the database created, and its signing keys this checkout's (before
 // the build, so a refusal comes at once).
@@ -115,13 +122,15 @@ if (checked.owner === 'foreign') {
   const explicit = ['DATABASE_URL', 'NATS_PREFIX'].filter((name) => process.env[name] || fileEnv[name]);
   const plan = foreignDatabasePlan({ dbName: checked.dbName, explicit, chosen });
   if (plan.fail) fail(plan.fail);
-  // On the defaults: this checkout takes a database and NATS prefix of its own, and remembers them.
+  // On the defaults: this checkout takes a database and NATS prefix of its own, and remembers them
+  // once that database is found to be its own (or new).
   Object.assign(env, plan.switchTo);
-  updateDevEnv(plan.switchTo, devEnvFile);
   say(`› ${plan.note}`);
   const own = await ensureDatabase(env.DATABASE_URL);
   if (own.owner === 'foreign') fail(foreignDatabasePlan({ dbName: own.dbName, explicit: ['DATABASE_URL'], chosen }).fail);
+  updateDevEnv(plan.switchTo, devEnvFile);
 }
+remember(['DATABASE_URL', 'NATS_PREFIX']);
 
 run('npm', ['run', '-s', 'build'], 'building (protos + TypeScript)');
 
@@ -162,6 +171,7 @@ if (!(await reachable(natsUrl.hostname, natsUrl.port || 4222))) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+remember(['NATS_URL']);
 
 // 5. Services, each its own process, started in the registry's order (services/processes.json: a
 // process after those it calls), on the ports its config defaults to (the registry's, checked by
@@ -236,8 +246,8 @@ try {
   await stopAll(1);
 }
 
-// 6. Demo data on first start (or when the database was reset).
-const DEMO_PRODUCT = '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b';
+// 6. Demo data on first start (or when the database was reset): the demo client, principal, product
+// (with its requirements, scripts/demo/product.mjs) and policies.
 const SCOPE = `${new URL(env.BASE_URL).host}/access`;
 const demoFile = `${local}/demo.json`;
 const admin = (...args) => {
@@ -245,6 +255,7 @@ const admin = (...args) => {
   if (r.status !== 0) throw new Error(`admin ${args.join(' ')}: ${r.stderr}`);
   return JSON.parse(r.stdout);
 };
+/** An access token for the demo client, or undefined when its credentials are refused. */
 async function tokenFor(demo) {
   const res = await fetch(`${env.AUTH_ISSUER}/oauth2/token`, {
     method: 'POST',
@@ -254,7 +265,7 @@ async function tokenFor(demo) {
     },
     body: `grant_type=client_credentials&scope=${encodeURIComponent(SCOPE)}`,
   });
-  return res.ok;
+  return res.ok ? (await res.json()).access_token : undefined;
 }
 const DEMO_PERMISSIONS = 'health/read,policies/read,products/read,submissions/read,submissions/write,jobs/read,events/read,webhooks/read,webhooks/write';
 let demo = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, 'utf8')) : undefined;
@@ -269,7 +280,7 @@ if (demo && (await tokenFor(demo).catch(() => false))) {
   say('› seeding demo data');
   const client = admin('client', 'create', '--tenant', 'demo', '--partner', 'demo-partner', '--name', 'Demo client', '--permissions', DEMO_PERMISSIONS);
   admin('principal', 'add', '--tenant', 'demo', '--partner', 'demo-partner', '--principal', 'demo-broker');
-  admin('product', 'add', '--id', DEMO_PRODUCT, '--name', 'Demo General Liability');
+  admin('product', 'add', '--id', DEMO_PRODUCT.id, '--name', DEMO_PRODUCT.name);
   // Dated relative to today (scripts/demo/policies.mjs), so `active` policies are in force now.
   const policies = `${local}/demo-policies.jsonl`;
   writeFileSync(policies, toJsonl(demoPolicies()));
@@ -278,8 +289,24 @@ if (demo && (await tokenFor(demo).catch(() => false))) {
   } catch (err) {
     say(`  (demo policies not imported: ${err.message.trim()})`);
   }
-  demo = { clientId: client.clientId, clientSecret: client.clientSecret, tenant: 'demo', partnerId: 'demo-partner', principalId: 'demo-broker', productId: DEMO_PRODUCT };
+  demo = { clientId: client.clientId, clientSecret: client.clientSecret, tenant: 'demo', partnerId: 'demo-partner', principalId: 'demo-broker', productId: DEMO_PRODUCT.id };
   writeFileSync(demoFile, JSON.stringify(demo, null, 2), { mode: 0o600 });
+}
+// What the demo product requires (a loss run), read as a partner reads it: set when it requires
+// nothing (just added, or seeded before it had requirements); an operator's own requirements stand,
+// and a second start changes nothing.
+try {
+  const token = await tokenFor(demo);
+  const res = await fetch(`${env.BASE_URL}/v1/products/${DEMO_PRODUCT.id}/requirements`, { headers: { authorization: `Bearer ${token}` } });
+  if (!res.ok) throw new Error(`GET /v1/products/${DEMO_PRODUCT.id}/requirements answered ${res.status}`);
+  if (requiresNothing(await res.json())) {
+    const file = `${local}/demo-requirements.json`;
+    writeFileSync(file, `${JSON.stringify(DEMO_REQUIREMENTS, null, 2)}\n`);
+    admin('product', 'requirements', 'set', '--id', DEMO_PRODUCT.id, file);
+    say('› the demo product now requires a loss run (scripts/demo/product.mjs)');
+  }
+} catch (err) {
+  say(`  (demo product requirements not set: ${err.message.trim()})`);
 }
 
 const rule = '─'.repeat(78);

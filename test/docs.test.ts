@@ -1,7 +1,8 @@
 // Docs that run as written: the shell blocks of README.md and docs/partners.md (every ```sh block
 // not marked `<!-- docs-test: skip (why) -->`, see test/support/doc-blocks.ts) run in order, one bash
 // per document under `set -euo pipefail`, against a test stack seeded as `npm start` seeds the demo
-// (a client, the demo-broker principal, the demo product, the demo policies, `.local/demo.json`),
+// (a client, the demo-broker principal, the demo product with its requirements from
+// scripts/demo/product.mjs, the demo policies, `.local/demo.json`),
 // with the documents' addresses replaced by the stack's.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -12,17 +13,20 @@ import { ROOT, type ClientCreds } from './support/stack.js';
 import { runProcess, type ProcessRun } from './support/run.js';
 import { useStack } from './support/use-stack.js';
 import { fileBlocks, shellBlocks } from './support/doc-blocks.js';
+import { DEMO_PRODUCT as PRODUCT, DEMO_REQUIREMENTS } from '../scripts/demo/product.mjs';
 
-const DEMO_PRODUCT = '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b';
+const DEMO_PRODUCT = PRODUCT.id;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 let creds: ClientCreds;
 
 const stack = useStack(async (stack) => {
   await stack.startAll();
-  await stack.admin('product', 'add', '--id', DEMO_PRODUCT, '--name', 'Demo General Liability');
+  const dir = mkdtempSync(join(tmpdir(), 'docs-policies-'));
+  await stack.admin('product', 'add', '--id', DEMO_PRODUCT, '--name', PRODUCT.name);
+  writeFileSync(join(dir, 'requirements.json'), JSON.stringify(DEMO_REQUIREMENTS));
+  await stack.admin('product', 'requirements', 'set', '--id', DEMO_PRODUCT, join(dir, 'requirements.json'));
   creds = await stack.createClient();
   await stack.admin('principal', 'add', '--tenant', creds.tenant, '--partner', creds.partnerId, '--principal', 'demo-broker');
-  const dir = mkdtempSync(join(tmpdir(), 'docs-policies-'));
   writeFileSync(join(dir, 'policies.jsonl'), execFileSync(process.execPath, [join(ROOT, 'scripts/demo/policies.mjs')]));
   await stack.admin('policy', 'import', '--tenant', creds.tenant, '--partner', creds.partnerId, join(dir, 'policies.jsonl'));
 });
@@ -84,7 +88,7 @@ async function runScript(text: string, doc?: string): Promise<ProcessRun & { var
 }
 
 describe('the documents run as written', () => {
-  it('README.md: the curl walkthrough, policies, attachments and the download check', async () => {
+  it('README.md: the curl walkthrough (requirements, validate, create, upload until nothing is due, clearance, receipts), policies, attachments and the download check', async () => {
     const { text, lines } = script('README.md', ['SUBMISSION_ID', 'ATTACHMENT_ID', 'JOB_ID', 'NEXT']);
     expect(lines.length).toBeGreaterThanOrEqual(8);
     const r = await runScript(text);
@@ -98,9 +102,17 @@ describe('the documents run as written', () => {
     expect(r.vars.NEXT).not.toMatch(/^(null|undefined|)$/);
     // Products: the requirements, the 304 on their ETag, and validate's verdicts.
     expect(r.stdout).toMatch(/[^0-9]304$/m);
-    expect(r.stdout).toContain('{"valid":true,"errors":[],"requirementsVersion":1}');
+    // Step 3: the demo product's attachment rules, as seeded (in the stored document's key order).
+    const rules = /\[\{"(?:documentType|min|max|mediaTypes|maxBytes)"[^\n]*\}\]$/m.exec(r.stdout);
+    expect(rules, 'the attachment rules of step 3').not.toBeNull();
+    expect(JSON.parse(rules![0])).toEqual(DEMO_REQUIREMENTS.attachments);
+    expect(r.stdout).toContain('{"valid":true,"errors":[],"requirementsVersion":2}');
     expect(r.stdout).toContain('"valid":false');
-    // Step 6: the receipts verified offline by the CLI.
+    // Step 7: the loss run the demo product requires is due, then uploaded, then due no more.
+    const due = r.stdout.indexOf('{"version":2,"currentlyDue":["attachments.loss_run"]}');
+    expect(due).toBeGreaterThanOrEqual(0);
+    expect(r.stdout.indexOf('{"version":2,"currentlyDue":[]}', due)).toBeGreaterThan(due);
+    // Step 9: the receipts verified offline by the CLI.
     expect(r.stdout).toMatch(/"valid": true/);
   });
 
@@ -119,5 +131,7 @@ describe('the documents run as written', () => {
     // "Proving what you sent": jose prints the signed claims, the CLI passes the chain.
     expect(r.stdout).toMatch(/kind: 'submission\.received'/);
     expect(r.stdout).toMatch(/"valid": true/);
+    // The later stretch, checked from its declared start.
+    expect(r.stdout).toMatch(/"start": "declared",\s+"fromSeq": 2/);
   });
 });

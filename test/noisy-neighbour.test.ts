@@ -221,7 +221,7 @@ describe('a noisy partner and a quiet one', () => {
 
     // Eight validates in flight at all times for 5 s: 1 MB strings and 9,000 unknown keys, each
     // one request within the request rate (50/s) but 16 requests' worth of body.
-    const flood = runProcess(process.execPath, [join(ROOT, 'test/support/validate-flood.mjs'), base, flooding, '5', '8'], { env: process.env });
+    const flood = runProcess(process.execPath, [join(ROOT, 'bench/lib/validate-flood.mjs'), base, flooding, '5', '8'], { env: process.env });
     const during: number[] = [];
     const started = Date.now();
     while (Date.now() - started < 4_500) during.push(await products());
@@ -241,6 +241,8 @@ describe('a noisy partner and a quiet one', () => {
     console.log(`validate flood: ${figures}`);
     expect(during.length, figures).toBeGreaterThan(50);
     expect(p50, figures).toBeLessThan(Math.max(3 * b50, 15));
-    expect(p99, figures).toBeLessThan(Math.max(4 * b99, 60));
+    // The tail is what a loaded CI machine moves most (two suites and their stacks on two cores): a
+    // wide bound, still far below the flood's effect without the cost (p99 297 ms against 33 ms).
+    expect(p99, figures).toBeLessThan(Math.max(6 * b99, 250));
   });
 });

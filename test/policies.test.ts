@@ -432,7 +432,7 @@ describe('policy import', () => {
     ]) {
       const r = await stack.adminRaw('policy', 'import', ...args);
       expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr).toMatch(/^error: .*\nusage: policy import/);
+      expect(r.stderr).toMatch(/^error: .*\nusage: npm run -s admin -- policy import --tenant T --partner P FILE.jsonl\nRun `npm run -s admin -- policy import --help`/);
     }
   });
 

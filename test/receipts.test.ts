@@ -3,7 +3,8 @@
 // content hash equals an independent RFC 8785 implementation's hash of the body sent; the chain
 // links; lists are partner-isolated; a redelivered create answers its first receipt; the keys are
 // cacheable; after `key rotate --receipts` old receipts still verify and new ones carry the new kid;
-// and `partner receipts verify` (offline) refuses one changed byte and one removed receipt.
+// and `partner receipts verify` (offline) refuses one changed byte and one removed receipt, the first one
+// included unless told where the chain starts (--from-seq N --prev HASH), and refuses a wrong --prev.
 import { afterAll, describe, expect, it } from 'vitest';
 import { createHash, randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
@@ -255,7 +256,7 @@ describe('the keys', () => {
 });
 
 describe('partner receipts verify (offline)', () => {
-  it('passes the chain, and exits 1 naming the first broken link for one changed byte or one removed receipt', async () => {
+  it('passes the chain, and exits 1 naming the first broken link for one changed byte, one removed receipt or a removed first one unless told where the chain starts', async () => {
     await create();
     const items = await chain();
     expect(items.length).toBeGreaterThanOrEqual(4);
@@ -267,7 +268,7 @@ describe('partner receipts verify (offline)', () => {
     const ok = await partnerCli(['receipts', 'verify', file, '--jwks', jwks]);
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout)).toMatchObject({ valid: true, receipts: items.length, firstSeq: 1, lastSeq: items.length });
+    expect(JSON.parse(ok.stdout)).toMatchObject({ valid: true, start: 'seq 1', receipts: items.length, firstSeq: 1, lastSeq: items.length });
 
     // One byte of the third receipt's payload changed.
     const tampered = items.map((r) => ({ ...r }));
@@ -287,6 +288,31 @@ describe('partner receipts verify (offline)', () => {
     expect(gap.code).toBe(1);
     expect(JSON.parse(gap.stdout)).toMatchObject({ valid: false, brokenAtSeq: 3 });
     expect(gap.stderr).toContain('broken link: seq 2 is followed by seq 4 (missing 3)');
+
+    // The first receipt removed: the check starts at seq 1 unless told otherwise, so seq 1 is missing.
+    writeFileSync(file, JSON.stringify(items.slice(1)));
+    const headless = await partnerCli(['receipts', 'verify', file, '--jwks', jwks]);
+    expect(headless.code).toBe(1);
+    expect(JSON.parse(headless.stdout)).toMatchObject({ valid: false, start: 'seq 1', brokenAtSeq: 1, missing: { fromSeq: 1, toSeq: 1 } });
+    expect(headless.stderr).toContain('the chain starts at seq 2, not at the first, seq 1: missing seq 1');
+    // Told where it starts (seq 2, linking to seq 1's hash: the lastHash of a check that ended at seq 1).
+    writeFileSync(join(dir, 'first.json'), JSON.stringify(items.slice(0, 1)));
+    const upToOne = JSON.parse((await partnerCli(['receipts', 'verify', join(dir, 'first.json'), '--jwks', jwks])).stdout) as { lastHash: string };
+    const declared = await partnerCli(['receipts', 'verify', file, '--jwks', jwks, '--from-seq', '2', '--prev', upToOne.lastHash]);
+    expect(declared.code, declared.stderr).toBe(0);
+    expect(JSON.parse(declared.stdout)).toMatchObject({ valid: true, start: 'declared', fromSeq: 2, prev: upToOne.lastHash, firstSeq: 2, lastSeq: items.length });
+    expect(declared.stderr).toMatch(/checked from the declared seq 2/);
+    // A wrong --prev (seq 2's own hash), a start later than the file's first receipt, --prev without --from-seq.
+    const upToTwo = JSON.parse((await partnerCli(['receipts', 'verify', '-', '--jwks', jwks], JSON.stringify(items.slice(0, 2)))).stdout) as { lastHash: string };
+    const wrongPrev = await partnerCli(['receipts', 'verify', file, '--jwks', jwks, '--from-seq', '2', '--prev', upToTwo.lastHash]);
+    expect(wrongPrev.code).toBe(1);
+    expect(JSON.parse(wrongPrev.stdout)).toMatchObject({ valid: false, start: 'declared', brokenAtSeq: 2 });
+    expect(wrongPrev.stderr).toContain("seq 2's prev is");
+    const tooLate = await partnerCli(['receipts', 'verify', file, '--jwks', jwks, '--from-seq', '3', '--prev', upToTwo.lastHash]);
+    expect(tooLate.code).toBe(1);
+    expect(tooLate.stderr).toContain('the chain starts at seq 2, before the declared seq 3');
+    expect((await partnerCli(['receipts', 'verify', file, '--jwks', jwks, '--prev', upToOne.lastHash])).code).toBe(2);
+    expect((await partnerCli(['receipts', 'verify', file, '--jwks', jwks, '--from-seq', '2'])).code).toBe(2);
 
     // The same chain and keys as the CLI itself saves them.
     const listed = await partnerCli(['receipts', 'list', '--all', '--json'], undefined, cliEnv);

@@ -21,7 +21,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DYNAMIC: Record<string, string> = {
   // SQL statement names for span names: the text is the services' own SQL, never a partner's; the
   // patterns are checked below through spanNamePatterns().
-  'services/shared/src/db/span-name.ts': 'patterns of fixed keywords around IDENT, checked as built',
+  'services/shared/src/telemetry/span-name.ts': 'patterns of fixed keywords around IDENT, checked as built',
   // The secret format: PARTNER_SECRET_PATTERN is in the OpenAPI document (webhook endpoint secret).
   'services/shared/src/domain/webhooks.ts': 'PARTNER_SECRET_PATTERN, checked through the OpenAPI document',
   // Deprecation rules come from the operator's configuration, not from a request; the path pattern
@@ -137,8 +137,8 @@ describe('regular expressions cannot backtrack catastrophically', () => {
       schemaPatterns(doc, `openapi (${environment})`, found);
     }
     expect(found.length).toBeGreaterThan(5);
-    const { spanNamePatterns } = (await import(`${ROOT}services/shared/dist/db/span-name.js`)) as { spanNamePatterns: () => RegExp[] };
-    for (const re of spanNamePatterns()) found.push({ source: re.source, flags: re.flags, where: 'services/shared/src/db/span-name.ts' });
+    const { spanNamePatterns } = (await import(`${ROOT}services/shared/dist/telemetry/span-name.js`)) as { spanNamePatterns: () => RegExp[] };
+    for (const re of spanNamePatterns()) found.push({ source: re.source, flags: re.flags, where: 'services/shared/src/telemetry/span-name.ts' });
     expect(await unsafe(found)).toEqual([]);
   }, 300_000);
 

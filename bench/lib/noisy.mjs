@@ -1,10 +1,14 @@
 // A noisy neighbour (issue 36): another tenant's GET /v1/health and settle → webhook latency, measured
 // alone and again while a partner of a second tenant floods the gateway within its rate limit —
 // deeply nested bodies, 200k-element arrays, pings of its disabled webhook endpoint, and waiting
-// requests held at its cap (MAX_WAITERS_PER_PARTNER) with more refused beyond it. The gateway runs
+// requests held at its cap (MAX_WAITERS_PER_PARTNER) with more refused beyond it — and then while it
+// floods POST /v1/submissions/validate with 1 MB bodies, eight in flight, at the default rate limit
+// (50/s, burst 100), where a JSON body counts one request per 64 KiB (issue 48, 3). The gateway runs
 // with the default per-partner cap for the phase, and with the bench's setting again afterwards.
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { sleep } from './stack.mjs';
 import { calibrateClock, round, summarize, wallNow } from './load.mjs';
 import { agents, request } from './http.mjs';
@@ -145,6 +149,17 @@ export async function noisyNeighbour(stack, { seconds, floodRps, ratePerS }) {
   heldAgent.destroy();
   await Promise.all(held);
 
+  // The validate flood, from a process of its own (validate-flood.mjs), at the default rate limit.
+  await stack.admin('client', 'limits', '--client', noisyClient.clientId, '--rps', '50', '--burst', '100');
+  const limitedToken = await stack.fetchToken(noisyClient);
+  const validateFlood = new Promise((resolve, reject) =>
+    execFile(process.execPath, [fileURLToPath(new URL('./validate-flood.mjs', import.meta.url)), stack.gatewayUrl, limitedToken, String(seconds + 1), '8'], (err, stdout) =>
+      err ? reject(err) : resolve(JSON.parse(stdout).statuses),
+    ),
+  );
+  const validateFlooded = await quietWindow(stack, quietAgent, deliveries, { seconds, ratePerS });
+  const validateStatuses = await validateFlood;
+
   await request(`${stack.gatewayUrl}/v1/webhook-endpoints/${quietEndpoint.body.endpointId}`, { method: 'DELETE', headers: { ...productHeaders(stack), prefer: 'wait=20' }, agent: quietAgent });
   await rx.close();
   quietAgent.destroy();
@@ -161,5 +176,9 @@ export async function noisyNeighbour(stack, { seconds, floodRps, ratePerS }) {
     floodStatuses: statuses,
     healthP99Ratio: ratio(flooded.healthMs.p99, alone.healthMs.p99),
     webhookP99Ratio: ratio(flooded.webhookFromCommitMs.p99, alone.webhookFromCommitMs.p99),
+    validateFlooded,
+    validateFloodStatuses: validateStatuses,
+    validateHealthP50Ratio: ratio(validateFlooded.healthMs.p50, alone.healthMs.p50),
+    validateHealthP99Ratio: ratio(validateFlooded.healthMs.p99, alone.healthMs.p99),
   };
 }

@@ -80,6 +80,8 @@ export const OPTIONS = {
   submission: { type: 'string' },
   'after-seq': { type: 'string' },
   jwks: { type: 'string' },
+  'from-seq': { type: 'string' },
+  prev: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

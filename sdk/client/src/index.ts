@@ -53,4 +53,4 @@ export type {
 export * from './webhooks.js';
 // Signed receipts: verifyReceipt / verifyChain (offline, jose) and their types.
 export { receiptHash, ReceiptVerificationError, verifyChain, verifyReceipt } from './receipts.js';
-export type { ReceiptClaims, ReceiptItem, ReceiptKey, ReceiptKeySet, ReceiptListParams, Receipts } from './receipts.js';
+export type { ReceiptClaims, ReceiptItem, ReceiptKey, ReceiptKeySet, ReceiptListParams, Receipts, VerifyChainOptions } from './receipts.js';

@@ -49,6 +49,35 @@ describe('verifyReceipt / verifyChain', () => {
     await expect(verifyReceipt(notReceipt, jwks)).rejects.toThrow(/typ is JWT/);
   });
 
+  it('refuses a chain without its first receipts unless told where it starts, and refuses a wrong declared start', async () => {
+    const key = await keyPair('k1', { signedFrom: '2026-11-01T00:00:00.000Z' });
+    const jwks: ReceiptKeySet = { keys: [key.jwk] };
+    const chain = await chainOf(5, key);
+
+    // seq 1 removed: not a valid chain, and the error names what is missing.
+    const withoutFirst = verifyChain(chain.slice(1), jwks);
+    await expect(withoutFirst).rejects.toBeInstanceOf(ReceiptVerificationError);
+    await expect(withoutFirst).rejects.toThrow('the chain starts at seq 2, not at the first, seq 1: missing seq 1');
+    await expect(verifyChain(chain.slice(3), jwks)).rejects.toMatchObject({ seq: 1, missing: { fromSeq: 1, toSeq: 3 }, message: expect.stringContaining('missing seq 1 to 3') });
+
+    // Told where it starts: seq 3, linking to the hash of seq 2.
+    const prev = receiptHash(chain[1]!);
+    expect((await verifyChain(chain.slice(2), jwks, { fromSeq: 3, prev })).map((c) => c.seq)).toEqual([3, 4, 5]);
+    expect((await verifyChain(chain.slice(2), jwks, { fromSeq: 3, prev: prev.toUpperCase() })).map((c) => c.seq)).toEqual([3, 4, 5]);
+    expect((await verifyChain(chain, jwks, { fromSeq: 1 })).map((c) => c.seq)).toEqual([1, 2, 3, 4, 5]);
+    // A wrong prev, a later first receipt than declared (seq 3 missing), an earlier one.
+    await expect(verifyChain(chain.slice(2), jwks, { fromSeq: 3, prev: receiptHash(chain[0]!) })).rejects.toMatchObject({ seq: 3, message: expect.stringContaining("seq 3's prev is") });
+    await expect(verifyChain(chain.slice(3), jwks, { fromSeq: 3, prev })).rejects.toMatchObject({ seq: 3, missing: { fromSeq: 3, toSeq: 3 }, message: expect.stringContaining('not at the declared seq 3: missing seq 3') });
+    await expect(verifyChain(chain.slice(1), jwks, { fromSeq: 3, prev })).rejects.toThrow('the chain starts at seq 2, before the declared seq 3');
+    // A start that cannot be one is a programming error.
+    await expect(verifyChain(chain.slice(2), jwks, { fromSeq: 3 })).rejects.toThrow(TypeError);
+    await expect(verifyChain(chain.slice(2), jwks, { prev })).rejects.toThrow(TypeError);
+    await expect(verifyChain(chain, jwks, { fromSeq: 1, prev })).rejects.toThrow(TypeError);
+    await expect(verifyChain(chain, jwks, { fromSeq: 0 })).rejects.toThrow(TypeError);
+    // A gap of several names them all.
+    await expect(verifyChain([chain[0]!, chain[1]!, chain[4]!], jwks)).rejects.toMatchObject({ seq: 3, missing: { fromSeq: 3, toSeq: 4 }, message: expect.stringContaining('(missing 3 to 4)') });
+  });
+
   it("refuses a receipt its key did not sign in the key's published range", async () => {
     const retired = await keyPair('old', { signedFrom: '2026-01-01T00:00:00.000Z', signedUntil: '2026-06-01T00:00:00.000Z' });
     const [late] = await chainOf(1, retired, Math.floor(Date.parse('2026-07-01T00:00:00Z') / 1000));

@@ -1,7 +1,8 @@
 // Signed receipts (docs/partners.md "Proving what you sent"): listing them (client.receipts: GET /v1/receipts,
 // GET /v1/submissions/{id}/receipts) and verifying them offline with jose, against a copy of
 // /.well-known/receipt-keys.json: one receipt's signature and claims (verifyReceipt), and a chain of
-// them (verifyChain: seq without gaps, each prev the SHA-256 of the JWS before it).
+// them (verifyChain: from seq 1 or a declared start, seq without gaps, each prev the SHA-256 of the
+// JWS before it).
 import { createHash } from 'node:crypto';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import type { Connection } from './connection.js';
@@ -50,11 +51,15 @@ export interface ReceiptKeySet {
   keys: ReceiptKey[];
 }
 
-/** A receipt or a chain that does not verify; `seq` names the receipt (or the link) at fault when known. */
+/**
+ * A receipt or a chain that does not verify; `seq` names the receipt (or the link) at fault when known,
+ * `missing` the receipts missing from a chain (seq fromSeq to toSeq) when that is the fault.
+ */
 export class ReceiptVerificationError extends Error {
   constructor(
     message: string,
     readonly seq?: number,
+    readonly missing?: { fromSeq: number; toSeq: number },
   ) {
     super(message);
     this.name = 'ReceiptVerificationError';
@@ -98,12 +103,34 @@ export async function verifyReceipt(jws: string, jwks: ReceiptKeySet): Promise<R
 }
 
 /**
- * Verifies a chain of receipts offline: each one (verifyReceipt), all of one partner, seq
- * consecutive from the first one given, and each prev the SHA-256 of the JWS before it (the first's
- * prev is checked only when it is seq 1: null). Throws ReceiptVerificationError naming the first
- * broken link; resolves with the claims in order.
+ * Where a chain being verified starts when it is not the partner's whole chain: the seq of its first
+ * receipt and the `prev` that receipt links to (the hash of the receipt before it, which you verified
+ * earlier: the `lastHash` of that check, or receiptHash of that receipt's JWS).
  */
-export async function verifyChain(receipts: readonly (string | Pick<ReceiptItem, 'jws'>)[], jwks: ReceiptKeySet): Promise<ReceiptClaims[]> {
+export interface VerifyChainOptions {
+  /** The first receipt's seq (default 1: the chain must start at the partner's first receipt). */
+  fromSeq?: number;
+  /** The first receipt's prev, lowercase hex SHA-256; required when fromSeq is above 1. */
+  prev?: string | null;
+}
+
+/** The seqs from..to: "3" or "3 to 5". */
+const seqRange = (from: number, to: number): string => (from === to ? `${from}` : `${from} to ${to}`);
+
+/**
+ * Verifies a chain of receipts offline: each one (verifyReceipt), all of one partner, seq
+ * consecutive, and each prev the SHA-256 of the JWS before it. The chain starts at seq 1 (prev null)
+ * unless `opts` declares where it starts (`fromSeq` and the `prev` its first receipt links to): a
+ * chain whose first receipts are missing is refused, naming them. Throws ReceiptVerificationError
+ * naming the first broken link (`seq`; `missing` when receipts are missing); resolves with the claims
+ * in order.
+ */
+export async function verifyChain(
+  receipts: readonly (string | Pick<ReceiptItem, 'jws'>)[],
+  jwks: ReceiptKeySet,
+  opts: VerifyChainOptions = {},
+): Promise<ReceiptClaims[]> {
+  const start = chainStart(opts);
   const out: ReceiptClaims[] = [];
   let before: { jws: string; claims: ReceiptClaims } | undefined;
   for (const [i, r] of receipts.entries()) {
@@ -115,12 +142,38 @@ export async function verifyChain(receipts: readonly (string | Pick<ReceiptItem,
       const e = err as ReceiptVerificationError;
       throw new ReceiptVerificationError(`receipt ${i + 1} of ${receipts.length}${before ? ` (after seq ${before.claims.seq})` : ''}: ${e.message}`, e.seq ?? (before ? before.claims.seq + 1 : undefined));
     }
-    if (before) {
+    if (!before) {
+      if (claims.seq > start.fromSeq) {
+        const missing = { fromSeq: start.fromSeq, toSeq: claims.seq - 1 };
+        const hint = start.declared
+          ? ''
+          : ' (to check a chain that starts later, declare its start: the seq of its first receipt and the prev it links to)';
+        throw new ReceiptVerificationError(
+          `the chain starts at seq ${claims.seq}, not at ${start.declared ? 'the declared' : 'the first,'} seq ${start.fromSeq}: missing seq ${seqRange(missing.fromSeq, missing.toSeq)}${hint}`,
+          start.fromSeq,
+          missing,
+        );
+      }
+      if (claims.seq < start.fromSeq) {
+        throw new ReceiptVerificationError(`the chain starts at seq ${claims.seq}, before the declared seq ${start.fromSeq}`, claims.seq);
+      }
+      if (claims.prev !== start.prev) {
+        throw new ReceiptVerificationError(`broken link: seq ${claims.seq}'s prev is ${String(claims.prev)}, not the declared prev ${String(start.prev)}`, claims.seq);
+      }
+    } else {
       if (claims.tenant !== before.claims.tenant || claims.partnerId !== before.claims.partnerId) {
         throw new ReceiptVerificationError(`seq ${claims.seq} belongs to another partner's chain`, claims.seq);
       }
       if (claims.seq !== before.claims.seq + 1) {
-        throw new ReceiptVerificationError(`broken link: seq ${before.claims.seq} is followed by seq ${claims.seq} (missing ${before.claims.seq + 1})`, before.claims.seq + 1);
+        if (claims.seq > before.claims.seq + 1) {
+          const missing = { fromSeq: before.claims.seq + 1, toSeq: claims.seq - 1 };
+          throw new ReceiptVerificationError(
+            `broken link: seq ${before.claims.seq} is followed by seq ${claims.seq} (missing ${seqRange(missing.fromSeq, missing.toSeq)})`,
+            missing.fromSeq,
+            missing,
+          );
+        }
+        throw new ReceiptVerificationError(`broken link: seq ${before.claims.seq} is followed by seq ${claims.seq}`, before.claims.seq + 1);
       }
       if (claims.prev !== receiptHash(before.jws)) {
         throw new ReceiptVerificationError(`broken link: seq ${claims.seq}'s prev is not the hash of seq ${before.claims.seq}`, claims.seq);
@@ -130,6 +183,24 @@ export async function verifyChain(receipts: readonly (string | Pick<ReceiptItem,
     before = { jws, claims };
   }
   return out;
+}
+
+/** The declared start of a chain, checked: a programming error (TypeError) when it cannot be one. */
+function chainStart(opts: VerifyChainOptions): { fromSeq: number; prev: string | null; declared: boolean } {
+  if (opts.fromSeq === undefined) {
+    if (opts.prev !== undefined && opts.prev !== null) throw new TypeError('verifyChain: prev needs fromSeq (the seq of the receipt that links to it)');
+    return { fromSeq: 1, prev: null, declared: false };
+  }
+  if (!Number.isSafeInteger(opts.fromSeq) || opts.fromSeq < 1) throw new TypeError(`verifyChain: fromSeq must be a whole number from 1, got ${String(opts.fromSeq)}`);
+  if (opts.fromSeq === 1) {
+    if (opts.prev !== undefined && opts.prev !== null) throw new TypeError('verifyChain: seq 1 links to nothing: give no prev with fromSeq 1');
+    return { fromSeq: 1, prev: null, declared: true };
+  }
+  const prev = typeof opts.prev === 'string' ? opts.prev.toLowerCase() : opts.prev;
+  if (typeof prev !== 'string' || !/^[0-9a-f]{64}$/.test(prev)) {
+    throw new TypeError(`verifyChain: fromSeq ${opts.fromSeq} needs prev, the hex SHA-256 of receipt ${opts.fromSeq - 1} (receiptHash of its JWS)`);
+  }
+  return { fromSeq: opts.fromSeq, prev, declared: true };
 }
 
 export class Receipts {

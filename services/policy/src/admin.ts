@@ -1,7 +1,7 @@
 // Operator commands of the policy service: the product catalogue (and policy import).
 // Reached through `npm run -s admin -- product|policy <command>`.
 import type { Pool } from '@partner/shared/db/pg';
-import { identifier, parseFlags, required, UsageError, type CommandGroup, withAdminPool } from '@partner/shared/process/admin-cli';
+import { command, identifier, required, UsageError, type CommandGroup, type FileFormat, withAdminPool } from '@partner/shared/process/admin-cli';
 import { isUuid } from '@partner/shared/domain/ids';
 import { createReadStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
@@ -12,71 +12,135 @@ import { readFile } from 'node:fs/promises';
 import { EnvReader } from '@partner/shared/config/env';
 import { readNats } from '@partner/shared/process/config';
 import { natsNames, publishOnce } from '@partner/shared/nats/client';
-import { parseRequirements, RequirementsError } from '@partner/shared/domain/requirements';
+import { MAX_ATTACHMENT_RULES, MAX_DAYS_AHEAD, parseRequirements, REQUIRABLE_APPLICANT_FIELDS, RequirementsError } from '@partner/shared/domain/requirements';
+import { DOCUMENT_TYPES } from '@partner/shared/domain/attachments';
+import { POLICY_STATUSES } from './values.js';
 import { importPolicies } from './import.js';
 
 const withPool = <T>(fn: (pool: Pool) => Promise<T>): Promise<T> =>
   withAdminPool({ name: 'policy', schema: SCHEMA, migrationsDir: MIGRATIONS_DIR }, fn);
 
+/** The requirements file of `product requirements set` (its example is checked by admin.test.ts). */
+export const REQUIREMENTS_FILE: FileFormat = {
+  name: 'FILE.json',
+  format: [
+    'A JSON object, the whole requirements document (every part optional; a part left out requires nothing):',
+    `  applicant.required       applicant fields a submission must have: ${REQUIRABLE_APPLICANT_FIELDS.join(', ')}`,
+    `  effectiveDate            {minDaysAhead, maxDaysAhead}: days after today (UTC), whole numbers 0-${MAX_DAYS_AHEAD}, either may be null`,
+    `  attachments              up to ${MAX_ATTACHMENT_RULES} rules, one per document type:`,
+    `    documentType           ${DOCUMENT_TYPES.join(', ')}`,
+    '    min, max               how many a submission needs (0-1000; max null: no limit); min above 0 keeps it in currentlyDue until uploaded',
+    '    mediaTypes             allowed media types, type/subtype in lower case (empty: any the API accepts)',
+    "    maxBytes               the largest file in bytes (null: the API's limit)",
+    'Unknown keys are refused; every bad part is named and nothing is changed.',
+  ],
+  example: [
+    '{',
+    '  "applicant": { "required": ["taxId", "address"] },',
+    '  "effectiveDate": { "minDaysAhead": 0, "maxDaysAhead": 90 },',
+    '  "attachments": [',
+    '    { "documentType": "loss_run", "min": 1, "max": 5, "mediaTypes": ["application/pdf"], "maxBytes": 10485760 }',
+    '  ]',
+    '}',
+    '',
+  ].join('\n'),
+};
+
+/** The policies file of `policy import` (its example is checked by admin.test.ts). */
+export const POLICIES_FILE: FileFormat = {
+  name: 'FILE.jsonl',
+  format: [
+    'JSON Lines: one policy per line, a JSON object with',
+    '  policyNumber             the partner\'s policy number (a policyNumber the partner has already is updated)',
+    `  status                   ${POLICY_STATUSES.join(', ')}`,
+    '  productId                a product of the catalogue (product add)',
+    '  insured.legalName        the insured\'s legal name',
+    '  effectiveDate            YYYY-MM-DD',
+    '  expirationDate           YYYY-MM-DD, after effectiveDate',
+    '  premium.amount           a decimal string such as "1250.00" (not a JSON number)',
+    '  premium.currency         an ISO 4217 code such as EUR',
+    '  submissionId             optional: the submission the policy came from',
+    'Every bad line is reported as `line N: <field> <issue>` and nothing is imported (all or nothing).',
+  ],
+  example: `${[
+    { policyNumber: 'DEMO-0001', status: 'active', productId: '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b', insured: { legalName: 'Acme Widgets Ltd' }, effectiveDate: '2026-01-01', expirationDate: '2027-01-01', premium: { amount: '1250.00', currency: 'EUR' } },
+    { policyNumber: 'DEMO-0002', status: 'pending', productId: '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b', insured: { legalName: 'Contoso Bakery' }, effectiveDate: '2027-02-01', expirationDate: '2028-02-01', premium: { amount: '415.75', currency: 'EUR' } },
+  ]
+    .map((p) => JSON.stringify(p))
+    .join('\n')}\n`,
+};
+
 export const product: CommandGroup = {
-  add: {
-    usage: 'product add --id <uuid> --name <name> [--inactive]',
-    run: async (argv) => {
-      const { values } = parseFlags(argv, { id: { type: 'string' }, name: { type: 'string' }, inactive: { type: 'boolean' } });
-      const productId = required(values, 'id').toLowerCase();
-      if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
-      const name = required(values, 'name');
-      if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
-      const row = await withPool((pool) => upsertProduct(pool, { productId, name, active: !values.inactive }));
-      // A product (de)activated is seen at once by workers and gateways, as a requirements change is.
-      const env = new EnvReader();
-      const nats = env.done(readNats(env));
-      await publishOnce(nats.natsUrl, natsNames(nats.natsPrefix).productChangedSubject, JSON.stringify({ productId }));
-      return { productId: row.product_id, name: row.name, active: row.active, created: row.created };
-    },
-  },
-  requirements: {
-    usage: 'product requirements set --id <uuid> FILE.json   (the whole document; bumps requirementsVersion, tells every partner)',
-    run: async (argv) => {
-      const [sub, ...rest] = argv;
-      if (sub !== 'set') throw new UsageError(sub ? `unknown command: product requirements ${sub}` : 'give a command: product requirements set');
-      const { values, positionals } = parseFlags(rest, { id: { type: 'string' } });
-      const productId = required(values, 'id').toLowerCase();
-      if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
-      if (positionals.length !== 1) throw new UsageError('give exactly one FILE.json');
-      const file = positionals[0]!;
-      let text: string;
-      try {
-        text = await readFile(file, 'utf8');
-      } catch (err) {
-        throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-      }
-      let doc: unknown;
-      try {
-        doc = JSON.parse(text);
-      } catch (err) {
-        throw new UsageError(`${file} is not valid JSON: ${(err as Error).message}`);
-      }
-      let requirements;
-      try {
-        requirements = parseRequirements(doc);
-      } catch (err) {
-        if (err instanceof RequirementsError) throw new UsageError(`${file}: ${err.problems.map((p) => `${p.path} ${p.issue}`).join('; ')} (nothing was changed)`);
-        throw err;
-      }
-      const env = new EnvReader();
-      const nats = env.done(readNats(env));
-      const names = natsNames(nats.natsPrefix);
-      const out = await withPool((pool) => setRequirements(pool, names, productId, requirements));
-      if (!out) throw new Error(`unknown product ${productId} (add it with: product add --id ${productId} --name NAME)`);
-      // Workers and gateways drop their cached copy of the product at once; without NATS, within their cache time.
-      const pushed = await publishOnce(nats.natsUrl, names.productChangedSubject, JSON.stringify({ productId, requirementsVersion: Number(out.row.requirements_version) }));
-      return {
-        ...productRecord(out.row),
-        requirements: out.row.requirements,
-        effective: pushed ? 'at once on every worker and gateway' : 'NATS not reachable: within the product cache time of workers (WORKER_PRODUCT_CACHE_MS) and gateways (GATEWAY_PRODUCT_CACHE_MS)',
-      };
-    },
+  summary: 'the product catalogue: add or update a product, set its requirements',
+  commands: {
+    add: command({
+      usage: 'product add --id <uuid> --name <name> [--inactive]',
+      summary: 'add a product to the catalogue, or update its name and state (workers and gateways see it at once)',
+      options: {
+        id: { type: 'string', value: '<uuid>', help: 'the product id, a UUID (partners send it as productId)' },
+        name: { type: 'string', value: '<name>', help: 'its name, at most 200 characters' },
+        inactive: { type: 'boolean', help: 'add it (or set it) inactive: new submissions for it are refused' },
+      },
+      examples: ['product add --id 6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b --name "Demo General Liability"'],
+      run: async ({ values }) => {
+        const productId = required(values, 'id').toLowerCase();
+        if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
+        const name = required(values, 'name');
+        if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+        const row = await withPool((pool) => upsertProduct(pool, { productId, name, active: !values.inactive }));
+        // A product (de)activated is seen at once by workers and gateways, as a requirements change is.
+        const env = new EnvReader();
+        const nats = env.done(readNats(env));
+        await publishOnce(nats.natsUrl, natsNames(nats.natsPrefix).productChangedSubject, JSON.stringify({ productId }));
+        return { productId: row.product_id, name: row.name, active: row.active, created: row.created };
+      },
+    }),
+    'requirements set': command({
+      usage: 'product requirements set --id <uuid> FILE.json',
+      summary:
+        "replace a product's requirements with the whole document in FILE.json: bumps requirementsVersion and tells every partner (product.requirements_changed); a bad file names each bad part and changes nothing",
+      options: { id: { type: 'string', value: '<uuid>', help: 'the product (product add first)' } },
+      args: [{ name: 'FILE.json', help: 'the requirements document (its format below)' }],
+      file: REQUIREMENTS_FILE,
+      examples: ['product requirements set --id 6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b requirements.json'],
+      run: async ({ values, positionals }) => {
+        const productId = required(values, 'id').toLowerCase();
+        if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
+        if (positionals.length !== 1) throw new UsageError('give exactly one FILE.json');
+        const file = positionals[0]!;
+        let text: string;
+        try {
+          text = await readFile(file, 'utf8');
+        } catch (err) {
+          throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        }
+        let doc: unknown;
+        try {
+          doc = JSON.parse(text);
+        } catch (err) {
+          throw new UsageError(`${file} is not valid JSON: ${(err as Error).message}`);
+        }
+        let requirements;
+        try {
+          requirements = parseRequirements(doc);
+        } catch (err) {
+          if (err instanceof RequirementsError) throw new UsageError(`${file}: ${err.problems.map((p) => `${p.path} ${p.issue}`).join('; ')} (nothing was changed)`);
+          throw err;
+        }
+        const env = new EnvReader();
+        const nats = env.done(readNats(env));
+        const names = natsNames(nats.natsPrefix);
+        const out = await withPool((pool) => setRequirements(pool, names, productId, requirements));
+        if (!out) throw new Error(`unknown product ${productId} (add it with: product add --id ${productId} --name NAME)`);
+        // Workers and gateways drop their cached copy of the product at once; without NATS, within their cache time.
+        const pushed = await publishOnce(nats.natsUrl, names.productChangedSubject, JSON.stringify({ productId, requirementsVersion: Number(out.row.requirements_version) }));
+        return {
+          ...productRecord(out.row),
+          requirements: out.row.requirements,
+          effective: pushed ? 'at once on every worker and gateway' : 'NATS not reachable: within the product cache time of workers (WORKER_PRODUCT_CACHE_MS) and gateways (GATEWAY_PRODUCT_CACHE_MS)',
+        };
+      },
+    }),
   },
 };
 
@@ -89,23 +153,33 @@ async function* readLines(file: string): AsyncGenerator<string> {
 }
 
 export const policy: CommandGroup = {
-  import: {
-    // The policy service does not own partners (auth does), so the partner's tenant is given, not
-    // looked up: policies are always created for exactly the (tenant, partner) the operator names.
-    usage: 'policy import --tenant T --partner P FILE.jsonl   (one policy per line; all or nothing)',
-    run: async (argv) => {
-      const { values, positionals } = parseFlags(argv, { tenant: { type: 'string' }, partner: { type: 'string' } });
-      const tenantId = identifier(required(values, 'tenant'), 'tenant');
-      const partnerId = identifier(required(values, 'partner'), 'partner');
-      if (positionals.length !== 1) throw new UsageError('give exactly one FILE.jsonl');
-      const file = positionals[0]!;
-      try {
-        await access(file, constants.R_OK);
-      } catch (err) {
-        throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-      }
-      return withPool((pool) => importPolicies(pool, { tenantId, partnerId }, readLines(file)));
-    },
+  summary: "partners' policies: import them from JSON Lines",
+  commands: {
+    import: command({
+      // The policy service does not own partners (auth does), so the partner's tenant is given, not
+      // looked up: policies are always created for exactly the (tenant, partner) the operator names.
+      usage: 'policy import --tenant T --partner P FILE.jsonl',
+      summary: 'import a partner\'s policies, one per line, all or nothing; prints {"imported": n, "updated": m}',
+      options: {
+        tenant: { type: 'string', value: 'T', help: "the partner's tenant (given, not looked up: the policies are this tenant's)" },
+        partner: { type: 'string', value: 'P', help: 'the partner whose policies they are' },
+      },
+      args: [{ name: 'FILE.jsonl', help: 'the policies (their format below)' }],
+      file: POLICIES_FILE,
+      examples: ['policy import --tenant demo --partner demo-partner policies.jsonl'],
+      run: async ({ values, positionals }) => {
+        const tenantId = identifier(required(values, 'tenant'), 'tenant');
+        const partnerId = identifier(required(values, 'partner'), 'partner');
+        if (positionals.length !== 1) throw new UsageError('give exactly one FILE.jsonl');
+        const file = positionals[0]!;
+        try {
+          await access(file, constants.R_OK);
+        } catch (err) {
+          throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        }
+        return withPool((pool) => importPolicies(pool, { tenantId, partnerId }, readLines(file)));
+      },
+    }),
   },
 };
 

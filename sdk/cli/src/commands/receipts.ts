@@ -1,6 +1,6 @@
 // `partner receipts list|verify|keys`: the signed receipts of what was received, listed from the
 // API, and verified offline (signatures, claims, the chain) against a saved copy of the keys.
-import { ReceiptVerificationError, verifyChain, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams } from '@partner/sdk';
+import { receiptHash, ReceiptVerificationError, verifyChain, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams, type VerifyChainOptions } from '@partner/sdk';
 import { EXIT, intOption, readAll, readJsonFile, readText, showList, UsageError, type Command, type Context } from '../command.js';
 
 const COLUMNS: [string, string][] = [
@@ -37,30 +37,65 @@ export function receiptsIn(source: string, text: string): string[] {
   });
 }
 
+/**
+ * Where the check starts: seq 1 (the whole chain), or a declared start (--from-seq N --prev HASH, the
+ * hash of receipt N-1 the chain links to: the lastHash a check of the receipts before printed).
+ */
+function declaredStart(ctx: Context): VerifyChainOptions | undefined {
+  const { 'from-seq': fromSeq, prev } = ctx.values;
+  if (fromSeq === undefined) {
+    if (prev !== undefined) throw new UsageError('--prev goes with --from-seq: the seq of the first receipt in the file');
+    return undefined;
+  }
+  if (!/^\d+$/.test(fromSeq) || Number(fromSeq) < 1 || !Number.isSafeInteger(Number(fromSeq))) throw new UsageError('--from-seq must be a whole number from 1');
+  const seq = Number(fromSeq);
+  if (seq === 1) {
+    if (prev !== undefined) throw new UsageError('seq 1 links to no receipt: --from-seq 1 takes no --prev');
+    return { fromSeq: 1 };
+  }
+  if (prev === undefined) throw new UsageError(`--from-seq ${seq} needs --prev: the hash of receipt ${seq - 1} (the lastHash of the check that ended there)`);
+  if (!/^[0-9a-fA-F]{64}$/.test(prev)) throw new UsageError('--prev must be a SHA-256 in hex (64 characters)');
+  return { fromSeq: seq, prev: prev.toLowerCase() };
+}
+
 async function verify(ctx: Context, [file]: string[]): Promise<number> {
   if (!ctx.values.jwks) throw new UsageError('--jwks is required: a copy of the receipt keys (partner receipts keys > jwks.json)');
+  const start = declaredStart(ctx);
   const jwks = readJsonFile(ctx.values.jwks) as ReceiptKeySet;
   if (!jwks || !Array.isArray(jwks.keys)) throw new UsageError(`${ctx.values.jwks} is not a key set ({"keys": [...]})`);
   const source = !file || file === '-' ? 'standard input' : file;
   const text = !file || file === '-' ? await readAll(ctx.io.stdin) : readText(file);
   const receipts = receiptsIn(source, text);
+  if (receipts.length === 0) throw new UsageError(`${source} holds no receipts`);
+  // What the check started from, in its output either way: the whole chain, or from a declared receipt on.
+  const from = start?.prev ? { start: 'declared', fromSeq: start.fromSeq, prev: start.prev } : { start: 'seq 1' };
   try {
-    const claims = await verifyChain(receipts, jwks);
+    const claims = await verifyChain(receipts, jwks, start);
     const first = claims[0]!;
     const last = claims[claims.length - 1]!;
     ctx.out.record({
       valid: true,
+      ...from,
       receipts: claims.length,
       tenant: first.tenant,
       partnerId: first.partnerId,
       firstSeq: first.seq,
       lastSeq: last.seq,
+      // What the next check links to: --from-seq lastSeq+1 --prev lastHash.
+      lastHash: receiptHash(receipts[receipts.length - 1]!),
       keys: [...new Set(receipts.map((jws) => (JSON.parse(Buffer.from(jws.split('.')[0]!, 'base64url').toString('utf8')) as { kid?: string }).kid))],
     });
+    if (start?.prev) ctx.out.note(`checked from the declared seq ${start.fromSeq} (prev ${start.prev}); the receipts before it were not in this check`);
     return EXIT.ok;
   } catch (err) {
     if (!(err instanceof ReceiptVerificationError)) throw err;
-    ctx.out.record({ valid: false, ...(err.seq !== undefined ? { brokenAtSeq: err.seq } : {}), error: err.message });
+    ctx.out.record({
+      valid: false,
+      ...from,
+      ...(err.seq !== undefined ? { brokenAtSeq: err.seq } : {}),
+      ...(err.missing ? { missing: err.missing } : {}),
+      error: err.message,
+    });
     ctx.out.note(`receipts verify: ${err.message}`);
     return EXIT.apiError;
   }
@@ -109,15 +144,18 @@ export const RECEIPT_COMMANDS: Record<string, Command> = {
     },
   },
   'receipts verify': {
-    usage: 'receipts verify [FILE|-] --jwks FILE',
-    summary: 'verify receipts offline: each signature and its claims, and the chain (seq without gaps, each prev); exit 1 naming the first broken link',
+    usage: 'receipts verify [FILE|-] --jwks FILE [--from-seq N --prev HASH]',
+    summary:
+      'verify receipts offline: each signature and its claims, and the chain: from seq 1 (or from --from-seq N, linked by --prev to receipt N-1), seq without gaps, each prev the hash of the one before; exit 1 naming the first broken link or the receipts missing',
     examples: [
-      'partner receipts verify receipts.json --jwks jwks.json          # offline: signatures, claims and the chain',
+      'partner receipts verify receipts.json --jwks jwks.json          # offline: signatures, claims and the whole chain from seq 1',
       'partner receipts list --all --json | partner receipts verify - --jwks jwks.json',
+      'partner receipts list --after-seq 41 --all --json > newer.json',
+      'partner receipts verify newer.json --jwks jwks.json --from-seq 42 --prev <lastHash of the check up to 41>',
     ],
     args: ['FILE'],
     optionalArgs: 1,
-    options: ['jwks'],
+    options: ['jwks', 'from-seq', 'prev'],
     run: verify,
   },
   'receipts keys': {

@@ -17,6 +17,24 @@ export const EVENT_TYPES = [
   'product.requirements_changed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * What each type says happened, and its `data` (what the matching GET shows): README.md's event table,
+ * written by scripts/gen-doc-tables.mjs from this record (a new type without a line here does not compile).
+ */
+export const EVENT_TYPE_MEANINGS: Record<EventType, { when: string; data: string }> = {
+  'job.succeeded': { when: 'a job succeeded', data: 'the job, with its `result`' },
+  'job.failed': { when: 'a job failed', data: 'the job, with its `error`' },
+  'job.canceled': { when: 'the partner cancelled a job before it started', data: 'the job' },
+  'submission.created': { when: 'a submission was created', data: 'the submission' },
+  'submission.withdrawn': { when: 'the partner withdrew a submission', data: 'the submission' },
+  'submission.clearance_changed': { when: 'a submission\'s clearance changed: its risk was released by a withdrawal, or an operator decided', data: 'the submission' },
+  'attachment.created': { when: 'an attachment was stored', data: 'the attachment' },
+  'attachment.deleted': { when: 'an attachment was deleted', data: 'the attachment' },
+  'webhook_endpoint.disabled': { when: 'one of the partner\'s webhook endpoints was disabled (`disabledReason` `gone` or `failing`)', data: 'the endpoint' },
+  'submission.requirements_updated': { when: 'a submission\'s `currentlyDue` changed (an attachment uploaded or deleted)', data: 'the submission' },
+  'product.requirements_changed': { when: 'an operator changed a product\'s requirements; sent to every partner', data: 'the product' },
+};
 export const isEventType = (s: string): s is EventType => (EVENT_TYPES as readonly string[]).includes(s);
 
 /** An event as the feed (and a webhook delivery) shows it. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from './errors.js';
-import { JOB_FAILURE_CODES, parseSandbox, sandboxHoldS } from './sandbox.js';
+import { JOB_FAILURE_CODES, parseSandbox, SANDBOX_DIRECTIVES, SANDBOX_GRAMMAR, SANDBOX_SECONDS, sandboxHoldS } from './sandbox.js';
 
 describe('UAT sandbox directives', () => {
   it.each([
@@ -63,5 +63,18 @@ describe('UAT sandbox directives', () => {
     for (const code of JOB_FAILURE_CODES) {
       expect(parseSandbox(`sandbox:fail=${code}`)).toEqual({ fail: { code, retryable: ERROR_CODES[code].retryable } });
     }
+  });
+
+  it('accepts exactly the directives it lists (the README table is written from the list) and names them in its grammar', () => {
+    expect(SANDBOX_DIRECTIVES.map((d) => d.key)).toEqual(['delay', 'hold', 'fail']);
+    for (const d of SANDBOX_DIRECTIVES) {
+      const sample = d.key === 'fail' ? 'conflict' : String(SANDBOX_SECONDS.max);
+      expect(parseSandbox(`sandbox:${d.key}=${sample}`), d.key).not.toBeNull();
+      expect(SANDBOX_GRAMMAR).toContain(`sandbox:${d.key}=${d.value}`);
+    }
+    expect(parseSandbox(`sandbox:delay=${SANDBOX_SECONDS.max + 1}`)).toBeNull();
+    expect(parseSandbox(`sandbox:hold=${SANDBOX_SECONDS.min - 1}`)).toBeNull();
+    expect(parseSandbox('sandbox:pause=5')).toBeNull();
+    expect(SANDBOX_GRAMMAR).toMatch(/^sandbox:delay=<1\.\.60>, sandbox:hold=<1\.\.60> or sandbox:fail=<code>, or several of them joined by ;/);
   });
 });

@@ -17,14 +17,36 @@ export interface SandboxDirective {
   fail?: { code: JobFailureCode; retryable: boolean };
 }
 
-export const SANDBOX_GRAMMAR = `sandbox:delay=<1..60>, sandbox:hold=<1..60> or sandbox:fail=<code>, or several of them joined by ; (each once, any order, e.g. sandbox:hold=5;delay=2;fail=conflict), where <code> is one of ${JOB_FAILURE_CODES.join(', ')}`;
+/** The seconds `delay` and `hold` take: whole numbers in this range. */
+export const SANDBOX_SECONDS = { min: 1, max: 60 } as const;
+
+/**
+ * The directives, each once in a value, in any order: what the parser accepts and what README.md's
+ * sandbox table says (scripts/gen-doc-tables.mjs writes it from this list).
+ */
+export const SANDBOX_DIRECTIVES = [
+  { key: 'delay', value: `<${SANDBOX_SECONDS.min}..${SANDBOX_SECONDS.max}>`, effect: 'the job takes that many seconds once a worker has it, then settles (succeeds, unless `fail` is given too)' },
+  {
+    key: 'hold',
+    value: `<${SANDBOX_SECONDS.min}..${SANDBOX_SECONDS.max}>`,
+    effect: 'the job stays `accepted` (unclaimed) that many seconds before a worker takes it, so it can be cancelled (`POST /v1/jobs/{id}/cancel`)',
+  },
+  { key: 'fail', value: '<code>', effect: 'the job fails with that error code, answered exactly as a real failure with that code: the status and `retryable` of the error table' },
+] as const;
+export type SandboxDirectiveKey = (typeof SANDBOX_DIRECTIVES)[number]['key'];
+
+/** A value combining every directive, as the docs show it. */
+export const SANDBOX_EXAMPLE = 'sandbox:hold=5;delay=2;fail=conflict';
+
+const forms = SANDBOX_DIRECTIVES.map((d) => `sandbox:${d.key}=${d.value}`);
+export const SANDBOX_GRAMMAR = `${forms.slice(0, -1).join(', ')} or ${forms.at(-1)}, or several of them joined by ; (each once, any order, e.g. ${SANDBOX_EXAMPLE}), where <code> is one of ${JOB_FAILURE_CODES.join(', ')}`;
 
 /** True when the value is meant as a directive: it begins with `sandbox:` in any case, surrounding spaces ignored. */
 export function looksLikeSandbox(externalRef: string): boolean {
   return externalRef.trim().toLowerCase().startsWith('sandbox:');
 }
 
-const PART = /^(delay|hold|fail)=([a-z0-9_]+)$/;
+const PART = new RegExp(`^(${SANDBOX_DIRECTIVES.map((d) => d.key).join('|')})=([a-z0-9_]+)$`);
 const SECONDS = /^[1-9]\d?$/;
 
 /** What is wrong with a reference that looks like a sandbox directive and is not one (else undefined). */
@@ -44,7 +66,7 @@ export function parseSandbox(externalRef: string): SandboxDirective | null | und
   for (const part of externalRef.slice('sandbox:'.length).split(';')) {
     const m = PART.exec(part);
     if (!m || seen.has(m[1]!)) return null;
-    const [, key, value] = m as unknown as [string, 'delay' | 'hold' | 'fail', string];
+    const [, key, value] = m as unknown as [string, SandboxDirectiveKey, string];
     seen.add(key);
     if (key === 'fail') {
       if (!(JOB_FAILURE_CODES as readonly string[]).includes(value)) return null;
@@ -54,7 +76,7 @@ export function parseSandbox(externalRef: string): SandboxDirective | null | und
     }
     if (!SECONDS.test(value)) return null;
     const n = Number(value);
-    if (n < 1 || n > 60) return null;
+    if (n < SANDBOX_SECONDS.min || n > SANDBOX_SECONDS.max) return null;
     if (key === 'delay') directive.delayS = n;
     else directive.holdS = n;
   }

@@ -1,5 +1,6 @@
 // A partner flooding POST /v1/submissions/validate with 1 MB bodies (issue 48, 3), run as a process of
-// its own so that its sending does not share an event loop with what the test measures. Arguments:
+// its own so that its sending does not share an event loop with what is measured (the bench's noisy
+// neighbour phase and test/noisy-neighbour.test.ts run it). Arguments:
 // the gateway's URL, a token, seconds, requests in flight. Prints {statuses: {code: count}} as JSON.
 const [url, token, seconds, inFlight] = process.argv.slice(2);
 const body = (i) =>
