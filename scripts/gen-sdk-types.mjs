@@ -68,7 +68,13 @@ export async function generate() {
   }
 
   const parameters = doc.components.parameters ?? {};
-  const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
+  // The operations (a path item's `parameters` is not one: sorting it in with no operationId made the
+  // order depend on the paths' order).
+  const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => method !== 'parameters')
+      .map(([method, op]) => ({ path, method, op })),
+  );
   for (const { path, method, op } of operations.sort((a, b) => byName([a.op.operationId], [b.op.operationId]))) {
     const query = (op.parameters ?? []).map((p) => (p.$ref ? parameters[p.$ref.replace('#/components/parameters/', '')] : p)).filter((p) => p.in === 'query');
     if (query.length === 0) continue;

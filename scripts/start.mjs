@@ -58,7 +58,6 @@ const env = {
   NATS_PREFIX: 'partner',
   BASE_URL: 'http://127.0.0.1:8080',
   AUTH_ISSUER: 'http://127.0.0.1:8081',
-  AUTH_SCOPES: '127.0.0.1:8080/access,api.example.com/access',
   ENVIRONMENT: 'uat',
   LOG_LEVEL: 'info',
   // Local development: webhook endpoints may point at a receiver on this machine's loopback (nothing
@@ -195,6 +194,10 @@ function pretty(name, line) {
     return `${name.padEnd(10)} ${line}`;
   }
 }
+
+// The token server serves the one environment this runs, the banner's scope: its refusal of another
+// scope names only that one (unless AUTH_SCOPES is set).
+env.AUTH_SCOPES ??= `${new URL(env.BASE_URL).host}/access`;
 
 async function startService(name) {
   const proc = launch({

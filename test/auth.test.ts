@@ -7,6 +7,11 @@ import { ALL_PERMISSIONS, basic, Stack, type ClientCreds } from './support/stack
 import { useStack } from './support/use-stack.js';
 import { accessClaims, nowSeconds, signAccessToken } from './support/claims.js';
 import { loadSigningKey } from '../services/auth/src/keys.js';
+import { readAuthConfig } from '../services/auth/src/config.js';
+import { startAuth } from '../services/auth/src/app.js';
+import { EnvReader } from '@partner/shared/config/env';
+import { defaultAddress } from '@partner/shared/process/registry';
+import { createLogger } from '@partner/shared/telemetry/logger';
 
 const FORM = 'application/x-www-form-urlencoded';
 let client: ClientCreds;
@@ -103,6 +108,28 @@ describe('token endpoint', () => {
       });
       expect(r.status).toBe(400);
       expect(r.body.error).toBe('invalid_scope');
+      // A scope given but refused: the answer names the scopes of the environments this deployment
+      // serves, and nothing else.
+      if (scope) expect(r.body.error_description).toBe(`scope must be exactly one of: ${stack.scope}, ${stack.otherScope}`);
+    }
+  });
+
+  it('names, on the defaults (as `npm start` runs it), only the scope of the one environment served (issue 49, 7)', async () => {
+    const { AUTH_SCOPES: _given, ...defaults } = stack.env;
+    const auth = await startAuth(readAuthConfig(new EnvReader(defaults)), { logger: createLogger('test', 'silent') });
+    try {
+      const served = `${defaultAddress('gateway', 'http')}/access`;
+      const res = await fetch(`http://127.0.0.1:${auth.ports.http}/oauth2/token`, {
+        method: 'POST',
+        headers: { authorization: basic(client.clientId, client.clientSecret), 'content-type': FORM },
+        body: form({ grant_type: 'client_credentials', scope: 'api.elsewhere.test/access' }),
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: 'invalid_scope', error_description: `scope must be exactly one of: ${served}` });
+      const meta = (await (await fetch(`http://127.0.0.1:${auth.ports.http}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+      expect(meta.scopes_supported).toEqual([served]);
+    } finally {
+      await auth.stop();
     }
   });
 
@@ -206,6 +233,9 @@ describe('gateway authentication', () => {
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe('insufficient_scope');
     expect(r.headers.get('www-authenticate')).toBe(`Bearer realm="partner-api", error="insufficient_scope", scope="${stack.scope}"`);
+    // The gateway serves one environment: it names that scope only, never another the token server knows.
+    expect(r.body.error.message).toContain(stack.scope);
+    expect(r.body.error.message).not.toContain(stack.otherScope);
   });
 
   it('keeps tokens of the previous key valid after a key rotation', async () => {

@@ -10,6 +10,7 @@ import Router from '@koa/router';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ERROR_CODES } from '@partner/shared/domain/errors';
 import { RECEIPT_KEYS_PATH } from '../services/gateway/src/resources/receipts/routes.js';
+import { API_VERSION } from '../services/gateway/src/openapi/document.js';
 import { RESOURCES } from '../services/gateway/src/resources/index.js';
 import type { RouteDeps } from '../services/gateway/src/resources/deps.js';
 import type { GatewayState } from '../services/gateway/src/context.js';
@@ -50,8 +51,8 @@ describe('GET /v1/openapi.json', () => {
       for (const [method, op] of Object.entries(item)) {
         if (method === 'parameters') continue;
         expect(op.operationId, `${method} ${path}`).toBeTruthy();
-        // The two documents served without a token: this one and the receipt keys.
-        if (path === '/v1/openapi.json' || path === '/.well-known/receipt-keys.json') expect(op.security).toEqual([]);
+        // The documents served without a token: the index, this one and the receipt keys.
+        if (path === '/' || path === '/v1/openapi.json' || path === '/.well-known/receipt-keys.json') expect(op.security).toEqual([]);
         else {
           expect(op.security, `${method} ${path} uses the global scope`).toBeUndefined();
           expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '403', '429', '500', '503']));
@@ -109,6 +110,37 @@ describe('GET /v1/openapi.json', () => {
   });
 });
 
+describe('GET / (issue 49, 7)', () => {
+  it('answers without a token an index naming the version, the document, the token endpoint, the scope and the docs', async () => {
+    const r = await stack.api('GET', '/');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(r.body).toEqual({
+      name: 'Partner Submission API',
+      apiVersion: API_VERSION,
+      environment: 'uat',
+      openapi: `${stack.baseUrl}/v1/openapi.json`,
+      tokenUrl: `${stack.env.AUTH_ISSUER}/oauth2/token`,
+      scope: stack.scope,
+      docs: `${stack.baseUrl}/v1/openapi.json`,
+    });
+    // What it names is what the document and the token server say.
+    const doc = (await stack.api('GET', '/v1/openapi.json')).body as Doc & { info: { version: string } };
+    expect(doc.info.version).toBe(r.body.apiVersion);
+    expect(doc.components.securitySchemes.partnerOAuth!.flows.clientCredentials).toMatchObject({ tokenUrl: r.body.tokenUrl, scopes: { [r.body.scope]: expect.any(String) } });
+    expect(doc.paths['/']!.get!.security).toEqual([]);
+    expect((await stack.api('HEAD', '/')).status).toBe(200);
+  });
+
+  it('answers other methods with 405 and Allow, and only its exact path', async () => {
+    const post = await stack.api('POST', '/', { json: {} });
+    expect(post.status).toBe(405);
+    expect(post.body.error.code).toBe('method_not_allowed');
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    expect((await stack.api('GET', '/index.json')).status).toBe(401);
+  });
+});
+
 describe('the document and the gateway stay in step', () => {
   it('lists exactly the operations the gateway routes', () => {
     const router = new Router<GatewayState>({ prefix: '/v1' });
@@ -124,7 +156,7 @@ describe('the document and the gateway stay in step', () => {
     for (const [path, item] of Object.entries((conformance().doc as Doc).paths)) {
       for (const method of Object.keys(item)) {
         // The public documents are answered before the router (openapi/route.ts, resources/receipts/routes.ts receiptKeysRoute).
-        if (method !== 'parameters' && method !== 'head' && path !== '/v1/openapi.json' && path !== RECEIPT_KEYS_PATH) documented.add(`${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, '{}')}`);
+        if (method !== 'parameters' && method !== 'head' && !['/', '/v1/openapi.json', RECEIPT_KEYS_PATH].includes(path)) documented.add(`${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, '{}')}`);
       }
     }
     expect([...documented].sort()).toEqual([...routed].sort());

@@ -49,7 +49,8 @@ describe('the committed Postman collection', () => {
       scope: 'api.uat.example.com/access',
     });
     expect(collection.variables.toObject()).toEqual({ baseUrl: 'https://api.uat.example.com' });
-    for (const item of items) expect(/^\{\{baseUrl\}\}\/(v1|\.well-known)\//.test(item.request.url.toString()), item.request.url.toString()).toBe(true);
+    // Every path under /v1 or /.well-known, and the index at / (GET /).
+    for (const item of items) expect(/^\{\{baseUrl\}\}\/((v1|\.well-known)\/|$)/.test(item.request.url.toString()), item.request.url.toString()).toBe(true);
   });
 });
 

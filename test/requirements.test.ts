@@ -266,6 +266,34 @@ describe('enforcement in the create job', () => {
 });
 
 describe('attachment rules and currentlyDue', () => {
+  it("the create's result is the submission, requirements included, with its receipt (issue 49, 2)", async () => {
+    const version = await mustSet({ attachments: [{ documentType: 'loss_run', min: 1 }] });
+    const made = await create(body());
+    expect(made.status).toBe(200);
+    expect(made.body.requirements).toEqual({ version, currentlyDue: ['attachments.loss_run'] });
+    // Every field GET /v1/submissions/{id} shows, equal, and the receipt beside them.
+    const { receipt, ...submission } = made.body as Record<string, unknown>;
+    expect(receipt).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    const read = await stack.api('GET', `/v1/submissions/${made.body.submissionId}`, { token });
+    expect(submission).toEqual(read.body);
+    // The job's result, and the job.succeeded event's, are the same result.
+    const jobId = made.headers.get('job-id')!;
+    const job = await stack.api('GET', `/v1/jobs/${jobId}`, { token });
+    expect(job.body).toMatchObject({ status: 'succeeded', result: made.body });
+    const event = await until('the job.succeeded event', async () => (await eventsOf(token, 'job.succeeded')).find((e) => e.data.id === jobId));
+    expect(event.data.result).toEqual(made.body);
+    // A result stored before results carried the whole submission is still read back, and the document
+    // (every response here is checked against it) still describes it.
+    await stack.sql(
+      `UPDATE job.jobs SET result = result - ARRAY['externalRef', 'submissionType', 'effectiveDate', 'productId', 'applicant', 'principalId',
+         'createdAt', 'updatedAt', 'requirements'] WHERE job_id = $1`,
+      [jobId],
+    );
+    const old = await stack.api('GET', `/v1/jobs/${jobId}`, { token });
+    expect(old.status).toBe(200);
+    expect(Object.keys(old.body.result).sort()).toEqual(['clearance', 'receipt', 'status', 'submissionId', 'submissionName']);
+  });
+
   it('enforces max, media type and size, and keeps currentlyDue with its events', async () => {
     await mustSet({ attachments: [{ documentType: 'loss_run', min: 1, max: 1, mediaTypes: ['application/pdf'], maxBytes: 2000 }] });
     const made = await create(body());

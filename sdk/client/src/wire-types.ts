@@ -14,6 +14,34 @@ export interface Address {
   country: string;
 }
 
+/**
+ * Where to begin: the API, its version, this environment, where its reference and docs are, and how to get a
+ * token.
+ */
+export interface ApiIndex {
+  name: 'Partner Submission API';
+  /**
+   * The API's version (`info.version` of the OpenAPI document); its major version is the path prefix (`/v1`).
+   */
+  apiVersion: string;
+  /** The environment this address serves. */
+  environment: 'uat' | 'production';
+  /** The OpenAPI document (`{base_url}/v1/openapi.json`, no token needed). */
+  openapi: string;
+  /** The token endpoint (`{auth_url}/oauth2/token`): OAuth 2.0 client credentials, HTTP Basic. */
+  tokenUrl: string;
+  /**
+   * The access scope to ask the token endpoint for: this environment's, `<api host>/access`. A token for
+   * another environment is refused (403 `insufficient_scope`).
+   */
+  scope: string;
+  /**
+   * Where the docs are: the guide when the deployment names one, else the OpenAPI document (its description
+   * is the guide in brief).
+   */
+  docs: string;
+}
+
 /** The applicant as stored: `taxId` (9 digits) and `address` appear only when the create gave them. */
 export interface Applicant {
   legalName: string;
@@ -298,8 +326,10 @@ export interface JobProcessing {
 }
 
 /**
- * What the job's mutation returned: a submission result, an attachment record or deletion, or a webhook
- * endpoint, its deletion, a secret rotation (never the secret), a recovery or a ping.
+ * What the job's mutation returned (its `kind` says which): a submission result, an attachment record or
+ * deletion, or a webhook endpoint, its deletion, a secret rotation (never the secret), a recovery or a ping.
+ * Any of, not one of: a submission result holds every field of a submission, so a submission (the result of
+ * `submission.withdraw`) is also a valid submission result.
  */
 export type JobResult =
   | SubmissionResult | Submission | Attachment | AttachmentDeleted | WebhookEndpoint | WebhookEndpointDeleted
@@ -439,6 +469,7 @@ export interface ReceiptPage {
 
 export interface Submission {
   submissionId: string;
+  /** The legal name, trimmed, inner white space collapsed. */
   submissionName: string;
   /** `submitted`, or `withdrawn` once its partner withdrew it. */
   status: 'submitted' | 'withdrawn';
@@ -541,14 +572,33 @@ export interface SubmissionRequirements {
 
 /**
  * The result of a submission job: returned inline (200) when it settles within the wait, and as the `result`
- * of the succeeded job.
+ * of the succeeded job. It is the submission as `GET /v1/submissions/{submissionId}` shows it when the job
+ * settled (`requirements.currentlyDue` names the attachments still due), with the job's `receipt`. The result
+ * of a job that settled before results carried the whole submission (jobs are kept, and an `Idempotency-Key`
+ * replay answers the stored result) has only `submissionId`, `submissionName`, `status`, `clearance` and
+ * `receipt`: `GET /v1/submissions/{submissionId}` shows the rest.
  */
 export interface SubmissionResult {
   submissionId: string;
   /** The legal name, trimmed, inner white space collapsed. */
   submissionName: string;
-  status: 'submitted';
+  /**
+   * `submitted`. A job delivered again after its submission was withdrawn (a worker lost before it settled)
+   * answers the submission as it is then.
+   */
+  status: 'submitted' | 'withdrawn';
+  externalRef?: string;
+  submissionType?: 'application';
+  effectiveDate?: string;
+  productId?: string;
+  applicant?: Applicant;
+  /** The principal the creating request was attributed to, or null. */
+  principalId?: string | null;
+  createdAt?: string;
+  updatedAt?: string;
+  requirements?: SubmissionRequirements;
   clearance: Clearance;
+  withdrawal?: Withdrawal;
   receipt?: string;
 }
 
@@ -760,25 +810,6 @@ export interface ListEventsQuery {
   types?: string;
 }
 
-/** The query of `GET /v1/policies` (listPolicies). */
-export interface ListPoliciesQuery {
-  /** Page size, 1..200 (outside that range 400). */
-  limit?: number;
-  /**
-   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
-   * first page.
-   */
-  cursor?: string;
-  /** Only policies with this status. */
-  status?: PolicyStatus;
-  /** Only policies of this product. */
-  productId?: string;
-  /** Only the policy with this exact number. */
-  policyNumber?: string;
-  /** Only policies updated at or after this RFC 3339 timestamp (with a time zone; write `+` as `%2B`). */
-  updatedSince?: string;
-}
-
 /** The query of `GET /v1/jobs` (listJobs). */
 export interface ListJobsQuery {
   /** Page size, 1..200 (outside that range 400). */
@@ -803,6 +834,25 @@ export interface ListJobsQuery {
   createdBefore?: string;
 }
 
+/** The query of `GET /v1/policies` (listPolicies). */
+export interface ListPoliciesQuery {
+  /** Page size, 1..200 (outside that range 400). */
+  limit?: number;
+  /**
+   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
+   * first page.
+   */
+  cursor?: string;
+  /** Only policies with this status. */
+  status?: PolicyStatus;
+  /** Only policies of this product. */
+  productId?: string;
+  /** Only the policy with this exact number. */
+  policyNumber?: string;
+  /** Only policies updated at or after this RFC 3339 timestamp (with a time zone; write `+` as `%2B`). */
+  updatedSince?: string;
+}
+
 /** The query of `GET /v1/products` (listProducts). */
 export interface ListProductsQuery {
   /** Page size, 1..200 (outside that range 400). */
@@ -814,6 +864,30 @@ export interface ListProductsQuery {
   cursor?: string;
   /** Only active (`true`) or inactive (`false`) products. */
   active?: 'true' | 'false';
+}
+
+/** The query of `GET /v1/receipts` (listReceipts). */
+export interface ListReceiptsQuery {
+  /** Page size, 1..200 (outside that range 400). */
+  limit?: number;
+  /**
+   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
+   * first page.
+   */
+  cursor?: string;
+  /** Only receipts with a greater `seq` (e.g. the last one you stored). */
+  afterSeq?: number;
+}
+
+/** The query of `GET /v1/submissions/{submissionId}/receipts` (listSubmissionReceipts). */
+export interface ListSubmissionReceiptsQuery {
+  /** Page size, 1..200 (outside that range 400). */
+  limit?: number;
+  /**
+   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
+   * first page.
+   */
+  cursor?: string;
 }
 
 /** The query of `GET /v1/submissions` (listSubmissions). */
@@ -845,41 +919,6 @@ export interface ListSubmissionsQuery {
   principalId?: string;
 }
 
-/** The query of `GET /v1/submissions/{submissionId}/receipts` (listSubmissionReceipts). */
-export interface ListSubmissionReceiptsQuery {
-  /** Page size, 1..200 (outside that range 400). */
-  limit?: number;
-  /**
-   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
-   * first page.
-   */
-  cursor?: string;
-}
-
-/** The query of `GET /v1/webhook-endpoints` (listWebhookEndpoints). */
-export interface ListWebhookEndpointsQuery {
-  /** Page size, 1..200 (outside that range 400). */
-  limit?: number;
-  /**
-   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
-   * first page.
-   */
-  cursor?: string;
-}
-
-/** The query of `GET /v1/receipts` (listReceipts). */
-export interface ListReceiptsQuery {
-  /** Page size, 1..200 (outside that range 400). */
-  limit?: number;
-  /**
-   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
-   * first page.
-   */
-  cursor?: string;
-  /** Only receipts with a greater `seq` (e.g. the last one you stored). */
-  afterSeq?: number;
-}
-
 /** The query of `GET /v1/webhook-endpoints/{endpointId}/deliveries` (listWebhookDeliveries). */
 export interface ListWebhookDeliveriesQuery {
   /** Page size, 1..200 (outside that range 400). */
@@ -893,4 +932,15 @@ export interface ListWebhookDeliveriesQuery {
   status?: 'pending' | 'succeeded' | 'failed';
   /** Only the delivery of this event. */
   eventId?: string;
+}
+
+/** The query of `GET /v1/webhook-endpoints` (listWebhookEndpoints). */
+export interface ListWebhookEndpointsQuery {
+  /** Page size, 1..200 (outside that range 400). */
+  limit?: number;
+  /**
+   * `nextCursor` of the previous page, unchanged, with the same filters (`limit` may change). Empty means the
+   * first page.
+   */
+  cursor?: string;
 }

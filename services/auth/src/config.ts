@@ -30,7 +30,8 @@ export function readAuthConfig(env = new EnvReader()): Readonly<AuthConfig> {
   const kekB64 = env.str('AUTH_KEY_ENCRYPTION_KEY', { doc: '32 random bytes, base64: seals the signing keys at rest. While rotating it, a comma list newest first (NEW,OLD): the newest seals, older ones only unseal (npm start generates one in .local/dev.env)', range: 'base64 keys of 32 bytes' });
   const keks = parseKekList(kekB64, (message) => env.problem('AUTH_KEY_ENCRYPTION_KEY', message));
   const kek = keks[0] ?? Buffer.alloc(0);
-  const scopes = env.list('AUTH_SCOPES', { default: [`${defaultAddress('gateway', 'http')}/access`, 'api.example.com/access'], doc: 'scopes the token server issues tokens for, each <api_host>/access', range: 'entries <api_host>/access' });
+  // Only the scopes of the environments this deployment serves: a refused scope's error lists them.
+  const scopes = env.list('AUTH_SCOPES', { default: [`${defaultAddress('gateway', 'http')}/access`], doc: 'scopes the token server issues tokens for, each <api_host>/access: those of the environments this deployment serves (a refused scope\'s error lists them)', range: 'entries <api_host>/access' });
   for (const s of scopes) {
     if (!/^[A-Za-z0-9.-]+(:\d+)?\/access$/.test(s)) env.problem('AUTH_SCOPES', `entry "${s}" is not of the form <api_host>/access`);
   }

@@ -25,7 +25,7 @@ import { rateLimiter } from './middleware/rate-limit.js';
 import { gatewayMetrics, type GatewayMetrics } from './metrics.js';
 import type { Clients, RouteDeps } from './resources/deps.js';
 import { RESOURCES } from './resources/index.js';
-import { openapiRoute } from './openapi/route.js';
+import { apiIndexRoute, openapiRoute } from './openapi/route.js';
 import { SettlementWaiters } from './settlement-waiters.js';
 import { ClientStates } from './client-state.js';
 import { natsNames } from '@partner/shared/nats/client';
@@ -81,7 +81,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
       metrics,
       requestTimeoutMs: config.requestTimeoutMs,
       ...(tracerProviderRegistered() ? { tracing: { trustTraceparent: config.trustTraceparent } } : {}),
-      publicRoutes: [openapiRoute(config), ...RESOURCES.flatMap((r) => (r.publicRoute ? [r.publicRoute(routeDeps)] : []))],
+      publicRoutes: [apiIndexRoute(config), openapiRoute(config), ...RESOURCES.flatMap((r) => (r.publicRoute ? [r.publicRoute(routeDeps)] : []))],
       authenticate: authenticator({
         issuer: config.issuer,
         audience: config.audience,

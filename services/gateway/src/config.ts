@@ -14,6 +14,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   /** `<api_host>/access`, derived from baseUrl. */
   scope: string;
   issuer: string;
+  /** Where partners read the docs (GET / names it): DOCS_URL, by default the OpenAPI document. */
+  docsUrl: string;
   audience: string;
   jwksUrl: string;
   grpc: { auth: string; policy: string; submission: string; job: string; events: string };
@@ -75,6 +77,7 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     baseUrl,
     scope,
     issuer,
+    docsUrl: env.url('DOCS_URL', { default: `${baseUrl}/v1/openapi.json`, protocols: ['http:', 'https:'], doc: 'where partners read the docs, named by GET / (default: <BASE_URL>/v1/openapi.json, the reference)' }),
     audience: env.str('AUTH_AUDIENCE', { default: 'partner-submission-api', doc: 'the tokens\' aud the gateway accepts' }),
     jwksUrl: env.url('AUTH_JWKS_URL', { default: `${issuer}/.well-known/jwks.json`, protocols: ['http:', 'https:'], doc: 'where the gateway fetches the public keys (default: <AUTH_ISSUER>/.well-known/jwks.json)' }),
     grpc: {

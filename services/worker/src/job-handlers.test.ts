@@ -22,7 +22,22 @@ describe('the submission handler', () => {
         throw notFound('submission');
       },
       CreateSubmission: async (req: { externalRef: string }) => ({
-        submission: { submissionId: 's1', submissionName: 'Acme', status: 'submitted', externalRef: req.externalRef },
+        submission: {
+          submissionId: 's1',
+          submissionName: 'Acme',
+          status: 'submitted',
+          externalRef: req.externalRef,
+          submissionType: 'application',
+          effectiveDate: '2027-01-01',
+          productId: '11111111-2222-4333-8444-555555555555',
+          applicant: { legalName: 'Acme' },
+          principalId: '',
+          createdAt: '2026-11-21T12:00:08.012Z',
+          updatedAt: '2026-11-21T12:00:08.012Z',
+          requirements: { version: '1', currentlyDue: ['attachments.loss_run'] },
+          clearance: { status: 'cleared', basis: '', decidedAt: '2026-11-21T12:00:08.012Z' },
+        },
+        receipt: 'eyJ.receipt.jws',
       }),
     },
   } as never;
@@ -50,7 +65,23 @@ describe('the submission handler', () => {
   it('treats them as ordinary references in production', async () => {
     const { HANDLERS } = await import('./job-handlers.js');
     const result = await HANDLERS['submission.create']!(job, payload('sandbox:fail=conflict'), { clients, product, sandbox: false, sleep });
-    expect(result).toEqual({ submissionId: 's1', submissionName: 'Acme', status: 'submitted', clearance: { status: 'cleared', basis: null, decidedAt: '' } });
+    // The submission as GET /v1/submissions/{id} shows it (what is still due included), and its receipt.
+    expect(result).toEqual({
+      submissionId: 's1',
+      submissionName: 'Acme',
+      status: 'submitted',
+      externalRef: 'sandbox:fail=conflict',
+      submissionType: 'application',
+      effectiveDate: '2027-01-01',
+      productId: '11111111-2222-4333-8444-555555555555',
+      applicant: { legalName: 'Acme' },
+      principalId: null,
+      createdAt: '2026-11-21T12:00:08.012Z',
+      updatedAt: '2026-11-21T12:00:08.012Z',
+      requirements: { version: 1, currentlyDue: ['attachments.loss_run'] },
+      clearance: { status: 'cleared', basis: null, decidedAt: '2026-11-21T12:00:08.012Z' },
+      receipt: 'eyJ.receipt.jws',
+    });
   });
 
   it("judges the body by the product's requirements, whatever the gateway carries beside it (the receipt's content hash)", async () => {

@@ -9,7 +9,7 @@ import { checkSubmission, passesGenericRules, utcToday } from '@partner/shared/d
 import { attachmentHandlers } from './attachments.js';
 import { webhookHandlers } from './webhooks.js';
 import { withdrawHandlers } from './withdraw.js';
-import { clearanceFromMessage } from '@partner/shared/domain/clearance';
+import { submissionRecord } from '@partner/shared/domain/submission-record';
 import { failOnRefusal, JobFailed, jobScope, type Handler } from './handler-contract.js';
 
 export { deterministicFailure, JobFailed, type Handler, type HandlerContext, type JobToRun } from './handler-contract.js';
@@ -82,13 +82,9 @@ const createSubmission: Handler = async (job, payload, ctx) => {
     receivedAt: job.createdAt,
   }).catch(failOnRefusal);
   const { submission, receipt } = created;
-  return {
-    submissionId: submission!.submissionId,
-    submissionName: submission!.submissionName,
-    status: submission!.status,
-    clearance: clearanceFromMessage(submission!.clearance),
-    ...(receipt ? { receipt } : {}),
-  };
+  // The submission as GET /v1/submissions/{id} shows it (its requirements: what is still due), and its
+  // receipt: a partner needs no second request to learn what to upload.
+  return { ...submissionRecord(submission!), ...(receipt ? { receipt } : {}) };
 };
 
 export const HANDLERS: Record<string, Handler> = {

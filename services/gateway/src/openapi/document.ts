@@ -15,13 +15,15 @@ import { baseHeaders, json, response, type Obj } from './common.js';
 import { components } from './components.js';
 import { ERROR_CODE_TABLE, errorSchemas } from './errors.js';
 import type { OpenApiOptions } from './options.js';
-import { sharedSchemas, type Schema } from './schemas.js';
+import { ref, sharedSchemas, type Schema } from './schemas.js';
 import { SECURITY_SCHEME } from './security.js';
 
 export type { OpenApiOptions } from './options.js';
 export { SECURITY_SCHEME } from './security.js';
 
 export const API_VERSION = '1.0.0';
+/** GET /: the index, served by route.ts before authentication. */
+export const API_INDEX_PATH = '/';
 
 /** Adds `from`'s entries to `into`; a key both have is a mistake (one would hide the other). */
 function merge<T>(into: Record<string, T>, from: Readonly<Record<string, T>>, what: string): void {
@@ -37,8 +39,8 @@ function fromResources(): { tags: Obj[]; paths: Obj; schemas: Record<string, Sch
   for (const r of RESOURCES) merge(eventData, r.openapi.eventData ?? {}, 'the data of event type');
   const parts: OpenApiParts = { jobResults: RESOURCES.flatMap((r) => r.openapi.jobResults ?? []), eventData };
   const tags: Obj[] = [];
-  const paths: Obj = { '/v1/openapi.json': openapiPath() };
-  const schemas: Record<string, Schema> = { ...errorSchemas };
+  const paths: Obj = { [API_INDEX_PATH]: apiIndexPath(), '/v1/openapi.json': openapiPath() };
+  const schemas: Record<string, Schema> = { ...errorSchemas, ApiIndex: API_INDEX_SCHEMA };
   merge(schemas, sharedSchemas, 'schema');
   const webhooks: Obj = {};
   for (const { openapi } of RESOURCES) {
@@ -48,6 +50,42 @@ function fromResources(): { tags: Obj[]; paths: Obj; schemas: Record<string, Sch
     merge(webhooks, openapi.webhooks?.(parts) ?? {}, 'webhook');
   }
   return { tags, paths, schemas, webhooks };
+}
+
+const API_INDEX_SCHEMA: Schema = {
+  type: 'object',
+  description: 'Where to begin: the API, its version, this environment, where its reference and docs are, and how to get a token.',
+  additionalProperties: false,
+  required: ['name', 'apiVersion', 'environment', 'openapi', 'tokenUrl', 'scope', 'docs'],
+  properties: {
+    name: { const: 'Partner Submission API' },
+    apiVersion: { type: 'string', description: 'The API\'s version (`info.version` of the OpenAPI document); its major version is the path prefix (`/v1`).', examples: [API_VERSION] },
+    environment: { type: 'string', enum: ['uat', 'production'], description: 'The environment this address serves.' },
+    openapi: { type: 'string', format: 'uri', description: 'The OpenAPI document (`{base_url}/v1/openapi.json`, no token needed).', examples: ['https://api.uat.example.com/v1/openapi.json'] },
+    tokenUrl: { type: 'string', format: 'uri', description: 'The token endpoint (`{auth_url}/oauth2/token`): OAuth 2.0 client credentials, HTTP Basic.', examples: ['https://auth.uat.example.com/oauth2/token'] },
+    scope: { type: 'string', description: 'The access scope to ask the token endpoint for: this environment\'s, `<api host>/access`. A token for another environment is refused (403 `insufficient_scope`).', examples: ['api.uat.example.com/access'] },
+    docs: { type: 'string', format: 'uri', description: 'Where the docs are: the guide when the deployment names one, else the OpenAPI document (its description is the guide in brief).', examples: ['https://api.uat.example.com/v1/openapi.json'] },
+  },
+};
+
+/** GET /: the index (served by route.ts before authentication). */
+function apiIndexPath(): Obj {
+  return {
+    get: {
+      operationId: 'getApiIndex',
+      tags: ['Reference'],
+      summary: 'Where to begin',
+      description:
+        'The API\'s name and version, this environment, the URLs of this document, of the token endpoint and of the docs, and the access scope ' +
+        'to ask for. Needs no token. Other methods answer 405.',
+      security: [],
+      responses: {
+        200: { description: 'The index.', headers: baseHeaders(), content: json(ref('ApiIndex')) },
+        405: response('MethodNotAllowed'),
+        500: response('Internal'),
+      },
+    },
+  };
 }
 
 /** GET /v1/openapi.json: this document (served by route.ts before authentication). */
@@ -128,7 +166,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Obj {
     },
     servers: [{ url: opts.baseUrl, description: `The ${opts.environment} environment.` }],
     security: [{ [SECURITY_SCHEME]: [opts.scope] }],
-    tags: [...tags, { name: 'Reference', description: 'This document.' }],
+    tags: [...tags, { name: 'Reference', description: 'This document, and the index at `/` that points to it.' }],
     paths,
     webhooks,
     components: components(opts, schemas),

@@ -18,7 +18,7 @@ export interface ResourceOpenApi {
   paths?(): Obj;
   /** Its `components.schemas`; a name two resources define is an error when the document is built. */
   schemas?: Readonly<Record<string, Schema>> | ((parts: OpenApiParts) => Record<string, Schema>);
-  /** What its mutations' jobs return: members of `JobResult`'s oneOf. */
+  /** What its mutations' jobs return: members of `JobResult`'s anyOf. */
   jobResults?: readonly Schema[];
   /**
    * The `data` of each event type it emits. The document's `webhooks` (one delivery per type) carry

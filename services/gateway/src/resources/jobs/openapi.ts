@@ -1,5 +1,5 @@
 // The jobs' part of the OpenAPI document (GET /v1/jobs, GET /v1/jobs/{jobId}, POST
-// /v1/jobs/{jobId}/cancel): their paths and schemas. `JobResult` is every resource's job results
+// /v1/jobs/{jobId}/cancel): their paths and schemas. `JobResult` is any of every resource's job results
 // (Resource.openapi.jobResults), in the order of the resource list.
 import { JOB_KINDS, JOB_STATUS_FILTERS } from '@partner/shared/domain/jobs';
 import { apiHeaders, authErrors, header, json, LIST_400, param, preferHeaders, response, timestampParam, type Obj } from '../../openapi/common.js';
@@ -17,6 +17,15 @@ const EXAMPLE_JOBS = {
       submissionId: UUID_EXAMPLE,
       submissionName: 'Acme Holdings LLC',
       status: 'submitted',
+      externalRef: 'broker-ref-001',
+      submissionType: 'application',
+      effectiveDate: '2027-01-01',
+      productId: '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70',
+      applicant: { legalName: 'Acme Holdings LLC' },
+      principalId: null,
+      createdAt: '2026-11-21T12:00:08.012Z',
+      updatedAt: '2026-11-21T12:00:08.012Z',
+      requirements: { version: 3, currentlyDue: ['attachments.loss_run'] },
       clearance: { status: 'cleared', basis: null, decidedAt: '2026-11-21T12:00:08.012Z' },
     },
     createdAt: '2026-11-21T12:00:08.000Z',
@@ -58,7 +67,7 @@ const JOB_PAGE_EXAMPLES: Obj = {
   last: { summary: 'The last page', value: { items: [], nextCursor: null } },
 };
 
-/** The jobs' schemas; `JobResult` is one of `jobResults`. */
+/** The jobs' schemas; `JobResult` is any of `jobResults`. */
 export function jobSchemas(jobResults: readonly Schema[]): Record<string, Schema> {
   return {
     JobProcessing: {
@@ -187,9 +196,10 @@ export function jobSchemas(jobResults: readonly Schema[]): Record<string, Schema
     },
     JobResult: {
       description:
-        "What the job's mutation returned: a submission result, an attachment record or deletion, or a webhook endpoint, its deletion, " +
-        'a secret rotation (never the secret), a recovery or a ping.',
-      oneOf: [...jobResults],
+        "What the job's mutation returned (its `kind` says which): a submission result, an attachment record or deletion, or a webhook " +
+        'endpoint, its deletion, a secret rotation (never the secret), a recovery or a ping. Any of, not one of: a submission result ' +
+        'holds every field of a submission, so a submission (the result of `submission.withdraw`) is also a valid submission result.',
+      anyOf: [...jobResults],
     },
   };
 }

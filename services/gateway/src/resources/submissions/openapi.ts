@@ -39,6 +39,24 @@ const SUBMISSION_PAGE_EXAMPLES: Obj = {
 const RULE_ERROR_CODES = ['required', 'unknown_field', 'invalid', 'out_of_window', 'unknown_product', 'invalid_sandbox_directive'];
 const submissionCreate = submissionCreateSchema;
 
+/** A submission's fields as GET /v1/submissions/{submissionId} shows them; the create's result has them too. */
+const SUBMISSION_PROPERTIES: Record<string, Schema> = {
+  submissionId: ref('Uuid'),
+  submissionName: { type: 'string', description: 'The legal name, trimmed, inner white space collapsed.', examples: ['Acme Holdings LLC'] },
+  status: { type: 'string', enum: [...SUBMISSION_STATUS_NAMES], description: '`submitted`, or `withdrawn` once its partner withdrew it.' },
+  externalRef: { type: 'string' },
+  submissionType: { type: 'string', enum: ['application'] },
+  effectiveDate: ref('Date'),
+  productId: ref('Uuid'),
+  applicant: ref('Applicant'),
+  principalId: { type: ['string', 'null'], description: 'The principal the creating request was attributed to, or null.' },
+  createdAt: ref('Timestamp'),
+  updatedAt: ref('Timestamp'),
+  requirements: ref('SubmissionRequirements'),
+  clearance: ref('Clearance'),
+  withdrawal: ref('Withdrawal'),
+};
+
 export const submissionSchemas: Record<string, Schema> = {
   SubmissionCreate: {
     ...submissionCreate,
@@ -87,14 +105,21 @@ export const submissionSchemas: Record<string, Schema> = {
   },
   SubmissionResult: {
     type: 'object',
-    description: 'The result of a submission job: returned inline (200) when it settles within the wait, and as the `result` of the succeeded job.',
+    description:
+      'The result of a submission job: returned inline (200) when it settles within the wait, and as the `result` of the succeeded job. ' +
+      'It is the submission as `GET /v1/submissions/{submissionId}` shows it when the job settled (`requirements.currentlyDue` names ' +
+      "the attachments still due), with the job's `receipt`. The result of a job that settled before results carried the whole " +
+      'submission (jobs are kept, and an `Idempotency-Key` replay answers the stored result) has only `submissionId`, `submissionName`, ' +
+      '`status`, `clearance` and `receipt`: `GET /v1/submissions/{submissionId}` shows the rest.',
     additionalProperties: false,
     required: ['submissionId', 'submissionName', 'status', 'clearance'],
     properties: {
-      submissionId: ref('Uuid'),
-      submissionName: { type: 'string', description: 'The legal name, trimmed, inner white space collapsed.', examples: ['Acme Holdings LLC'] },
-      status: { type: 'string', enum: ['submitted'] },
-      clearance: ref('Clearance'),
+      ...SUBMISSION_PROPERTIES,
+      status: {
+        type: 'string',
+        enum: [...SUBMISSION_STATUS_NAMES],
+        description: '`submitted`. A job delivered again after its submission was withdrawn (a worker lost before it settled) answers the submission as it is then.',
+      },
       receipt: ref('ReceiptJws'),
     },
   },
@@ -140,22 +165,7 @@ export const submissionSchemas: Record<string, Schema> = {
       'requirements',
       'clearance',
     ],
-    properties: {
-      submissionId: ref('Uuid'),
-      submissionName: { type: 'string' },
-      status: { type: 'string', enum: [...SUBMISSION_STATUS_NAMES], description: '`submitted`, or `withdrawn` once its partner withdrew it.' },
-      externalRef: { type: 'string' },
-      submissionType: { type: 'string', enum: ['application'] },
-      effectiveDate: ref('Date'),
-      productId: ref('Uuid'),
-      applicant: ref('Applicant'),
-      principalId: { type: ['string', 'null'], description: 'The principal the creating request was attributed to, or null.' },
-      createdAt: ref('Timestamp'),
-      updatedAt: ref('Timestamp'),
-      requirements: ref('SubmissionRequirements'),
-      clearance: ref('Clearance'),
-      withdrawal: ref('Withdrawal'),
-    },
+    properties: SUBMISSION_PROPERTIES,
   },
   SubmissionPage: {
     type: 'object',
