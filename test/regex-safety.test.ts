@@ -22,6 +22,8 @@ const DYNAMIC: Record<string, string> = {
   // SQL statement names for span names: the text is the services' own SQL, never a partner's; the
   // patterns are checked below through spanNamePatterns().
   'services/shared/src/telemetry/span-name.ts': 'patterns of fixed keywords around IDENT, checked as built',
+  // The sandbox directive keys, joined: checked below as built (SANDBOX_PART).
+  'services/shared/src/domain/sandbox.ts': 'the keys of SANDBOX_DIRECTIVES, checked as built',
   // The secret format: PARTNER_SECRET_PATTERN is in the OpenAPI document (webhook endpoint secret).
   'services/shared/src/domain/webhooks.ts': 'PARTNER_SECRET_PATTERN, checked through the OpenAPI document',
   // Deprecation rules come from the operator's configuration, not from a request; the path pattern
@@ -127,7 +129,7 @@ describe('regular expressions cannot backtrack catastrophically', () => {
     expect(await unsafe(literals)).toEqual([]);
   }, 300_000);
 
-  it('every pattern of the served OpenAPI document and of the SQL span names is linear (recheck)', async () => {
+  it('every pattern of the served OpenAPI document, the SQL span names and the sandbox directives is linear (recheck)', async () => {
     const { buildOpenApiDocument } = (await import(`${ROOT}services/gateway/dist/openapi/document.js`)) as {
       buildOpenApiDocument: (o: Record<string, string>) => unknown;
     };
@@ -139,6 +141,8 @@ describe('regular expressions cannot backtrack catastrophically', () => {
     expect(found.length).toBeGreaterThan(5);
     const { spanNamePatterns } = (await import(`${ROOT}services/shared/dist/telemetry/span-name.js`)) as { spanNamePatterns: () => RegExp[] };
     for (const re of spanNamePatterns()) found.push({ source: re.source, flags: re.flags, where: 'services/shared/src/telemetry/span-name.ts' });
+    const { SANDBOX_PART } = (await import(`${ROOT}services/shared/dist/domain/sandbox.js`)) as { SANDBOX_PART: RegExp };
+    found.push({ source: SANDBOX_PART.source, flags: SANDBOX_PART.flags, where: 'services/shared/src/domain/sandbox.ts' });
     expect(await unsafe(found)).toEqual([]);
   }, 300_000);
 

@@ -46,7 +46,8 @@ export function looksLikeSandbox(externalRef: string): boolean {
   return externalRef.trim().toLowerCase().startsWith('sandbox:');
 }
 
-const PART = new RegExp(`^(${SANDBOX_DIRECTIVES.map((d) => d.key).join('|')})=([a-z0-9_]+)$`);
+/** One directive, `key=value`, built from SANDBOX_DIRECTIVES (test/regex-safety.test.ts checks it as built). */
+export const SANDBOX_PART = new RegExp(`^(${SANDBOX_DIRECTIVES.map((d) => d.key).join('|')})=([a-z0-9_]+)$`);
 const SECONDS = /^[1-9]\d?$/;
 
 /** What is wrong with a reference that looks like a sandbox directive and is not one (else undefined). */
@@ -64,7 +65,7 @@ export function parseSandbox(externalRef: string): SandboxDirective | null | und
   const directive: SandboxDirective = {};
   const seen = new Set<string>();
   for (const part of externalRef.slice('sandbox:'.length).split(';')) {
-    const m = PART.exec(part);
+    const m = SANDBOX_PART.exec(part);
     if (!m || seen.has(m[1]!)) return null;
     const [, key, value] = m as unknown as [string, SandboxDirectiveKey, string];
     seen.add(key);
