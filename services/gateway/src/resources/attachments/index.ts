@@ -6,12 +6,10 @@ import { attachmentPaths, attachmentSchemas } from './openapi.js';
 import { attachmentRoutes } from './routes.js';
 
 export const attachments: Resource = {
-  name: 'attachments',
-  routes: attachmentRoutes,
+  name: 'attachments', routes: attachmentRoutes,
   openapi: {
     tag: { name: 'Attachments', description: 'Files attached to a submission; uploads and deletions are jobs.' },
-    paths: attachmentPaths,
-    schemas: attachmentSchemas,
+    paths: attachmentPaths, schemas: attachmentSchemas,
     jobResults: [ref('Attachment'), ref('AttachmentDeleted')],
     eventData: {
       'attachment.created': ref('Attachment'),

@@ -6,11 +6,9 @@ import { clearancePaths, clearanceSchemas } from './openapi.js';
 import { withdrawRoutes } from './routes.js';
 
 export const clearance: Resource = {
-  name: 'clearance',
-  routes: withdrawRoutes,
+  name: 'clearance', routes: withdrawRoutes,
   openapi: {
-    paths: clearancePaths,
-    schemas: clearanceSchemas,
+    paths: clearancePaths, schemas: clearanceSchemas,
     jobResults: [ref('Submission')],
     eventData: { 'submission.withdrawn': ref('Submission') },
   },

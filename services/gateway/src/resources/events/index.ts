@@ -4,11 +4,9 @@ import { eventPaths, eventSchemas } from './openapi.js';
 import { eventRoutes } from './routes.js';
 
 export const events: Resource = {
-  name: 'events',
-  routes: eventRoutes,
+  name: 'events', routes: eventRoutes,
   openapi: {
     tag: { name: 'Events', description: "The event feed: what happened to the partner's resources, in order, with long-poll." },
-    paths: eventPaths,
-    schemas: eventSchemas,
+    paths: eventPaths, schemas: eventSchemas,
   },
 };

@@ -3,6 +3,7 @@
 // (Resource.openapi.eventData).
 import { EVENT_TYPES } from '@partner/shared/domain/events';
 import { apiHeaders, authErrors, json, param, preferHeaders, response, type Obj } from '../../openapi/common.js';
+import { EXAMPLE_SUBMISSION } from '../submissions/openapi.js';
 import { ref, type Schema } from '../../openapi/schemas.js';
 
 const EVENT_EXAMPLE = {
@@ -13,21 +14,7 @@ const EVENT_EXAMPLE = {
     id: 'job_0199a3e47c1d7b529a0e3f2d4c5b6a72',
     kind: 'submission.create',
     status: 'succeeded',
-    result: {
-      submissionId: '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71',
-      submissionName: 'Acme Holdings LLC',
-      status: 'submitted',
-      externalRef: 'broker-ref-001',
-      submissionType: 'application',
-      effectiveDate: '2027-01-01',
-      productId: '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70',
-      applicant: { legalName: 'Acme Holdings LLC' },
-      principalId: null,
-      createdAt: '2026-11-23T22:15:04.120Z',
-      updatedAt: '2026-11-23T22:15:04.120Z',
-      requirements: { version: 3, currentlyDue: ['attachments.loss_run'] },
-      clearance: { status: 'cleared', basis: null, decidedAt: '2026-11-23T22:15:04.120Z' },
-    },
+    result: EXAMPLE_SUBMISSION,
     createdAt: '2026-11-23T22:15:04.051Z',
     updatedAt: '2026-11-23T22:15:04.123Z',
   },

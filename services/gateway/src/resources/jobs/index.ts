@@ -7,12 +7,10 @@ import { jobPaths, jobSchemas } from './openapi.js';
 import { jobRoutes } from './routes.js';
 
 export const jobs: Resource = {
-  name: 'jobs',
-  routes: jobRoutes,
+  name: 'jobs', routes: jobRoutes,
   openapi: {
     tag: { name: 'Jobs', description: 'The asynchronous jobs that carry out every mutation.' },
-    paths: jobPaths,
-    schemas: ({ jobResults }) => jobSchemas(jobResults),
+    paths: jobPaths, schemas: ({ jobResults }) => jobSchemas(jobResults),
     eventData: { 'job.succeeded': ref('JobSucceeded'), 'job.failed': ref('JobFailed'), 'job.canceled': ref('JobCanceled') },
   },
 };

@@ -3,7 +3,8 @@
 // (Resource.openapi.jobResults), in the order of the resource list.
 import { JOB_KINDS, JOB_STATUS_FILTERS } from '@partner/shared/domain/jobs';
 import { apiHeaders, authErrors, header, json, LIST_400, param, preferHeaders, response, timestampParam, type Obj } from '../../openapi/common.js';
-import { ref, UUID_EXAMPLE, type Schema } from '../../openapi/schemas.js';
+import { EXAMPLE_SUBMISSION } from '../submissions/openapi.js';
+import { ref, type Schema } from '../../openapi/schemas.js';
 
 const EXAMPLE_JOB_ID = 'job_0199a3e47c1d7b529a0e3f2d4c5b6a72';
 /** One job in each state, as the job list shows it (GET /v1/jobs/{jobId} shows the settled ones alike). */
@@ -13,21 +14,7 @@ const EXAMPLE_JOBS = {
     id: EXAMPLE_JOB_ID,
     kind: 'submission.create',
     status: 'succeeded',
-    result: {
-      submissionId: UUID_EXAMPLE,
-      submissionName: 'Acme Holdings LLC',
-      status: 'submitted',
-      externalRef: 'broker-ref-001',
-      submissionType: 'application',
-      effectiveDate: '2027-01-01',
-      productId: '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a70',
-      applicant: { legalName: 'Acme Holdings LLC' },
-      principalId: null,
-      createdAt: '2026-11-21T12:00:08.012Z',
-      updatedAt: '2026-11-21T12:00:08.012Z',
-      requirements: { version: 3, currentlyDue: ['attachments.loss_run'] },
-      clearance: { status: 'cleared', basis: null, decidedAt: '2026-11-21T12:00:08.012Z' },
-    },
+    result: EXAMPLE_SUBMISSION,
     createdAt: '2026-11-21T12:00:08.000Z',
     updatedAt: '2026-11-21T12:00:08.012Z',
   },

@@ -4,7 +4,6 @@ import { policyPaths, policySchemas } from './openapi.js';
 import { policyRoutes } from './routes.js';
 
 export const policies: Resource = {
-  name: 'policies',
-  routes: policyRoutes,
+  name: 'policies', routes: policyRoutes,
   openapi: { tag: { name: 'Policies', description: "The partner's policies (read only)." }, paths: policyPaths, schemas: policySchemas },
 };

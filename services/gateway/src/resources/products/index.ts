@@ -6,12 +6,10 @@ import { productPaths, productSchemas } from './openapi.js';
 import { productRoutes } from './routes.js';
 
 export const products: Resource = {
-  name: 'products',
-  routes: productRoutes,
+  name: 'products', routes: productRoutes,
   openapi: {
     tag: { name: 'Products', description: 'The product catalogue and what each product requires of a submission (machine-readable).' },
-    paths: productPaths,
-    schemas: productSchemas,
+    paths: productPaths, schemas: productSchemas,
     eventData: { 'product.requirements_changed': ref('Product') },
   },
 };

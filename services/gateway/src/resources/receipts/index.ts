@@ -5,12 +5,10 @@ import { receiptPaths, receiptSchemas } from './openapi.js';
 import { receiptKeysRoute, receiptRoutes } from './routes.js';
 
 export const receipts: Resource = {
-  name: 'receipts',
-  routes: receiptRoutes,
+  name: 'receipts', routes: receiptRoutes,
   publicRoute: (deps) => receiptKeysRoute(deps.clients, deps.config.grpcTimeoutMs),
   openapi: {
     tag: { name: 'Receipts', description: 'Signed receipts: offline proof of what was received, and when, chained per partner.' },
-    paths: receiptPaths,
-    schemas: receiptSchemas,
+    paths: receiptPaths, schemas: receiptSchemas,
   },
 };

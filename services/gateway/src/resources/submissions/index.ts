@@ -6,12 +6,10 @@ import { submissionPaths, submissionSchemas } from './openapi.js';
 import { submissionRoutes } from './routes.js';
 
 export const submissions: Resource = {
-  name: 'submissions',
-  routes: submissionRoutes,
+  name: 'submissions', routes: submissionRoutes,
   openapi: {
     tag: { name: 'Submissions', description: 'New-business submissions; creating one is a job.' },
-    paths: submissionPaths,
-    schemas: submissionSchemas,
+    paths: submissionPaths, schemas: submissionSchemas,
     jobResults: [ref('SubmissionResult')],
     eventData: {
       'submission.created': ref('Submission'),

@@ -9,7 +9,8 @@ import { apiHeaders, authErrors, json, LIST_400, MUTATION_DESCRIPTION, mutationR
 import { ref, UUID_EXAMPLE, type Schema } from '../../openapi/schemas.js';
 import { clearanceListParam } from '../clearance/openapi.js';
 
-const EXAMPLE_SUBMISSION = {
+/** A submission as GET /v1/submissions/{id} shows it (also the create job's result in the jobs' and events' examples). */
+export const EXAMPLE_SUBMISSION = {
   submissionId: '0199a3e4-7c1d-7b52-9a0e-3f2d4c5b6a71',
   submissionName: 'Acme Holdings LLC',
   status: 'submitted',

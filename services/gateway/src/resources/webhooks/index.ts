@@ -7,12 +7,10 @@ import { webhookDeliveries, webhookPaths, webhookSchemas } from './openapi.js';
 import { webhookRoutes } from './routes.js';
 
 export const webhooks: Resource = {
-  name: 'webhooks',
-  routes: webhookRoutes,
+  name: 'webhooks', routes: webhookRoutes,
   openapi: {
     tag: { name: 'Webhooks', description: 'Endpoints that receive the events as signed HTTP deliveries (Standard Webhooks), and their delivery log.' },
-    paths: webhookPaths,
-    schemas: webhookSchemas,
+    paths: webhookPaths, schemas: webhookSchemas,
     jobResults: [ref('WebhookEndpoint'), ref('WebhookEndpointDeleted'), ref('WebhookSecretRotated'), ref('WebhookRecovered'), ref('WebhookPinged')],
     eventData: {
       'webhook_endpoint.disabled': ref('WebhookEndpoint'),
