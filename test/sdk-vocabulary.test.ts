@@ -4,7 +4,7 @@
 // sources and holds them to the server's one definition of each, so a new error code, event type or
 // status cannot be missed there.
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERROR_CODES } from '@partner/shared/domain/errors';
 import { EVENT_TYPES } from '@partner/shared/domain/events';
@@ -14,9 +14,13 @@ import { POLICY_STATUSES } from '@partner/shared/domain/policies';
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_DISABLED_REASONS, WEBHOOK_ENDPOINT_STATUSES } from '@partner/shared/domain/webhooks';
 import { ROOT } from './support/stack.js';
 
-const source = (path: string) => readFileSync(join(ROOT, path), 'utf8');
-/** The SDK's wire types, generated from the OpenAPI document (scripts/gen-sdk-types.mjs). */
-const WIRE = 'sdk/client/src/wire-types.ts';
+/** The SDK's wire types, generated from the OpenAPI document (scripts/gen-sdk-types.mjs): one file per resource in wire/. */
+const WIRE = 'sdk/client/src/wire/';
+/** A source file, or every file of a folder (ending in /) one after another. */
+const source = (path: string): string =>
+  path.endsWith('/')
+    ? readdirSync(join(ROOT, path)).map((f) => readFileSync(join(ROOT, path, f), 'utf8')).join('\n')
+    : readFileSync(join(ROOT, path), 'utf8');
 
 /** The string literals of `type NAME = 'a' | 'b' …;` in a source file. */
 function union(path: string, name: string): string[] {

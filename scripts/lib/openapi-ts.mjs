@@ -1,7 +1,8 @@
 // What the SDK's generators share (scripts/gen-sdk-types.mjs, scripts/gen-sdk-events.mjs): the
 // OpenAPI document the gateway serves (from its build: `npm run build` first), JSON Schema written
 // as TypeScript, and writing a generated file or, with --check, failing when it is stale.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -10,6 +11,12 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export async function loadDocument() {
   const { buildOpenApiDocument } = await import(`${ROOT}services/gateway/dist/openapi/document.js`);
   return buildOpenApiDocument({ baseUrl: 'https://api.example.com', tokenUrl: 'https://auth.example.com/oauth2/token', scope: 'api.example.com/access', environment: 'uat' });
+}
+
+/** Which gateway resource declares each schema and operation (openApiOwners of the built gateway). */
+export async function loadOwners() {
+  const { openApiOwners } = await import(`${ROOT}services/gateway/dist/openapi/document.js`);
+  return openApiOwners();
 }
 
 export const quote = (s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -136,19 +143,24 @@ export function properties(props, required, opts, indent) {
  * Writes `text` to `out`, or with --check on the command line exits 1 when `out` differs from it
  * (the tests run the generators that way).
  */
+/** Writes `text` to `out` (removes it when text is undefined), or with --check exits 1 when it differs. */
 export function writeOrCheck(out, text, command) {
   if (process.argv.includes('--check')) {
-    let now = '';
+    let now;
     try {
       now = readFileSync(out, 'utf8');
     } catch {
-      // missing: stale
+      // missing: stale unless it should not exist
     }
     if (now !== text) {
-      process.stderr.write(`${out} is stale: run ${command}\n`);
+      process.stderr.write(`${out} is ${text === undefined ? 'left over' : 'stale'}: run ${command}\n`);
       process.exit(1);
     }
+  } else if (text === undefined) {
+    rmSync(out);
+    process.stdout.write(`removed ${out}\n`);
   } else {
+    mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, text);
     process.stdout.write(`wrote ${out}\n`);
   }

@@ -33,8 +33,16 @@ function merge<T>(into: Record<string, T>, from: Readonly<Record<string, T>>, wh
   }
 }
 
-/** The resources' parts of the document, in the order of the resource list. */
-function fromResources(): { tags: Obj[]; paths: Obj; schemas: Record<string, Schema>; webhooks: Obj } {
+/** Who declares each part: the resource's name, or `common` for what the document itself shares. */
+export interface OpenApiOwners {
+  /** By components.schemas name. */
+  schemas: Record<string, string>;
+  /** By operationId. */
+  operations: Record<string, string>;
+}
+
+/** The resources' parts of the document, in the order of the resource list, and who declared each. */
+function fromResources(): { tags: Obj[]; paths: Obj; schemas: Record<string, Schema>; webhooks: Obj; owners: OpenApiOwners } {
   const eventData: Record<string, Schema> = {};
   for (const r of RESOURCES) merge(eventData, r.openapi.eventData ?? {}, 'the data of event type');
   const parts: OpenApiParts = { jobResults: RESOURCES.flatMap((r) => r.openapi.jobResults ?? []), eventData };
@@ -43,13 +51,32 @@ function fromResources(): { tags: Obj[]; paths: Obj; schemas: Record<string, Sch
   const schemas: Record<string, Schema> = { ...errorSchemas, ApiIndex: API_INDEX_SCHEMA };
   merge(schemas, sharedSchemas, 'schema');
   const webhooks: Obj = {};
-  for (const { openapi } of RESOURCES) {
+  const owners: OpenApiOwners = { schemas: {}, operations: {} };
+  const own = (into: Record<string, string>, names: string[], owner: string) => names.forEach((n) => (into[n] = owner));
+  own(owners.schemas, Object.keys(schemas), 'common');
+  own(owners.operations, operationIds(paths), 'common');
+  for (const { name, openapi } of RESOURCES) {
     if (openapi.tag) tags.push({ ...openapi.tag });
-    merge(paths, openapi.paths?.() ?? {}, 'path');
-    merge(schemas, typeof openapi.schemas === 'function' ? openapi.schemas(parts) : (openapi.schemas ?? {}), 'schema');
+    const ownPaths = openapi.paths?.() ?? {};
+    const ownSchemas = typeof openapi.schemas === 'function' ? openapi.schemas(parts) : (openapi.schemas ?? {});
+    merge(paths, ownPaths, 'path');
+    merge(schemas, ownSchemas, 'schema');
     merge(webhooks, openapi.webhooks?.(parts) ?? {}, 'webhook');
+    own(owners.schemas, Object.keys(ownSchemas), name);
+    own(owners.operations, operationIds(ownPaths), name);
   }
-  return { tags, paths, schemas, webhooks };
+  return { tags, paths, schemas, webhooks, owners };
+}
+
+const operationIds = (paths: Obj): string[] =>
+  Object.values(paths).flatMap((item) => Object.values(item as Obj).flatMap((op) => ((op as Obj)?.operationId ? [(op as Obj).operationId as string] : [])));
+
+/**
+ * Which resource declares each schema and each operation of the document (`common`: the document's
+ * own): scripts/gen-sdk-types.mjs writes the SDK's wire types one file per resource from it.
+ */
+export function openApiOwners(): OpenApiOwners {
+  return fromResources().owners;
 }
 
 const API_INDEX_SCHEMA: Schema = {
