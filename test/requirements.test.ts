@@ -43,7 +43,8 @@ async function mustSet(doc: unknown): Promise<number> {
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
-const inDays = (n: number) => new Date(Date.now() + n * 86_300_000).toISOString().slice(0, 10);
+/** The UTC calendar day n days after today. */
+const inDays = (n: number) => new Date(Date.parse(`${today()}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 const body = (over: Record<string, unknown> = {}) => ({
   externalRef: `ref-${randomUUID()}`,
   submissionType: 'application',
