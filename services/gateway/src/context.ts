@@ -32,6 +32,8 @@ export interface GatewayState {
    * releases the wait when the request ends another way (a route that threw after setting it).
    */
   answer?: { done: Promise<void>; cancel(): void };
+  /** The rest of a body answered early is being read and dropped (http/early-answer.ts). */
+  draining?: boolean;
 }
 
 export type GatewayContext = Koa.ParameterizedContext<GatewayState>;

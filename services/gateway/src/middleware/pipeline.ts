@@ -17,6 +17,7 @@ import type { GatewayContext, GatewayMiddleware, PublicRoute } from '../context.
 import type { GatewayMetrics } from '../metrics.js';
 import { asDomainError, renderError } from './errors.js';
 import { checkQueryText } from '../http/text.js';
+import { afterEarlyAnswer } from '../http/early-answer.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -97,10 +98,9 @@ export function pipeline(opts: PipelineOptions): GatewayMiddleware {
       // A route that failed after it had started a wait: nobody will await that answer.
       ctx.state.answer?.cancel();
       renderError(ctx, asDomainError(err, logger, ctx));
-      // Refused before its body was read (429, 413, 401, …): close the connection after the answer
-      // instead of reading the rest only to drop it, so a client cannot make the gateway take in
-      // bodies it will never judge (issue 48, 3).
-      if (!ctx.req.complete) ctx.set('Connection', 'close');
+      // Refused before its body was read (429, 413, 401, …): a large JSON body is not read at all, the
+      // rest is drained (http/early-answer.ts).
+      afterEarlyAnswer(ctx);
     } finally {
       complete(ctx, started, server);
     }

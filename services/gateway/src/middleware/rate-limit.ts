@@ -121,6 +121,9 @@ export function rateLimiter(opts: {
     const declared = json ? ctx.request.length : undefined;
     charge(ctx, declared !== undefined ? jsonBodyCost(declared) : 1);
     // A JSON body without Content-Length pays the rest when readJson has read it.
-    if (json && declared === undefined) (ctx as unknown as WithCharge)[CHARGE] = (bytes) => charge(ctx, jsonBodyCost(bytes) - 1);
+    if (json && declared === undefined) (ctx as unknown as WithCharge)[CHARGE] = (bytes) => {
+        const rest = jsonBodyCost(bytes) - 1;
+        if (rest > 0) charge(ctx, rest);
+      };
   };
 }

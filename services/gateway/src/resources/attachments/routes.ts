@@ -17,9 +17,9 @@ import { MULTIPART_OVERHEAD_BYTES, receiveUpload, tooLarge } from './upload.js';
 import type { RouteDeps } from '../deps.js';
 import { idempotencyKeyOf, runMutation } from '../../jobs/mutations.js';
 import { invalidQuery, pageParams, singleParams } from '../../http/list-query.js';
+import { drainAfterEarlyAnswer } from '../../http/early-answer.js';
 
 /** How long the rest of an upload answered early is read (and dropped) before the connection is cut. */
-export const LINGER_MS = 5_000;
 
 const LIST_PARAMS = new Set(['limit', 'cursor']);
 
@@ -37,22 +37,6 @@ export function etagMatches(ifNoneMatch: string, etag: string): boolean {
   if (ifNoneMatch.trim() === '*') return true;
   const opaque = etag.replace(/^W\//, '');
   return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === opaque);
-}
-
-/**
- * An upload refused before its body was read to the end (404, 413, 415, 400) is answered at once;
- * the rest of the body is then read and dropped, so the client gets to read the answer (closing
- * at once would reset the connection under a client still sending, and many then report a broken
- * pipe instead of the 413). A client that neither finishes nor stops within LINGER_MS is cut off.
- */
-function drainAfterEarlyAnswer(ctx: GatewayContext): void {
-  const { req } = ctx;
-  req.resume();
-  const cut = setTimeout(() => req.socket.destroy(), LINGER_MS);
-  cut.unref();
-  const done = () => clearTimeout(cut);
-  req.once('end', done);
-  req.once('close', done);
 }
 
 export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
