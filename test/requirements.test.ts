@@ -183,6 +183,10 @@ describe('POST /v1/submissions/validate', () => {
     expect(v.body.errors).toHaveLength(100);
     expect(v.body.errors[0]).toEqual({ field: 'unknown0', code: 'unknown_field', message: 'is not a known field' });
     expect(v.body.errorsTruncated).toBe(true);
+    // A problem beyond the schema is never the one cut: an unknown product among 3,000 unknown keys.
+    const unknownProduct = await validate({ ...body({ productId: randomUUID() }), ...many });
+    expect(unknownProduct.body.errors).toHaveLength(100);
+    expect(unknownProduct.body.errors[0]).toMatchObject({ field: 'productId', code: 'unknown_product' });
     expect(v.text.length).toBeLessThan(10_000);
     // Exactly 100 problems: all of them, and no flag.
     const own = (await validate(body())).body.errors.length as number;

@@ -167,8 +167,8 @@ export interface ValidationResult {
   /** The version judged against; null when the product is unknown or inactive. */
   requirementsVersion: number | null;
   /**
-   * Present (true) only when more than 100 problems were found: `errors` holds the first 100, in the order of
-   * the body.
+   * Present (true) only when more than 100 problems were found: `errors` holds 100 of them: the product,
+   * date-window and sandbox problems first, then the schema's in its order.
    */
   errorsTruncated?: true;
 }

@@ -118,10 +118,24 @@ export function submissionSchemaFor(product: Pick<ProductRules, 'productId' | 'r
 }
 
 /**
- * At most this many problems in validate's answer (the first ones found, in document order); with
- * more, `errorsTruncated: true` says so. A body with 3,000 unknown keys was a 221 KB answer.
+ * At most this many problems in validate's answer; with more, `errorsTruncated: true` says so. A body
+ * with 3,000 unknown keys was a 221 KB answer.
  */
 export const MAX_VALIDATION_ERRORS = 100;
+
+/** Codes found beyond the schema (checkSubmission adds them after it): kept first when a list is cut. */
+const BEYOND_SCHEMA: ReadonlySet<RuleError['code']> = new Set(['unknown_product', 'out_of_window', 'invalid_sandbox_directive']);
+
+/**
+ * At most `max` of a checkSubmission list: the problems beyond the schema (the product, the date
+ * window, sandbox syntax) first, then the schema's in their order, so cutting a long list of unknown
+ * keys never hides them; `truncated` when some were left out.
+ */
+export function firstProblems(errors: readonly RuleError[], max = MAX_VALIDATION_ERRORS): { errors: RuleError[]; truncated: boolean } {
+  if (errors.length <= max) return { errors: [...errors], truncated: false };
+  const beyond = errors.filter((e) => BEYOND_SCHEMA.has(e.code));
+  return { errors: [...beyond, ...errors.filter((e) => !BEYOND_SCHEMA.has(e.code))].slice(0, max), truncated: true };
+}
 
 /** One problem of a body: the field (dotted path), a code and a sentence. */
 export interface RuleError {

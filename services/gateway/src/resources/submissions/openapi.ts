@@ -203,7 +203,7 @@ export const submissionSchemas: Record<string, Schema> = {
       requirementsVersion: { type: ['integer', 'null'], description: 'The version judged against; null when the product is unknown or inactive.' },
       errorsTruncated: {
         const: true,
-        description: `Present (true) only when more than ${MAX_VALIDATION_ERRORS} problems were found: \`errors\` holds the first ${MAX_VALIDATION_ERRORS}, in the order of the body.`,
+        description: `Present (true) only when more than ${MAX_VALIDATION_ERRORS} problems were found: \`errors\` holds ${MAX_VALIDATION_ERRORS} of them: the product, date-window and sandbox problems first, then the schema's in its order.`,
       },
     },
     examples: [

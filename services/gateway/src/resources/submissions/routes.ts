@@ -7,7 +7,7 @@
 // filters).
 import type Router from '@koa/router';
 import { normalizeApplicant, type Applicant } from '@partner/shared/domain/applicant';
-import { checkSubmission, MAX_VALIDATION_ERRORS, submissionCreateSchema, utcToday } from '@partner/shared/domain/submission-rules';
+import { checkSubmission, firstProblems, submissionCreateSchema, utcToday } from '@partner/shared/domain/submission-rules';
 import { isPrincipalId, isUuid } from '@partner/shared/domain/ids';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { grpcOptions, ownerOf, type GatewayState } from '../../context.js';
@@ -88,12 +88,12 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
     }
     const productId = (body as { productId?: unknown }).productId;
     const product = typeof productId === 'string' && isUuid(productId) ? await deps.products(productId.toLowerCase()) : undefined;
-    const errors = checkSubmission(body, product, { today: utcToday(), sandbox: deps.config.environment === 'uat' });
+    const { errors, truncated } = firstProblems(checkSubmission(body, product, { today: utcToday(), sandbox: deps.config.environment === 'uat' }));
     ctx.body = {
       valid: errors.length === 0,
-      errors: errors.slice(0, MAX_VALIDATION_ERRORS),
+      errors,
       requirementsVersion: product?.active ? product.requirementsVersion : null,
-      ...(errors.length > MAX_VALIDATION_ERRORS ? { errorsTruncated: true } : {}),
+      ...(truncated ? { errorsTruncated: true } : {}),
     };
   });
 
