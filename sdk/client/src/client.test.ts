@@ -264,6 +264,14 @@ describe('hooks, base URL and uploads', () => {
     await api.listPolicies();
     expect(seen).toEqual(['GET /v1/policies/{id} https://docs.example.com/d', 'GET /v1/policies https://docs.example.com/d']);
   });
+
+  it('finds the deprecation link among others, a comma in its target included (RFC 8288)', async () => {
+    const seen: (string | undefined)[] = [];
+    const link = '<https://api.example.com/v1/policies?cursor=a,b>; rel="next", <https://docs.example.com/d,2027>; rel="deprecation"; type="text/html"';
+    const { fetch } = scripted(() => ({ status: 200, body: { items: [] }, headers: { deprecation: '@1767225600', link } }));
+    await client(fetch, { onDeprecation: (n) => seen.push(n.link) }).listPolicies();
+    expect(seen).toEqual(['https://docs.example.com/d,2027']);
+  });
 });
 
 describe('one client per resource', () => {

@@ -58,9 +58,10 @@ export function deprecationMessage(n: DeprecationNotice): string {
  * with anchored patterns, so a long header costs time linear in its length.
  */
 function deprecationLink(header: string): string | undefined {
-  for (const part of header.split(',')) {
-    const m = /^\s*<([^>]*)>(.*)$/.exec(part);
-    if (m && m[2]!.split(';').some((p) => /^\s*rel\s*=\s*"?deprecation"?\s*$/i.test(p))) return m[1];
+  // Each link is `<target>` and the parameters up to the next `<`: a target may hold commas (RFC 8288),
+  // so links are not split on them.
+  for (const m of header.matchAll(/<([^<>]*)>([^<]*)/g)) {
+    if (m[2]!.split(/[;,]/).some((p) => /^\s*rel\s*=\s*"?deprecation"?\s*$/i.test(p))) return m[1];
   }
   return undefined;
 }

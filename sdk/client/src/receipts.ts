@@ -139,7 +139,9 @@ export async function verifyChain(
     try {
       claims = await verifyReceipt(jws, jwks);
     } catch (err) {
-      const e = err as ReceiptVerificationError;
+      // Only a receipt that does not verify is named by its place; anything else (a malformed key set) is the caller's.
+      if (!(err instanceof ReceiptVerificationError)) throw err;
+      const e = err;
       throw new ReceiptVerificationError(`receipt ${i + 1} of ${receipts.length}${before ? ` (after seq ${before.claims.seq})` : ''}: ${e.message}`, e.seq ?? (before ? before.claims.seq + 1 : undefined));
     }
     if (!before) {
