@@ -160,8 +160,8 @@ export async function noisyNeighbour(stack, { seconds, floodRps, ratePerS }) {
       err ? reject(err) : resolve(JSON.parse(stdout).statuses),
     ),
   );
-  const validateFlooded = await quietWindow(stack, quietAgent, deliveries, { seconds, ratePerS });
-  const validateStatuses = await validateFlood;
+  // Settled together: a flood process that fails while the window runs is reported, not left unhandled.
+  const [validateFlooded, validateStatuses] = await Promise.all([quietWindow(stack, quietAgent, deliveries, { seconds, ratePerS }), validateFlood]);
 
   await request(`${stack.gatewayUrl}/v1/webhook-endpoints/${quietEndpoint.body.endpointId}`, { method: 'DELETE', headers: { ...productHeaders(stack), prefer: 'wait=20' }, agent: quietAgent });
   await rx.close();
