@@ -62,6 +62,7 @@ describe("shared's floors", () => {
 
 describe('import cycles', () => {
   // Planted files on disk, in a package (the cycle rules follow imports from file to file).
+  // Named so that the tests walking the sources skip it (isPlantedFixture).
   const dir = join(ROOT, 'services', 'worker', 'src', `lint-fixture-${process.pid}`);
   const plant = (files: Record<string, string>) => {
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);

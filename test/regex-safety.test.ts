@@ -13,6 +13,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { isPlantedFixture } from './support/fixtures.js';
 import { check } from 'recheck';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -44,7 +45,7 @@ function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
-    if (name === 'node_modules' || name === 'dist' || name === 'generated') continue;
+    if (name === 'node_modules' || name === 'dist' || name === 'generated' || isPlantedFixture(name)) continue;
     if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
     else if (name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.test-helper.ts') && !name.endsWith('.d.ts')) out.push(path);
   }

@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './support/stack.js';
+import { isPlantedFixture } from './support/fixtures.js';
 
 const SKIP_DIRS = new Set(['node_modules', 'dist', 'generated', '.git', '.local', 'results']);
 const SCANNED = ['services', 'scripts', 'test', 'bench', 'examples', 'sdk'];
@@ -23,7 +24,7 @@ const PENDING: string[] = ['sdk/'];
 function walk(dir: string, out: string[] = []): string[] {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     if (e.isDirectory()) {
-      if (!SKIP_DIRS.has(e.name)) walk(join(dir, e.name), out);
+      if (!SKIP_DIRS.has(e.name) && !isPlantedFixture(e.name)) walk(join(dir, e.name), out);
     } else out.push(join(dir, e.name));
   }
   return out;

@@ -17,3 +17,9 @@ export async function provision(stack: Stack): Promise<string> {
   await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test product');
   return stack.token(await stack.createClient());
 }
+
+/**
+ * Folders test/eslint-config.test.ts plants in a package's src/ while it runs (lint needs them inside
+ * a package): the tests that walk the sources skip them, as they may vanish mid-walk.
+ */
+export const isPlantedFixture = (dirName: string): boolean => dirName.startsWith('lint-fixture-');
