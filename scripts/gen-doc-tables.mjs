@@ -15,11 +15,12 @@
 // Everything else in the document is left as it is.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { ERROR_CODES } from '@partner/shared/domain/errors';
 import { EVENT_TYPES, EVENT_TYPE_MEANINGS } from '@partner/shared/domain/events';
 import { ALL_EVENTS, WEBHOOK_EVENT_TYPES } from '@partner/shared/domain/webhooks';
 import { JOB_FAILURE_CODES, parseSandbox, SANDBOX_DIRECTIVES, SANDBOX_EXAMPLE } from '@partner/shared/domain/sandbox';
+import { loadDocument, wrap } from './lib/openapi-ts.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const code = (v) => `\`${v}\``;
@@ -29,20 +30,6 @@ const either = (values, last = 'or') => {
   return c.length < 2 ? c.join('') : `${c.slice(0, -1).join(', ')} ${last} ${c.at(-1)}`;
 };
 const cell = (s) => s.replace(/\|/g, '\\|');
-
-/** Words joined into lines of at most `width` characters, as the documents are written; a code span is never cut. */
-function wrap(text, width = 100) {
-  const out = [];
-  let line = '';
-  for (const word of text.match(/(?:`[^`]*`|[^ `])+/g)) {
-    if (line && `${line} ${word}`.length > width) {
-      out.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  if (line) out.push(line);
-  return out;
-}
 
 /** README.md, "Sandbox directives (UAT only)": what the parser accepts, and what `fail` answers. */
 function sandboxTable() {
@@ -117,8 +104,7 @@ function webhookEventTypes() {
 
 /** Every generated region: the document, its name, and its lines. */
 export async function regions() {
-  const { buildOpenApiDocument } = await import(pathToFileURL(join(ROOT, 'services/gateway/dist/openapi/document.js')).href);
-  const doc = buildOpenApiDocument({ baseUrl: 'https://api.uat.example.com', tokenUrl: 'https://auth.uat.example.com/oauth2/token', scope: 'api.uat.example.com/access', environment: 'uat' });
+  const doc = await loadDocument();
   return [
     { file: 'README.md', name: 'sandbox-directives', lines: sandboxTable() },
     { file: 'README.md', name: 'list-filters', lines: listFiltersTable(doc) },

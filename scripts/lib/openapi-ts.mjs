@@ -58,11 +58,14 @@ export function jsdoc(text, indent = '') {
   return `${indent}/**\n${lines.map((l) => `${indent} *${l ? ` ${l}` : ''}`).join('\n')}\n${indent} */\n`;
 }
 
-/** A line of prose broken at spaces into lines of at most `width` characters (a longer word stays whole). */
-function wrap(line, width) {
+/**
+ * Prose broken at spaces into lines of at most `width` characters, as the docs and the generated
+ * comments are written: a longer word stays whole, and a code span is never cut.
+ */
+export function wrap(text, width = 100) {
   const out = [];
   let now = '';
-  for (const word of line.split(' ')) {
+  for (const word of text.match(/(?:`[^`]*`|[^ `])+/g) ?? ['']) {
     if (now && now.length + 1 + word.length > width) {
       out.push(now);
       now = word;

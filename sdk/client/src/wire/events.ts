@@ -10,8 +10,8 @@
  * with `kind`; `submission.created`, `submission.withdrawn`, `submission.clearance_changed` — the submission
  * as `GET /v1/submissions/{id}` shows it; `attachment.created` — the attachment record; `attachment.deleted`
  * — `{submissionId, attachmentId}`; `submission.requirements_updated` — the submission (its
- * `requirements.currentlyDue` changed); `product.requirements_changed` — the product as `GET
- * /v1/products/{id}` shows it (sent to every partner).
+ * `requirements.currentlyDue` changed); `product.requirements_changed` — the product as
+ * `GET /v1/products/{id}` shows it (sent to every partner).
  */
 export interface Event {
   id: string;
