@@ -8,9 +8,10 @@
 ALTER TABLE submissions
   ADD COLUMN clearance_reason text CHECK (clearance_reason IN ('repeated_submission'));
 
--- The partner's own earlier submissions of a risk, whatever their status, by effective date: one
--- index probe per FEIN and per name at each create.
-CREATE INDEX submissions_own_risk_tax_idx ON submissions (tenant_id, product_id, risk_tax_id, partner_id, effective_date)
-  WHERE risk_tax_id IS NOT NULL;
-CREATE INDEX submissions_own_risk_name_idx ON submissions (tenant_id, product_id, risk_name, partner_id, effective_date)
-  WHERE risk_name IS NOT NULL;
+-- The partner's own earlier submissions of a risk, by effective date: the live ones are found through
+-- 0006's indexes (same leading columns); these hold only the withdrawn ones, so a create (a live row)
+-- writes no extra index entry, and a withdrawal moves its row from those to these, as 0006's do.
+CREATE INDEX submissions_withdrawn_risk_tax_idx ON submissions (tenant_id, product_id, risk_tax_id, partner_id, effective_date)
+  WHERE status = 'withdrawn' AND risk_tax_id IS NOT NULL;
+CREATE INDEX submissions_withdrawn_risk_name_idx ON submissions (tenant_id, product_id, risk_name, partner_id, effective_date)
+  WHERE status = 'withdrawn' AND risk_name IS NOT NULL;

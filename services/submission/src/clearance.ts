@@ -160,12 +160,15 @@ const own = (match: string) => `SELECT s.submission_id, s.created_at, ${ownBasis
       WHERE ${liveInWindow} AND ${match} AND s.partner_id = k.partner_id ORDER BY s.created_at, s.submission_id LIMIT 1`;
 // The partner's own earlier submission of the risk (any status, withdrawn too) within
 // PROBE_WINDOW_DAYS: a further decision would tell it more about another partner's date.
+const probedBy = (match: string, status: string) => `(SELECT 1 FROM submissions s
+          WHERE s.tenant_id = k.tenant_id AND s.product_id = k.product_id AND ${match} AND s.partner_id = k.partner_id AND ${status}
+            AND s.effective_date BETWEEN k.d - ${PROBE_WINDOW_DAYS} AND k.d + ${PROBE_WINDOW_DAYS} LIMIT 1)`;
+// Live and withdrawn apart, so that each branch is one probe of a partial index (0006's live ones,
+// 0008's withdrawn ones).
 const probed = `SELECT true AS found FROM (
-        (SELECT 1 FROM submissions s WHERE s.tenant_id = k.tenant_id AND s.product_id = k.product_id AND s.risk_tax_id = k.tax_id
-            AND s.partner_id = k.partner_id AND s.effective_date BETWEEN k.d - ${PROBE_WINDOW_DAYS} AND k.d + ${PROBE_WINDOW_DAYS} LIMIT 1)
-        UNION ALL
-        (SELECT 1 FROM submissions s WHERE s.tenant_id = k.tenant_id AND s.product_id = k.product_id AND s.risk_name = k.name
-            AND s.partner_id = k.partner_id AND s.effective_date BETWEEN k.d - ${PROBE_WINDOW_DAYS} AND k.d + ${PROBE_WINDOW_DAYS} LIMIT 1)) p LIMIT 1`;
+        ${[`s.risk_tax_id = k.tax_id`, `s.risk_name = k.name`]
+          .flatMap((m) => [probedBy(m, "s.status <> 'withdrawn'"), probedBy(m, "s.status = 'withdrawn'")])
+          .join('\n        UNION ALL\n        ')}) p LIMIT 1`;
 // Another partner: partner_id below or above this one (two index ranges; "<>" would read every own row).
 const other = (match: string) => `SELECT true AS found FROM (
         (SELECT 1 FROM submissions s WHERE ${liveInWindow} AND ${match} AND s.partner_id < k.partner_id LIMIT 1)
