@@ -26,17 +26,8 @@ const RISK = {
   },
 };
 
-/** The product's published submissionSchema with RISK embedded (required). */
-function schemaWithRisk(): Record<string, unknown> {
-  const s = submissionSchemaFor({ productId: PRODUCT, requirementsVersion: 2, requirements: NO_REQUIREMENTS }) as Record<string, unknown> & {
-    properties: Record<string, unknown>;
-    required: string[];
-  };
-  s.properties = { ...s.properties, risk: RISK };
-  s.required = [...s.required, 'risk'];
-  return s;
-}
-const SCHEMA = schemaWithRisk();
+/** The product's published submissionSchema, RISK embedded (and `risk` required). */
+const SCHEMA = submissionSchemaFor({ productId: PRODUCT, requirementsVersion: 2, requirements: { ...NO_REQUIREMENTS, risk: RISK } });
 
 const PLAN_JSON = {
   currency: 'USD',
