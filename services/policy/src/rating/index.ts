@@ -1,7 +1,8 @@
 // Rating (API.md "Quotes, underwriting referrals, bind and issue", "Rating plan"): a product's rating
 // plan, how an operator's plan file is checked (every bad part named), and the one pure function
 // (plan, submission, option) → premium and the decline/refer reasons that matched. Amounts are decimal
-// strings; arithmetic is exact decimal (decimal.js), rounded half-up to cents once, at the end.
+// strings; arithmetic is exact decimal (the Decimal type of the decimal library this package depends on),
+// rounded half-up to cents once, at the end.
 //
 // What a rule or factor reads: the value at a dotted `field` path of the submission record. A factor
 // looks the value up as a string (`5` → "5", `true` → "true"); a value that is missing, not a scalar or
