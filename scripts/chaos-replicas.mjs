@@ -113,7 +113,11 @@ try {
       failed.push(...violations(r).map((v) => `${replicas} replica(s): ${v}`));
     }
   }
-  result.chaos = await withStack(cluster, 2, (stack) => replicaLoad(stack, { jobs, concurrency, kill: true, probes: 4, log: say }));
+  // CHAOS_KILL_NATS=1 kills a node of the JetStream cluster too (docs/reliability.md: the feed writer
+  // then stalls, a known problem); CHAOS_SETTLE_MS: how long to wait for the feed and webhooks after the load.
+  const natsToo = process.env.CHAOS_KILL_NATS === '1' ? { cluster } : {};
+  const settleTimeoutMs = Number(process.env.CHAOS_SETTLE_MS ?? 90_000);
+  result.chaos = await withStack(cluster, 2, (stack) => replicaLoad(stack, { jobs, concurrency, kill: true, probes: 4, log: say, settleTimeoutMs, ...natsToo }));
   const r = result.chaos;
   say(`  chaos: ${r.jobs} jobs, ${r.acceptedAfterKills} accepted after the last kill, ${r.jobsPerS} jobs/s, ${r.failovers} client failovers`);
   say(`  feed: ${r.feed.events} events, ${r.feed.duplicates} duplicates; webhooks: ${r.webhooks.distinct} distinct of ${r.webhooks.deliveries} deliveries, ${r.webhooks.missing} missing`);

@@ -19,6 +19,7 @@ import { agents, request } from './http.mjs';
 import { submissionBody } from './phases.mjs';
 import { processNames, processOf } from '../../scripts/lib/processes.mjs';
 import { freePorts } from './stack.mjs';
+import { connect } from 'nats';
 
 export class ReplicaStack extends BenchStack {
   /** @param {{ replicas: number, natsUrl: string, env?: Record<string, string> }} opts */
@@ -26,8 +27,8 @@ export class ReplicaStack extends BenchStack {
     super();
     this.replicas = replicas;
     this.clusterUrl = natsUrl;
-    // BenchStack's own NATS connection (deleting the prefix's streams at cleanup) takes one URL.
-    this.natsUrl = natsUrl.split(',')[0];
+    // BenchStack's own NATS connection (deleting the prefix's streams at cleanup): any live node.
+    this.natsUrl = natsUrl.split(',');
     this.extraEnv = env;
   }
 
@@ -181,7 +182,7 @@ async function webhookReceiver() {
  * @param {ReplicaStack} stack
  * @param {{ jobs: number, concurrency: number, kill?: boolean, killAt?: number, probes?: number, settleTimeoutMs?: number, log?: (s: string) => void }} opts
  */
-export async function replicaLoad(stack, { jobs, concurrency, kill = false, killAt = 0.35, probes = 0, settleTimeoutMs = 90_000, log = () => undefined }) {
+export async function replicaLoad(stack, { jobs, concurrency, kill = false, killAt = 0.35, probes = 0, settleTimeoutMs = 90_000, log = () => undefined, cluster }) {
   const gateways = stack.gatewayUrls;
   const tokens = await stack.tokens();
   const agentOf = agents(gateways.length + 2);
@@ -304,6 +305,12 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
       log(`  SIGKILL ${name}#${replica} (pid ${proc.pid}) after ${accepted} accepted jobs`);
       await sleep(250);
     }
+    // One node of the JetStream cluster too (the R3 streams keep their quorum on the other two).
+    if (cluster) {
+      void cluster.kill(0);
+      kills.push({ process: 'nats#1', pid: cluster.nodes[0].child.pid, atMs: Date.now() - t0, acceptedBefore: accepted });
+      log(`  SIGKILL nats-server ${cluster.nodes[0].name} after ${accepted} accepted jobs`);
+    }
   };
   await Promise.all(
     Array.from({ length: concurrency }, async (_, client) => {
@@ -359,6 +366,21 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
   const webhookIdsOk = [...receiver.byWebhookId.entries()].every(([id, v]) => id === v.eventId);
   const deliveredIds = delivered();
 
+  // Where the events are on the way: the events stream's messages (each a committed change's event).
+  let stream;
+  try {
+    const nc = await connect({ servers: stack.clusterUrl.split(','), timeout: 3_000 });
+    try {
+      const jsm = await nc.jetstreamManager();
+      const info = await jsm.streams.info(`${stack.prefix}_EVENTS`);
+      stream = { eventsStreamMessages: info.state.messages, leader: info.cluster?.leader, replicas: (info.cluster?.replicas?.length ?? 0) + 1 };
+    } finally {
+      await nc.close();
+    }
+  } catch (err) {
+    stream = { error: err.message };
+  }
+
   await receiver.close();
   for (const a of agentOf) a.destroy();
   return {
@@ -400,7 +422,10 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
       notJudged: full.filter((e) => !expected.includes(e)).map((e) => ({ ...e, delivered: deliveredIds.has(e.id) })),
       webhookIdIsEventId: webhookIdsOk,
     },
+    stream,
     unexpected,
+    // The last lines (LOG_LEVEL warn: warnings and errors) of the replicas that were not killed, for a failure's diagnosis.
+    survivorsLog: Object.fromEntries([...stack.procs.entries()].filter(([, p]) => p.alive).map(([k, p]) => [k, p.tail.slice(-8)])),
   };
 }
 
