@@ -326,8 +326,12 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
   // Every job's events, once, in the feed; then every one of them delivered to the webhook.
   const jobIds = results.map((r) => r.jobId).concat(probeResults.map((p) => p.jobId));
   const settledEvent = (e) => ['job.succeeded', 'job.failed', 'job.canceled'].includes(e.type);
+  const jobIdSet = new Set(jobIds);
+  const settledSeen = () => new Set(followed.filter((e) => settledEvent(e) && jobIdSet.has(e.subject)).map((e) => e.subject)).size;
   const until = Date.now() + settleTimeoutMs;
-  while (Date.now() < until && new Set(followed.filter(settledEvent).map((e) => e.subject)).size < jobIds.length) await sleep(100);
+  // Each job made one submission: its submission.created comes from another publisher, in either order.
+  const createdSeen = () => followed.filter((e) => e.type === 'submission.created').length;
+  while (Date.now() < until && (settledSeen() < jobIds.length || createdSeen() < jobIds.length)) await sleep(100);
   following = false;
   await reader;
 
@@ -348,7 +352,6 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
   const hookUntil = Date.now() + settleTimeoutMs;
   // Every event of the run's jobs and submissions must reach the endpoint (the events of the job that
   // created the endpoint, stored as it came to be, are not judged: nothing promises them to it).
-  const jobIdSet = new Set(jobIds);
   const expected = full.filter((e) => e.type === 'submission.created' || jobIdSet.has(e.subject));
   while (Date.now() < hookUntil && expected.some((e) => !delivered().has(e.id))) await sleep(200);
 
