@@ -11,7 +11,7 @@ import { startAuth } from '../services/auth/src/app.js';
 import { readSubmissionConfig } from '../services/submission/src/config.js';
 import { startSubmission } from '../services/submission/src/app.js';
 import { newWebhookSecret } from '@partner/shared/domain/webhooks';
-import { openSecret } from '../services/events/src/webhooks/secrets.js';
+import { openSecret, sealSecret } from '../services/events/src/webhooks/secrets.js';
 import { useStack } from './support/use-stack.js';
 
 const quiet = createLogger('test', 'silent');
@@ -99,22 +99,23 @@ describe('the webhook signing secrets, sealed under the same key-encryption key 
 
   it('are re-sealed under the new key at start, open under it alone, and an unknown key stops the start naming the endpoint', async () => {
     await start(old);
-    // An endpoint mid-rotation, as a version from before sealing stored it: sealed at the next start.
+    // An endpoint mid-rotation, sealed under the old key (plaintext columns are gone since migration
+    // 0008; sealing them in place: test/webhook-secrets.test.ts).
+    const oldKey = Buffer.from(old, 'base64');
     await stack.sql(
-      `INSERT INTO events.webhook_endpoints (endpoint_id, tenant_id, partner_id, url, event_types, secret, previous_secret, previous_secret_expires_at)
+      `INSERT INTO events.webhook_endpoints (endpoint_id, tenant_id, partner_id, url, event_types, secret_sealed, previous_secret_sealed, previous_secret_expires_at)
        VALUES ($1, 't', 'p', 'https://hooks.example.com/x', '{*}', $2, $3, now() + interval '1 day')`,
-      [id, current, previous],
+      [id, sealSecret([oldKey], id, 'secret', current), sealSecret([oldKey], id, 'previous_secret', previous)],
     );
     await start(old);
     const before = await sealed();
-    const oldKey = Buffer.from(old, 'base64');
-    expect([openSecret([oldKey], id, 'secret', before.s, null), openSecret([oldKey], id, 'previous_secret', before.p, null)]).toEqual([current, previous]);
+    expect([openSecret([oldKey], id, 'secret', before.s), openSecret([oldKey], id, 'previous_secret', before.p)]).toEqual([current, previous]);
 
     await start(`${next},${old}`);
     const after = await sealed();
     expect(after.s.equals(before.s) || after.p.equals(before.p)).toBe(false);
     const nextKey = Buffer.from(next, 'base64');
-    expect([openSecret([nextKey], id, 'secret', after.s, null), openSecret([nextKey], id, 'previous_secret', after.p, null)]).toEqual([current, previous]);
+    expect([openSecret([nextKey], id, 'secret', after.s), openSecret([nextKey], id, 'previous_secret', after.p)]).toEqual([current, previous]);
 
     // The old KEK dropped: nothing left to re-seal.
     await start(next);

@@ -14,6 +14,7 @@ import { migrate } from '@partner/shared/db/pg';
 import { newWebhookSecret } from '@partner/shared/domain/webhooks';
 import { createLogger } from '@partner/shared/telemetry/logger';
 import { MIGRATIONS_DIR, SCHEMA } from '../services/events/src/app.js';
+import { DROP_PLAINTEXT_MIGRATION, openSecret, secretMigrationSteps } from '../services/events/src/webhooks/secrets.js';
 import { PRODUCT, provision, submissionBody } from './support/fixtures.js';
 import { until } from './support/poll.js';
 import { Receiver, useReceivers, type Received } from './support/receiver.js';
@@ -194,5 +195,103 @@ describe('webhook signing secrets stored in plaintext before sealing (a database
     replica.kill('SIGKILL');
     await replica.exited;
     expect(await sealedColumns()).toEqual(rows);
+  });
+});
+
+describe('the plaintext columns dropped (migration 0008; issue 48, 9)', () => {
+  const tenant = 'tenant-drop';
+  const partner = 'partner-drop';
+  const id = `we_${'c'.repeat(32)}`;
+  const plain = newWebhookSecret();
+  const stack = useStack();
+
+  /** The events schema at 0007 (the migrations before the drop), in a folder of its own. */
+  const schemaBefore = async (): Promise<void> => {
+    const dir = mkdtempSync(join(tmpdir(), 'events-migrations-0007-'));
+    for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f < DROP_PLAINTEXT_MIGRATION)) copyFileSync(join(MIGRATIONS_DIR, f), join(dir, f));
+    const pool = new pg.Pool({ connectionString: stack.env.DATABASE_URL, max: 1 });
+    try {
+      await migrate(pool, SCHEMA, dir, quiet);
+    } finally {
+      await pool.end();
+      rmSync(dir, { recursive: true });
+    }
+  };
+  const columns = async () =>
+    (await stack.sql<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_schema = 'events' AND table_name = 'webhook_endpoints' ORDER BY 1")).map(
+      (r) => r.column_name,
+    );
+
+  it('refuses while a plaintext secret is left, and drops the columns once the migration step has sealed it', async () => {
+    await schemaBefore();
+    // A secret a version from before sealing wrote (during its rollout) after the last sealing start.
+    await stack.sql(`INSERT INTO events.webhook_endpoints (endpoint_id, tenant_id, partner_id, url, event_types, secret) VALUES ($1, $2, $3, 'https://hooks.example.com/x', '{*}', $4)`, [
+      id,
+      tenant,
+      partner,
+      plain,
+    ]);
+    // Without its step (no key-encryption key to seal with): refused, nothing dropped, the secret kept.
+    const pool = new pg.Pool({ connectionString: stack.env.DATABASE_URL, max: 1 });
+    try {
+      await expect(migrate(pool, SCHEMA, MIGRATIONS_DIR, quiet)).rejects.toThrow(/refusing to drop the plaintext webhook secret columns: 1 endpoint\(s\) still have a plaintext secret/);
+      expect((await stack.sql('SELECT secret FROM events.webhook_endpoints WHERE endpoint_id = $1', [id]))[0]).toEqual({ secret: plain });
+      expect(await stack.sql('SELECT 1 FROM events.schema_migrations WHERE version = $1', [DROP_PLAINTEXT_MIGRATION])).toEqual([]);
+
+      // With it (the events service's start and `main.js migrate` pass it): sealed first, then dropped.
+      const kek = Buffer.from(stack.env.AUTH_KEY_ENCRYPTION_KEY!, 'base64');
+      expect(await migrate(pool, SCHEMA, MIGRATIONS_DIR, quiet, secretMigrationSteps([kek]))).toEqual([DROP_PLAINTEXT_MIGRATION]);
+    } finally {
+      await pool.end();
+    }
+    const [row] = await stack.sql<{ s: Buffer; secret: string | null }>('SELECT secret_sealed AS s, secret FROM events.webhook_endpoints WHERE endpoint_id = $1', [id]);
+    expect(openSecret([Buffer.from(stack.env.AUTH_KEY_ENCRYPTION_KEY!, 'base64')], id, 'secret', row!.s)).toBe(plain);
+    expect(row!.secret).toBeNull();
+    expectNoSecretIn(await endpointRows(stack), [plain]);
+    // What stands in for the previous version's statements during the rollout holds nothing but NULL.
+    await expect(stack.sql('UPDATE events.webhook_endpoints SET secret = $2 WHERE endpoint_id = $1', [id, plain])).rejects.toThrow(/webhook_endpoints_no_plaintext_secret/);
+    await expect(stack.sql('UPDATE events.webhook_endpoints SET previous_secret = $2 WHERE endpoint_id = $1', [id, plain])).rejects.toThrow(/no_plaintext_previous_secret/);
+    // The previous version's statements still run: its rotation writes NULL there, its reads get NULL.
+    await stack.sql('UPDATE events.webhook_endpoints SET secret = NULL, previous_secret = NULL WHERE endpoint_id = $1', [id]);
+  });
+
+  it('works on a schema with no plaintext column at all (the next release drops the stand-ins): create, read, rotate, sign, seal at start', async () => {
+    // The stand-ins gone as the next release's migration will drop them.
+    await stack.sql('ALTER TABLE events.webhook_endpoints DROP COLUMN secret, DROP COLUMN previous_secret');
+    expect(await columns()).not.toEqual(expect.arrayContaining(['secret']));
+    expect(await columns()).not.toEqual(expect.arrayContaining(['previous_secret']));
+    await stack.startAll({}, { dispatcher: true });
+    await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test product');
+    const token = await stack.token(await stack.createClient({ tenant, partner }));
+    const r = await Receiver.start();
+    try {
+      const created = await stack.api('POST', '/v1/webhook-endpoints', { token, headers: wait, json: { url: r.url, eventTypes: ['submission.created'] } });
+      expect(created.status, created.text).toBe(200);
+      const ep = created.body.endpointId as string;
+      const before = (await stack.api('GET', `/v1/webhook-endpoints/${ep}/secret`, { token })).body.secret as string;
+      const rotated = await stack.api('POST', `/v1/webhook-endpoints/${ep}/secret/rotate`, { token, headers: wait });
+      expect(rotated.status, rotated.text).toBe(200);
+      const after = (await stack.api('GET', `/v1/webhook-endpoints/${ep}/secret`, { token })).body.secret as string;
+      expect(after).not.toBe(before);
+      // The endpoint sealed by the migration step opens too.
+      expect((await stack.api('GET', `/v1/webhook-endpoints/${id}/secret`, { token })).body).toEqual({ secret: plain });
+
+      const submitted = await stack.api('POST', '/v1/submissions', { token, headers: wait, json: submissionBody() });
+      expect(submitted.status, submitted.text).toBe(200);
+      const [got] = await r.waitFor('the delivery', (rs) => rs.length >= 1 && rs);
+      expect(signatures(got!)).toHaveLength(2);
+      expect(verify(got!, after).type).toBe('submission.created');
+      expect(verify(got!, before).type).toBe('submission.created');
+
+      // Another events replica starts (its sealing at start reads the rows without the columns) and
+      // changes nothing.
+      const sealedBefore = await stack.sql("SELECT endpoint_id, encode(secret_sealed, 'hex') AS s, encode(previous_secret_sealed, 'hex') AS p FROM events.webhook_endpoints ORDER BY 1");
+      const replica = await stack.spawnService('events', { AUTH_GRPC_ADDR: '127.0.0.1:9' });
+      replica.kill('SIGKILL');
+      await replica.exited;
+      expect(await stack.sql("SELECT endpoint_id, encode(secret_sealed, 'hex') AS s, encode(previous_secret_sealed, 'hex') AS p FROM events.webhook_endpoints ORDER BY 1")).toEqual(sealedBefore);
+    } finally {
+      await r.stop();
+    }
   });
 });

@@ -13,6 +13,7 @@ import * as feed from './feed.js';
 import { eventsMetrics } from './metrics.js';
 import { FeedWriter, storedThrough } from './writer.js';
 import { sweepDeliveries, webhookHandlers } from './webhooks/rpc.js';
+import { secretMigrationSteps } from './webhooks/secrets.js';
 
 export const SCHEMA = 'events';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -36,7 +37,7 @@ export function startEvents(config: EventsConfig, opts: StartOptions = {}): Prom
     name: 'events',
     config,
     ...opts,
-    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
+    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, before: secretMigrationSteps(config.keyEncryptionKeys) },
     // The feed writer starts once NATS is there; reads are served meanwhile, and /readyz does not wait
     // for it (readiness is "not draining and listening": process/start.ts).
     nats: { connect: 'later' },

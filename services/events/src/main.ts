@@ -6,5 +6,6 @@ await startTelemetry('events');
 const { processMain } = await import('@partner/shared/process/run');
 const { readEventsConfig } = await import('./config.js');
 const { MIGRATIONS_DIR, SCHEMA, startEvents } = await import('./app.js');
+const { secretMigrationSteps } = await import('./webhooks/secrets.js');
 
-processMain({ readConfig: readEventsConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startEvents(c, { logger }) });
+processMain({ readConfig: readEventsConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR, before: (c) => secretMigrationSteps(c.keyEncryptionKeys) }, start: (c, logger) => startEvents(c, { logger }) });

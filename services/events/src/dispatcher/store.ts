@@ -81,8 +81,7 @@ export async function claimDue(
         SET lease = $5, attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $6::double precision / 1000)
        FROM due, webhook_endpoints w
       WHERE d.delivery_id = due.delivery_id AND w.endpoint_id = d.endpoint_id AND w.status = 'enabled'
-      RETURNING d.delivery_id, d.endpoint_id, d.tenant_id, d.partner_id, d.event_id, d.event_type, d.body, d.failures, w.url, w.secret, w.secret_sealed,
-                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
+      RETURNING d.delivery_id, d.endpoint_id, d.tenant_id, d.partner_id, d.event_id, d.event_type, d.body, d.failures, w.url, w.secret_sealed,
                 CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_sealed END AS previous_secret_sealed`,
     [full, a.limit, JSON.stringify(partial), a.defaultRoom, lease, a.leaseMs],
   );

@@ -221,11 +221,11 @@ export async function rotateSecret(
   return once(pool, a.jobId, async (c) => {
     const ep = await lockEndpoint(c, a.owner, a.endpointId);
     // The current secret becomes the previous one: opened, and sealed again for its new column.
-    const current = openSecret(a.keks, a.endpointId, 'secret', ep.secret_sealed, ep.secret);
+    const current = openSecret(a.keks, a.endpointId, 'secret', ep.secret_sealed);
     if (current === null) throw new Error(`webhook endpoint ${a.endpointId} has no signing secret`);
     const r = await c.query<{ rotated_at: Date; expires: Date }>(
       `UPDATE webhook_endpoints
-          SET previous_secret = NULL, previous_secret_sealed = $4, secret = NULL, secret_sealed = $2,
+          SET previous_secret_sealed = $4, secret_sealed = $2,
               previous_secret_expires_at = date_trunc('milliseconds', now()) + make_interval(secs => $3::double precision / 1000),
               updated_at = date_trunc('milliseconds', now())
         WHERE endpoint_id = $1
@@ -345,7 +345,7 @@ export async function getSecret(pool: Pool, owner: Owner, endpointId: string, ke
   ]);
   const row = r.rows[0];
   if (!row) throw notFound('webhook endpoint');
-  const secret = openSecret(keks, endpointId, 'secret', row.secret_sealed, row.secret);
+  const secret = openSecret(keks, endpointId, 'secret', row.secret_sealed);
   if (secret === null) throw new Error(`webhook endpoint ${endpointId} has no signing secret`);
   return secret;
 }

@@ -11,33 +11,31 @@ describe('webhook signing secrets sealed at rest', () => {
   it('seal under the newest KEK, bound to their endpoint and column: a blob moved elsewhere does not open', () => {
     const blob = sealSecret([newer, older], 'we_a', 'secret', s1);
     expect(blob.toString('latin1')).not.toContain(s1.slice('whsec_'.length));
-    expect(openSecret([newer], 'we_a', 'secret', blob, null)).toBe(s1);
-    expect(() => openSecret([older], 'we_a', 'secret', blob, null)).toThrow(UnknownKekError);
+    expect(openSecret([newer], 'we_a', 'secret', blob)).toBe(s1);
+    expect(() => openSecret([older], 'we_a', 'secret', blob)).toThrow(UnknownKekError);
     // Copied to another endpoint, or to the previous secret's column: refused, not opened.
-    expect(() => openSecret([newer, older], 'we_b', 'secret', blob, null)).toThrow(UnknownKekError);
-    expect(() => openSecret([newer, older], 'we_a', 'previous_secret', blob, null)).toThrow(UnknownKekError);
+    expect(() => openSecret([newer, older], 'we_b', 'secret', blob)).toThrow(UnknownKekError);
+    expect(() => openSecret([newer, older], 'we_a', 'previous_secret', blob)).toThrow(UnknownKekError);
   });
 
   it('an unknown KEK names the endpoint, the column and the setting', () => {
     const blob = sealSecret([older], 'we_a', 'secret', s1);
-    expect(() => openSecret([newer], 'we_a', 'secret', blob, null)).toThrow(
+    expect(() => openSecret([newer], 'we_a', 'secret', blob)).toThrow(
       /^the signing secret of webhook endpoint we_a \(secret\) in the database is sealed with a key-encryption key this process does not have \(AUTH_KEY_ENCRYPTION_KEY lists 1 key, none opens it\)/,
     );
   });
 
-  it('a plaintext column (a row from before sealing, or written by an older version since) is read as it is, before a sealed one', () => {
-    expect(openSecret([newer], 'we_a', 'secret', null, s1)).toBe(s1);
-    expect(openSecret([newer], 'we_a', 'secret', sealSecret([newer], 'we_a', 'secret', s2), s1)).toBe(s1);
-    expect(openSecret([newer], 'we_a', 'previous_secret', null, null)).toBeNull();
+  it('a column with nothing sealed has no secret', () => {
+    expect(openSecret([newer], 'we_a', 'previous_secret', null)).toBeNull();
   });
 
   it('sign a delivery with the current secret, then the previous one while it signs', () => {
-    const row = { endpoint_id: 'we_a', secret: null, previous_secret: null };
+    const row = { endpoint_id: 'we_a' };
     const current = sealSecret([newer], 'we_a', 'secret', s1);
     const previous = sealSecret([older], 'we_a', 'previous_secret', s2);
     expect(signingSecrets([newer, older], { ...row, secret_sealed: current, previous_secret_sealed: previous })).toEqual([s1, s2]);
     expect(signingSecrets([newer, older], { ...row, secret_sealed: current, previous_secret_sealed: null })).toEqual([s1]);
-    expect(signingSecrets([newer], { ...row, secret: s1, secret_sealed: null, previous_secret_sealed: null })).toEqual([s1]);
+    expect(() => signingSecrets([newer], { ...row, secret_sealed: null, previous_secret_sealed: null })).toThrow(/has no signing secret/);
     // Either one not opening: none at all for the dispatcher (it refuses the delivery unsent), the error otherwise.
     const foreign = { ...row, endpoint_id: 'we_b', secret_sealed: current, previous_secret_sealed: null };
     const why: string[] = [];

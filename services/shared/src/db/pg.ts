@@ -161,8 +161,14 @@ export async function withTx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, t
   }
 }
 
-/** Applies the migrations in dir to schema; returns the versions applied now. */
-export async function migrate(pool: Pool, schema: string, dir: string, logger: Logger): Promise<string[]> {
+/**
+ * A step a migration needs first, in code (e.g. sealing with a key the SQL cannot know), run on the
+ * migrating connection under the migration lock, each time before that version is applied.
+ */
+export type MigrationSteps = Readonly<Record<string, (c: PoolClient) => Promise<void>>>;
+
+/** Applies the migrations in dir to schema; returns the versions applied now. `before` names steps run before a version (MigrationSteps). */
+export async function migrate(pool: Pool, schema: string, dir: string, logger: Logger, before: MigrationSteps = {}): Promise<string[]> {
   if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`bad schema name ${schema}`);
   const files = readdirSync(dir)
     .filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f))
@@ -185,6 +191,15 @@ export async function migrate(pool: Pool, schema: string, dir: string, logger: L
     for (const file of files) {
       const version = file.replace(/\.sql$/, '');
       if (done.has(version)) continue;
+      const step = before[version];
+      if (step) {
+        await client.query(`SET search_path = ${schema}`);
+        try {
+          await step(client);
+        } finally {
+          await client.query('RESET search_path');
+        }
+      }
       await client.query('BEGIN');
       try {
         await client.query(`SET LOCAL search_path = ${schema}`);

@@ -38,9 +38,13 @@ export interface GrpcClientOptions extends GrpcObservability {
   callStreams?: boolean;
 }
 
-/** Target for an address: "host:port" becomes dns:///host:port so round_robin sees every address. */
+/**
+ * Target for an address: "host:port" becomes dns:///host:port so round_robin sees every address; a
+ * grpc-js target with a scheme is used as it is, e.g. `ipv4:127.0.0.1:50061,127.0.0.1:50062` for
+ * replicas at fixed addresses (round_robin over both; issue 48, 10), `dns:///svc:50051`, `unix:/path`.
+ */
 export function grpcTarget(address: string): string {
-  return /^[a-z]+:/.test(address) && !/^[^:]+:\d+$/.test(address) ? address : `dns:///${address}`;
+  return /^[a-z][a-z0-9+.-]*:/i.test(address) && !/^[^:]+:\d+$/.test(address) ? address : `dns:///${address}`;
 }
 
 /** The channel (and default deadline) behind each promise client, for the streaming and readiness helpers. */

@@ -8,6 +8,7 @@ import type { BaseConfig, DbConfig } from './config.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { shutdownTelemetry } from '../telemetry/bootstrap.js';
 import { migrateSchema } from './start.js';
+import type { MigrationSteps } from '../db/pg.js';
 
 export interface Stoppable {
   stop(): Promise<void>;
@@ -69,7 +70,7 @@ export function announceReady(logger: Logger, ports: Record<string, number>): vo
 export function processMain<C extends BaseConfig>(opts: {
   readConfig(): C;
   /** The schema the process owns and its migrations (absent for the gateway, the worker, the dispatcher). */
-  migrations?: C extends DbConfig ? { schema: string; dir: string } : never;
+  migrations?: C extends DbConfig ? { schema: string; dir: string; before?: (config: C) => MigrationSteps } : never;
   start(config: C, logger: Logger): Promise<{ ports: Record<string, number>; stop(): Promise<void> }>;
 }): void {
   main(async () => {
@@ -77,7 +78,7 @@ export function processMain<C extends BaseConfig>(opts: {
     const logger = createLogger(config.serviceName, config.logLevel);
     if (process.argv[2] === 'migrate') {
       if (!opts.migrations) throw new Error(`${config.serviceName} owns no schema: nothing to migrate`);
-      await migrateSchema(config as C & DbConfig, opts.migrations.schema, opts.migrations.dir, logger);
+      await migrateSchema(config as C & DbConfig, opts.migrations.schema, opts.migrations.dir, logger, opts.migrations.before?.(config));
       await shutdownTelemetry();
       logger.flush();
       return;

@@ -28,7 +28,7 @@ import { startGrpcServer } from '../grpc/server.js';
 import type { ServiceBinding } from '../grpc/loader.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createRegistry, startOpsServer, type DependencyCheck, type LivenessCheck } from '../http/ops-server.js';
-import { createPool, migrate, registerPoolMetrics, type Pool } from '../db/pg.js';
+import { createPool, migrate, registerPoolMetrics, type MigrationSteps, type Pool } from '../db/pg.js';
 import { clientReadiness, closeClients, createClients, type GrpcClients, type GrpcClientsConfig, type ServiceName } from './clients.js';
 import { supervisedLoops, type LoopSpec } from './loops.js';
 import { NO_NATS, startNats, type NatsHandle, type ProcessNats } from './nats.js';
@@ -73,7 +73,7 @@ export interface ProcessSpec<C extends BaseConfig, K extends ServiceName> extend
   name: string;
   config: C;
   /** Its schema: a pool on it (pool metrics, a reported `postgres` dependency), migrated unless `migrate` is false. */
-  db?: { schema: string; migrationsDir: string };
+  db?: { schema: string; migrationsDir: string; before?: MigrationSteps | undefined };
   /** Build its gRPC clients (the config's addresses); each is a reported dependency (its peer's health). */
   clients?: { config: GrpcClientsConfig<K> };
   /** Connect to NATS: `first` before build, or `later` in the background; a reported `nats` dependency. */
@@ -90,10 +90,10 @@ export interface RunningProcess {
 }
 
 /** Applies a schema's migrations on a pool of its own (`main.js migrate`, and startProcess). */
-export async function migrateSchema(db: DbConfig, schema: string, migrationsDir: string, logger: Logger): Promise<void> {
+export async function migrateSchema(db: DbConfig, schema: string, migrationsDir: string, logger: Logger, before?: MigrationSteps): Promise<void> {
   const pool = createPool({ url: db.databaseUrl, schema, max: 1, applicationName: `${schema}-migrate`, logger });
   try {
-    await migrate(pool, schema, migrationsDir, logger);
+    await migrate(pool, schema, migrationsDir, logger, before);
   } finally {
     await pool.end();
   }
@@ -108,7 +108,7 @@ export async function startProcess<C extends BaseConfig, K extends ServiceName =
   if (spec.db) {
     if (db.databaseUrl === undefined || db.poolMax === undefined) throw new Error(`${name}: a pool needs the database settings (readDb)`);
     pool = createPool({ url: db.databaseUrl, schema: spec.db.schema, max: db.poolMax, applicationName: name, logger, timeouts: db.timeouts });
-    if (spec.migrate ?? true) await migrate(pool, spec.db.schema, spec.db.migrationsDir, logger);
+    if (spec.migrate ?? true) await migrate(pool, spec.db.schema, spec.db.migrationsDir, logger, spec.db.before);
   }
   const registry = createRegistry(name);
   if (pool) registerPoolMetrics(pool, registry, db.poolMax!);
