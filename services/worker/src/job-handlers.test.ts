@@ -80,6 +80,7 @@ describe('the submission handler', () => {
       updatedAt: '2026-11-21T12:00:08.012Z',
       requirements: { version: 1, currentlyDue: ['attachments.loss_run'] },
       clearance: { status: 'cleared', basis: null, decidedAt: '2026-11-21T12:00:08.012Z' },
+      risk: null,
       receipt: 'eyJ.receipt.jws',
     });
   });
