@@ -17,6 +17,11 @@ import { MAX_ATTACHMENT_RULES, MAX_DAYS_AHEAD, parseRequirements, REQUIRABLE_APP
 import { DOCUMENT_TYPES } from '@partner/shared/domain/attachments';
 import { POLICY_STATUSES } from './values.js';
 import { importPolicies } from './import.js';
+import { withTx } from '@partner/shared/db/pg';
+import { requirementsFromJson } from '@partner/shared/domain/requirements';
+import { submissionSchemaFor } from '@partner/shared/domain/submission-rules';
+import { MAX_FACTORS, MAX_OPTIONS, MAX_REFERRAL_HOURS, MAX_RULES, MAX_VALID_DAYS, parseRatingPlan, RULE_OPS, type PlanProblem } from './rating/index.js';
+import { setRatingPlan } from './rating/repository.js';
 
 const withPool = <T>(fn: (pool: Pool) => Promise<T>): Promise<T> =>
   withAdminPool({ name: 'policy', schema: SCHEMA, migrationsDir: MIGRATIONS_DIR }, fn);
@@ -47,6 +52,50 @@ export const REQUIREMENTS_FILE: FileFormat = {
   ].join('\n'),
 };
 
+/** The plan file of `product rating set` (its example is checked by admin.test.ts). */
+export const RATING_PLAN_FILE: FileFormat = {
+  name: 'FILE.json',
+  format: [
+    'A JSON object, the whole rating plan (every part required; amounts and factors are decimal strings such as "1.25", never JSON numbers):',
+    '  currency                 an ISO 4217 code such as USD',
+    "  exposure.field           a dotted path into the submission that the product's submissionSchema requires and types as a number (risk.annualRevenue)",
+    '  exposure.per             the exposure unit, a positive decimal: premium = value ÷ per × rate × every factor × limit factor × retention factor',
+    '  rate                     a positive decimal',
+    `  factors                  up to ${MAX_FACTORS}: {field, values: {<value>: <factor>}, default}; a value missing from values (or absent) takes default`,
+    `  options.limit            {<limit>: <factor>}, at least one (up to ${MAX_OPTIONS}); keys are the limits partners ask for ("1000000")`,
+    '  options.retention        {<retention>: <factor>}, at least one; keys are the retentions partners ask for ("10000")',
+    '  minimumPremium           the least premium, an amount with at most 2 decimals ("500.00")',
+    `  refer, decline           up to ${MAX_RULES} rules each: {field, op, value, code}; op one of ${RULE_OPS.join(', ')} (in/nin take a list); code a reason such as revenue_above_authority`,
+    `  validDays                days an open quote stays bindable (1-${MAX_VALID_DAYS})`,
+    `  referralHours            hours an underwriter has for a referral (1-${MAX_REFERRAL_HOURS})`,
+    "Every field must be a path the product's published submissionSchema can produce (set a risk schema with product requirements set first).",
+    'Unknown keys are refused; every bad part is named and nothing is changed. Each change bumps ratingVersion.',
+  ],
+  example: `${JSON.stringify(
+    {
+      currency: 'USD',
+      exposure: { field: 'risk.annualRevenue', per: '1000' },
+      rate: '1.25',
+      factors: [{ field: 'risk.industry', values: { retail: '1', office: '0.85' }, default: '1.6' }],
+      options: { limit: { '1000000': '1', '2000000': '1.6' }, retention: { '0': '1.1', '10000': '1' } },
+      minimumPremium: '500.00',
+      refer: [{ field: 'risk.annualRevenue', op: 'gt', value: 50000000, code: 'revenue_above_authority' }],
+      decline: [{ field: 'risk.employees', op: 'gt', value: 5000, code: 'too_many_employees' }],
+      validDays: 30,
+      referralHours: 24,
+    },
+    null,
+    2,
+  )}\n`,
+};
+
+/** A plan refused: the problems as one line, each part named. */
+class PlanRefused extends Error {
+  constructor(readonly problems: PlanProblem[]) {
+    super(problems.map((p) => `${p.path} ${p.issue}`).join('; '));
+  }
+}
+
 /** The policies file of `policy import` (its example is checked by admin.test.ts). */
 export const POLICIES_FILE: FileFormat = {
   name: 'FILE.jsonl',
@@ -72,7 +121,7 @@ export const POLICIES_FILE: FileFormat = {
 };
 
 export const product: CommandGroup = {
-  summary: 'the product catalogue: add or update a product, set its requirements',
+  summary: 'the product catalogue: add or update a product, set its requirements and its rating plan',
   commands: {
     add: command({
       usage: 'product add --id <uuid> --name <name> [--inactive]',
@@ -140,6 +189,56 @@ export const product: CommandGroup = {
           requirements: out.row.requirements,
           effective: pushed ? 'at once on every worker and gateway' : 'NATS not reachable: within the product cache time of workers (WORKER_PRODUCT_CACHE_MS) and gateways (GATEWAY_PRODUCT_CACHE_MS)',
         };
+      },
+    }),
+    'rating set': command({
+      usage: 'product rating set --id <uuid> FILE.json',
+      summary:
+        "replace a product's rating plan with the plan in FILE.json, checked against the product's published submissionSchema: prints the new ratingVersion; a bad file names each bad part and changes nothing",
+      options: { id: { type: 'string', value: '<uuid>', help: 'the product (product add first; its risk schema with product requirements set)' } },
+      args: [{ name: 'FILE.json', help: 'the rating plan (its format below)' }],
+      file: RATING_PLAN_FILE,
+      examples: ['product rating set --id 6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b rating-plan.json'],
+      run: async ({ values, positionals }) => {
+        const productId = required(values, 'id').toLowerCase();
+        if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
+        if (positionals.length !== 1) throw new UsageError('give exactly one FILE.json');
+        const file = positionals[0]!;
+        let text: string;
+        try {
+          text = await readFile(file, 'utf8');
+        } catch (err) {
+          throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        }
+        let doc: unknown;
+        try {
+          doc = JSON.parse(text);
+        } catch (err) {
+          throw new UsageError(`${file} is not valid JSON: ${(err as Error).message}`);
+        }
+        try {
+          return await withPool((pool) =>
+            // The product's row is locked while the plan is checked against its requirements and stored:
+            // a requirements change cannot slip in between.
+            withTx(pool, async (c) => {
+              const r = await c.query<{ requirements: unknown; requirements_version: string }>(
+                'SELECT requirements, requirements_version FROM products WHERE product_id = $1 FOR UPDATE',
+                [productId],
+              );
+              const row = r.rows[0];
+              if (!row) throw new UsageError(`unknown product ${productId} (add it with: product add --id ${productId} --name NAME)`);
+              const requirementsVersion = Number(row.requirements_version);
+              const schema = submissionSchemaFor({ productId, requirementsVersion, requirements: requirementsFromJson(JSON.stringify(row.requirements)) });
+              const parsed = parseRatingPlan(doc, schema);
+              if (!parsed.ok) throw new PlanRefused(parsed.problems);
+              const ratingVersion = await setRatingPlan(c, productId, parsed.plan);
+              return { productId, ratingVersion, requirementsVersion };
+            }),
+          );
+        } catch (err) {
+          if (err instanceof PlanRefused) throw new UsageError(`${file}: ${err.message} (nothing was changed)`);
+          throw err;
+        }
       },
     }),
   },
