@@ -16,7 +16,8 @@ describe('the admin file formats', () => {
     const parsed = parseRequirements(JSON.parse(REQUIREMENTS_FILE.example));
     expect(parsed.attachments.map((a) => a.documentType)).toEqual(['loss_run']);
     const format = REQUIREMENTS_FILE.format.join('\n');
-    for (const part of ['applicant.required', 'effectiveDate', 'minDaysAhead', 'maxDaysAhead', 'attachments', 'documentType', 'min, max', 'mediaTypes', 'maxBytes']) expect(format).toContain(part);
+    expect(parsed.risk).toMatchObject({ type: 'object' });
+    for (const part of ['applicant.required', 'effectiveDate', 'minDaysAhead', 'maxDaysAhead', 'attachments', 'documentType', 'min, max', 'mediaTypes', 'maxBytes', 'risk']) expect(format).toContain(part);
     for (const value of [...REQUIRABLE_APPLICANT_FIELDS, ...DOCUMENT_TYPES]) expect(format).toContain(value);
   });
 
