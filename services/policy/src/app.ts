@@ -13,6 +13,7 @@ import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-r
 import { loadCursorCodec } from '@partner/shared/db/cursor-keys';
 import { getPolicy, listPolicies, ownerOf, parseListRequest, toProto } from './policies.js';
 import { quoteService } from './quotes/service.js';
+import { referralMetrics } from './quotes/metrics.js';
 import { newUuid } from '@partner/shared/domain/ids';
 
 export const SCHEMA = 'policy';
@@ -43,6 +44,7 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
       });
       events.start();
       nats.onConnect((conn) => events.attach(conn));
+      referralMetrics(registry, pool);
       const quoteCodec = await loadCursorCodec(pool, config.cursorSecrets, QUOTE_CURSOR_CONTEXT).catch(dbError);
       const quotes = quoteService({
         pool,
