@@ -16,6 +16,7 @@ import { useStack } from './support/use-stack.js';
 import { until } from './support/poll.js';
 import { DEMO_RATING_PLAN } from '../scripts/demo/product.mjs';
 import { HANDLERS, type HandlerContext } from '../services/worker/src/job-handlers.js';
+import { OfferVerificationError, verifyOffer as sdkVerifyOffer, type ReceiptKeySet } from '../sdk/client/src/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- API bodies are checked field by field
 type Json = Record<string, any>;
@@ -142,6 +143,9 @@ async function verifyOffer(q: Json, p: Partner): Promise<Json> {
     ratingVersion: q.ratingVersion,
     iat: expect.any(Number),
   });
+  // The SDK's offline check agrees, and holds the claims to the quote's terms.
+  expect(await sdkVerifyOffer(q.offer, keys as ReceiptKeySet, q as never)).toEqual(claims);
+  await expect(sdkVerifyOffer(q.offer, keys as ReceiptKeySet, { ...q, validUntil: new Date(0).toISOString() } as never)).rejects.toThrow(OfferVerificationError);
   return claims;
 }
 
