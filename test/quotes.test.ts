@@ -10,10 +10,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
+import { spawn } from 'node:child_process';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
-import type { ClientCreds } from './support/stack.js';
+import { ROOT, type ClientCreds } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 import { until } from './support/poll.js';
+import { scrape } from './support/metrics.js';
 import { DEMO_RATING_PLAN } from '../scripts/demo/product.mjs';
 import { HANDLERS, type HandlerContext } from '../services/worker/src/job-handlers.js';
 import { OfferVerificationError, verifyOffer as sdkVerifyOffer, type ReceiptKeySet } from '../sdk/client/src/index.js';
@@ -269,11 +271,21 @@ describe('referrals', () => {
     expect(mine!.ageSeconds).toBeGreaterThanOrEqual(0);
     const overdue = await stack.adminRaw('quote', 'referrals', '--overdue');
     expect(overdue.stdout).not.toContain(q!.quoteId);
+    const before = await scrape(stack.opsUrls.policy!);
+    expect(before.sum('partner_quote_referrals_waiting')).toBeGreaterThanOrEqual(1);
+    expect(before.sum('partner_quote_referral_oldest_age_seconds')).toBeGreaterThanOrEqual(0);
+    // Past its dueBy: listed as overdue, and counted by the gauge the alert reads.
+    await stack.sql("UPDATE policy.quotes SET referral_due_by = now() - interval '1 minute' WHERE quote_id = $1", [q!.quoteId]);
+    const late = (await stack.adminRaw('quote', 'referrals', '--overdue')).stdout.trim().split('\n').map((l) => JSON.parse(l) as Json);
+    expect(late.find((l) => l.quoteId === q!.quoteId)).toMatchObject({ overdue: true });
+    expect((await scrape(stack.opsUrls.policy!)).sum('partner_quote_referrals_overdue')).toBeGreaterThanOrEqual(1);
 
     const decided = await stack.admin('quote', 'decide', '--id', q!.quoteId, '--approve', '--note', 'ok', '--by', 'uw-jane');
     expect(decided).toMatchObject({ quoteId: q!.quoteId, status: 'open', premium: q!.premium, referral: { decision: { outcome: 'approved', note: 'ok' } } });
     await verifyOffer(decided, a);
     expect((await stack.sql<{ decision_decided_by: string }>('SELECT decision_decided_by FROM policy.quotes WHERE quote_id = $1', [q!.quoteId]))[0]!.decision_decided_by).toBe('operator:uw-jane');
+    const after = await scrape(stack.opsUrls.policy!);
+    expect(after.sum('partner_quote_referral_decisions', { outcome: 'approved' })).toBe(before.sum('partner_quote_referral_decisions', { outcome: 'approved' }) + 1);
     await eventually(a, 'quote.updated (admin approval)', (es) => es.some((e) => e.type === 'quote.updated' && e.data.quoteId === q!.quoteId && e.data.status === 'open'));
 
     const conflict = await stack.adminRaw('quote', 'decide', '--id', q!.quoteId, '--decline', '--reason', 'late_change');
@@ -442,5 +454,45 @@ describe('idempotency', () => {
     expect(await count()).toBe(2);
     expect(sha256(k1.body.quotes[0].offer)).toMatch(/^[0-9a-f]{64}$/);
     expect((await stack.sql<{ offer_sha256: string }>('SELECT offer_sha256 FROM policy.quotes WHERE quote_id = $1', [k1.body.quotes[0].quoteId]))[0]!.offer_sha256).toBe(sha256(k1.body.quotes[0].offer));
+  });
+});
+
+describe('the CLI', () => {
+  const CLI = join(ROOT, 'sdk/cli/dist/main.js');
+  const cli = (args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+    new Promise((resolve, reject) => {
+      const env = { PARTNER_BASE_URL: stack.gatewayUrl, PARTNER_AUTH_URL: stack.authUrl, PARTNER_CLIENT_ID: a.creds.clientId, PARTNER_CLIENT_SECRET: a.creds.clientSecret, PARTNER_SCOPE: stack.scope };
+      const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir, XDG_CONFIG_HOME: join(dir, 'config'), ...env } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+      child.stdin.end(stdin);
+    });
+
+  it('partner quotes request|get|list|verify-offer', async () => {
+    const s = await submit(a);
+    const requested = await cli(['quotes', 'request', '--submission', s.submissionId, '--option', '1000000/10000', '--option', '2000000/25000', '--json']);
+    expect(requested.code, requested.stderr).toBe(0);
+    const created = JSON.parse(requested.stdout) as Json;
+    expect(created.quotes.map((q: Json) => q.premium.amount)).toEqual(['3125.00', '4500.00']);
+    const id = created.quotes[0].quoteId as string;
+    const got = await cli(['quotes', 'get', id, '--json']);
+    expect(JSON.parse(got.stdout)).toEqual(created.quotes[0]);
+    const listed = await cli(['quotes', 'list', '--submission', s.submissionId, '--status', 'open', '--json']);
+    expect((JSON.parse(listed.stdout) as Json).items).toHaveLength(2);
+    writeFileSync(join(dir, 'jwks.json'), JSON.stringify(await jwks()));
+    writeFileSync(join(dir, 'quote.json'), got.stdout);
+    const verified = await cli(['quotes', 'verify-offer', 'quote.json', '--jwks', 'jwks.json', '--json']);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ valid: true, matchesQuote: true, offerSha256: sha256(created.quotes[0].offer), claims: { quoteId: id } });
+    writeFileSync(join(dir, 'other.json'), JSON.stringify({ ...created.quotes[0], premium: { amount: '1.00', currency: 'USD' } }));
+    const mismatch = await cli(['quotes', 'verify-offer', 'other.json', '--jwks', 'jwks.json', '--json']);
+    expect(mismatch.code).toBe(1);
+    expect(JSON.parse(mismatch.stdout)).toMatchObject({ valid: false, error: expect.stringContaining('premium') });
+    const bad = await cli(['quotes', 'request', '--submission', s.submissionId, '--option', '1000000']);
+    expect(bad.code).toBe(2);
   });
 });
