@@ -1,7 +1,7 @@
 // Rating plans set by operators (API.md "Rating plan"): `npm run -s admin -- product rating set --id
 // <uuid> FILE.json` checks the plan against the product's published submissionSchema (its risk
 // schema, set with the requirements), names every bad part and changes nothing then, and otherwise
-// stores a new version: each change bumps ratingVersion; the repository reads the current one.
+// stores a new version: each change bumps ratingVersion; `product rating show` and the repository read the current one.
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -45,6 +45,7 @@ async function current(product = PRODUCT) {
 describe('product rating set', () => {
   it('stores the plan, prints the new ratingVersion, and each change bumps it', async () => {
     expect(await current()).toBeNull();
+    expect(await stack.admin('product', 'rating', 'show', '--id', PRODUCT)).toEqual({ productId: PRODUCT, ratingVersion: null, plan: null });
     const first = await stack.admin('product', 'rating', 'set', '--id', PRODUCT, file(DEMO_RATING_PLAN));
     expect(first).toMatchObject({ productId: PRODUCT, ratingVersion: 1 });
     expect(await current()).toEqual({ plan: DEMO_RATING_PLAN, ratingVersion: 1 });
@@ -53,6 +54,7 @@ describe('product rating set', () => {
     expect(second.ratingVersion).toBe(2);
     expect(await current()).toEqual({ plan: changed, ratingVersion: 2 });
     expect(await versions()).toEqual([1, 2]);
+    expect(await stack.admin('product', 'rating', 'show', '--id', PRODUCT)).toEqual({ productId: PRODUCT, ratingVersion: 2, plan: changed });
   });
 
   it.each([

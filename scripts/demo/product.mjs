@@ -71,7 +71,7 @@ export function requiresNothing(requirements) {
     (requirements.applicant?.required ?? []).length === 0 &&
     (requirements.effectiveDate ?? null) === null &&
     (requirements.attachments ?? []).length === 0 &&
-    (requirements.risk ?? null) === null
+    !(requirements.submissionSchema?.required ?? []).includes('risk')
   );
 }
 

@@ -8,7 +8,7 @@ import { access, constants } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { MIGRATIONS_DIR, QUOTE_CURSOR_CONTEXT, SCHEMA } from './app.js';
 import { quoteGroup } from './quotes/admin.js';
-import { productRecord, setRequirements, upsertProduct } from './products.js';
+import { getProduct, productRecord, setRequirements, upsertProduct } from './products.js';
 import { readFile } from 'node:fs/promises';
 import { EnvReader } from '@partner/shared/config/env';
 import { readNats } from '@partner/shared/process/config';
@@ -21,7 +21,7 @@ import { withTx } from '@partner/shared/db/pg';
 import { requirementsFromJson } from '@partner/shared/domain/requirements';
 import { submissionSchemaFor } from '@partner/shared/domain/submission-rules';
 import { MAX_FACTORS, MAX_OPTIONS, MAX_REFERRAL_HOURS, MAX_RULES, MAX_VALID_DAYS, parseRatingPlan, RULE_OPS, type PlanProblem } from './rating/index.js';
-import { setRatingPlan } from './rating/repository.js';
+import { currentRatingPlan, setRatingPlan } from './rating/repository.js';
 
 const withPool = <T>(fn: (pool: Pool) => Promise<T>): Promise<T> =>
   withAdminPool({ name: 'policy', schema: SCHEMA, migrationsDir: MIGRATIONS_DIR }, fn);
@@ -246,6 +246,21 @@ export const product: CommandGroup = {
           if (err instanceof PlanRefused) throw new UsageError(`${file}: ${err.message} (nothing was changed)`);
           throw err;
         }
+      },
+    }),
+    'rating show': command({
+      usage: 'product rating show --id <uuid>',
+      summary: "print a product's current rating plan and its ratingVersion (both null when it has none: it cannot be quoted)",
+      options: { id: { type: 'string', value: '<uuid>', help: 'the product' } },
+      examples: ['product rating show --id 6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b'],
+      run: async ({ values }) => {
+        const productId = required(values, 'id').toLowerCase();
+        if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
+        return withPool(async (pool) => {
+          if (!(await getProduct(pool, productId))) throw new UsageError(`unknown product ${productId}`);
+          const current = await currentRatingPlan(pool, productId);
+          return { productId, ratingVersion: current?.ratingVersion ?? null, plan: current?.plan ?? null };
+        });
       },
     }),
   },
