@@ -135,5 +135,10 @@ describe('the documents run as written', () => {
     expect(r.stdout).toMatch(/"valid": true/);
     // The later stretch, checked from its declared start.
     expect(r.stdout).toMatch(/"start": "declared",\s+"fromSeq": 2/);
+    // "Getting a quote": two open quotes of the demo plan, the open list, the offer verified by the SDK and the CLI.
+    expect(r.stdout).toContain('"status":"open","premium":{"amount":"3125.00","currency":"USD"}');
+    expect(r.stdout).toMatch(/^\[\{"limit":"\d+","retention":"\d+"\},\{"limit":"\d+","retention":"\d+"\}\]$/m);
+    expect(r.stdout).toMatch(/ 3125\.00 USD \S+ [0-9a-f]{64}$/m);
+    expect(r.stdout).toMatch(/"matchesQuote": true/);
   });
 });
