@@ -114,6 +114,10 @@ describe('the documents run as written', () => {
     const due = r.stdout.indexOf('{"version":2,"currentlyDue":["attachments.loss_run"]}');
     expect(due).toBeGreaterThanOrEqual(0);
     expect(r.stdout.indexOf('{"version":2,"currentlyDue":[]}', due)).toBeGreaterThan(due);
+    // The quote of the Acme submission: open, at the demo plan's premium, with an offer.
+    const quoted = /\{"quotes":\[.*?\],"submissionId":"[^"]+"\}/.exec(r.stdout);
+    expect(quoted, 'the quote request of the walkthrough').not.toBeNull();
+    expect(JSON.parse(quoted![0]).quotes[0]).toMatchObject({ status: 'open', option: { limit: '1000000', retention: '10000' }, premium: { amount: '3125.00', currency: 'USD' }, offer: expect.stringMatching(/^eyJ/) });
     // Step 9: the receipts verified offline by the CLI.
     expect(r.stdout).toMatch(/"valid": true/);
   });
@@ -135,5 +139,10 @@ describe('the documents run as written', () => {
     expect(r.stdout).toMatch(/"valid": true/);
     // The later stretch, checked from its declared start.
     expect(r.stdout).toMatch(/"start": "declared",\s+"fromSeq": 2/);
+    // "Getting a quote": two open quotes of the demo plan, the open list, the offer verified by the SDK and the CLI.
+    expect(r.stdout).toContain('"status":"open","premium":{"amount":"3125.00","currency":"USD"}');
+    expect(r.stdout).toMatch(/^\[\{"limit":"\d+","retention":"\d+"\},\{"limit":"\d+","retention":"\d+"\}\]$/m);
+    expect(r.stdout).toMatch(/ 3125\.00 USD \S+ [0-9a-f]{64}$/m);
+    expect(r.stdout).toMatch(/"matchesQuote": true/);
   });
 });

@@ -6,7 +6,8 @@ import { isUuid } from '@partner/shared/domain/ids';
 import { createReadStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { MIGRATIONS_DIR, SCHEMA } from './app.js';
+import { MIGRATIONS_DIR, QUOTE_CURSOR_CONTEXT, SCHEMA } from './app.js';
+import { quoteGroup } from './quotes/admin.js';
 import { getProduct, productRecord, setRequirements, upsertProduct } from './products.js';
 import { readFile } from 'node:fs/promises';
 import { EnvReader } from '@partner/shared/config/env';
@@ -304,4 +305,6 @@ export const policy: CommandGroup = {
   },
 };
 
-export const groups: Record<string, CommandGroup> = { product, policy };
+export const quote: CommandGroup = quoteGroup({ withPool, cursorContext: QUOTE_CURSOR_CONTEXT });
+
+export const groups: Record<string, CommandGroup> = { product, policy, quote };

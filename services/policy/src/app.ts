@@ -12,12 +12,17 @@ import { eventOutbox } from '@partner/shared/nats/event-outbox';
 import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import { loadCursorCodec } from '@partner/shared/db/cursor-keys';
 import { getPolicy, listPolicies, ownerOf, parseListRequest, toProto } from './policies.js';
+import { quoteService } from './quotes/service.js';
+import { referralMetrics } from './quotes/metrics.js';
+import { newUuid } from '@partner/shared/domain/ids';
 
 export const SCHEMA = 'policy';
 /** Names the policy list in its cursors (a cursor of another list never passes). */
 export const CURSOR_CONTEXT = 'partner.policy.v1/list-cursor';
 /** Names the product list in its cursors. */
 export const PRODUCT_CURSOR_CONTEXT = 'partner.policy.v1/product-list-cursor';
+/** Names the quote list in its cursors. */
+export const QUOTE_CURSOR_CONTEXT = 'partner.policy.v1/quote-list-cursor';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 
 export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Promise<RunningProcess> {
@@ -39,6 +44,17 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
       });
       events.start();
       nats.onConnect((conn) => events.attach(conn));
+      referralMetrics(registry, pool);
+      const quoteCodec = await loadCursorCodec(pool, config.cursorSecrets, QUOTE_CURSOR_CONTEXT).catch(dbError);
+      const quotes = quoteService({
+        pool,
+        names: natsNames(config.natsPrefix),
+        codec: quoteCodec,
+        published: (recorded) => {
+          for (const e of recorded) events.publishNow(e.outboxId, e);
+        },
+        newId: newUuid,
+      });
       return {
         grpc: [
           {
@@ -47,6 +63,7 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
             impl: implement(
               serviceDefs().policy,
               {
+                ...quotes,
                 GetProduct: async (req) => {
                   const row = isUuid(req.productId) ? await getProduct(pool, req.productId).catch(dbError) : undefined;
                   if (!row) throw notFound('product');
