@@ -15,6 +15,8 @@ export const EVENT_TYPES = [
   'webhook_endpoint.disabled',
   'submission.requirements_updated',
   'product.requirements_changed',
+  'quote.created',
+  'quote.updated',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -34,6 +36,8 @@ export const EVENT_TYPE_MEANINGS: Record<EventType, { when: string; data: string
   'webhook_endpoint.disabled': { when: 'one of the partner\'s webhook endpoints was disabled (`disabledReason` `gone` or `failing`)', data: 'the endpoint' },
   'submission.requirements_updated': { when: 'a submission\'s `currentlyDue` changed (an attachment uploaded or deleted)', data: 'the submission' },
   'product.requirements_changed': { when: 'an operator changed a product\'s requirements; sent to every partner', data: 'the product' },
+  'quote.created': { when: 'a quote request created a quote (any status: `open`, `referred` or `declined`)', data: 'the quote' },
+  'quote.updated': { when: 'a quote\'s status changed: a referral decided, expired, superseded, not taken or bound', data: 'the quote' },
 };
 export const isEventType = (s: string): s is EventType => (EVENT_TYPES as readonly string[]).includes(s);
 

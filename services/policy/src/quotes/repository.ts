@@ -1,0 +1,341 @@
+// Quotes (migrations/0005_quotes.sql): the rows, the API's quote record, and every write, each in
+// the caller's transaction with the event that describes it (quote.created / quote.updated, data: the
+// quote as GET /v1/quotes/{id} shows it). Every read is scoped to the owner (tenant, partner): another
+// partner's quote is indistinguishable from a missing one.
+import { prepared, type Pool, type PoolClient } from '@partner/shared/db/pg';
+import { iso, isUuid } from '@partner/shared/domain/ids';
+import { bindingOf, type CursorCodec, type CursorPosition } from '@partner/shared/domain/list-cursor';
+import { recordEvent, type RecordedEvent } from '@partner/shared/nats/event-outbox';
+import type { natsNames } from '@partner/shared/nats/client';
+import type { QuoteRecord, QuoteReason, QuoteStatusName } from '@partner/shared/domain/quotes';
+
+export interface Owner {
+  tenantId: string;
+  partnerId: string;
+}
+
+type Db = Pool | PoolClient;
+type Names = ReturnType<typeof natsNames>;
+
+export interface QuoteRow {
+  quote_id: string;
+  tenant_id: string;
+  partner_id: string;
+  submission_id: string;
+  product_id: string;
+  job_id: string;
+  option_index: number;
+  option_limit: string;
+  option_retention: string;
+  status: QuoteStatusName;
+  premium_amount: string | null;
+  premium_currency: string | null;
+  rating_version: string;
+  valid_until: Date | null;
+  referral_reasons: QuoteReason[] | null;
+  referral_due_by: Date | null;
+  decision_outcome: 'approved' | 'declined' | null;
+  decision_note: string | null;
+  decision_decided_at: Date | null;
+  decision_decided_by: string | null;
+  decision_job_id: string | null;
+  decline_reasons: QuoteReason[] | null;
+  offer: string | null;
+  offer_sha256: string | null;
+  test_clock_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const QUOTE_COLUMNS = `quote_id, tenant_id, partner_id, submission_id, product_id, job_id, option_index, option_limit,
+  option_retention, status, premium_amount::text AS premium_amount, premium_currency, rating_version::text AS rating_version,
+  valid_until, referral_reasons, referral_due_by, decision_outcome, decision_note, decision_decided_at, decision_decided_by,
+  decision_job_id, decline_reasons, offer, offer_sha256, test_clock_id, created_at, updated_at`;
+
+/** The quote as the API shows it (GET /v1/quotes/{id}, lists, job results, event data). */
+export function quoteRecord(row: QuoteRow): QuoteRecord {
+  return {
+    quoteId: row.quote_id,
+    submissionId: row.submission_id,
+    productId: row.product_id,
+    status: row.status,
+    option: { limit: row.option_limit, retention: row.option_retention },
+    premium: row.premium_amount !== null && row.premium_currency !== null ? { amount: row.premium_amount, currency: row.premium_currency } : null,
+    ratingVersion: Number(row.rating_version),
+    validUntil: row.valid_until ? iso(row.valid_until) : null,
+    referral:
+      row.referral_reasons && row.referral_due_by
+        ? {
+            reasons: row.referral_reasons,
+            dueBy: iso(row.referral_due_by),
+            ...(row.decision_outcome && row.decision_decided_at
+              ? {
+                  decision: {
+                    outcome: row.decision_outcome,
+                    ...(row.decision_note !== null ? { note: row.decision_note } : {}),
+                    decidedAt: iso(row.decision_decided_at),
+                  },
+                }
+              : {}),
+          }
+        : null,
+    decline: row.decline_reasons ? { reasons: row.decline_reasons } : null,
+    offer: row.offer,
+    testClockId: row.test_clock_id,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+/** Records quote.created / quote.updated for a row in the caller's transaction (publish it after the commit). */
+export function recordQuoteEvent(c: PoolClient, names: Names, row: QuoteRow, type: 'quote.created' | 'quote.updated'): Promise<RecordedEvent> {
+  return recordEvent(c, names, { tenantId: row.tenant_id, partnerId: row.partner_id }, type, iso(row.updated_at), quoteRecord(row));
+}
+
+export async function getQuote(db: Db, owner: Owner, quoteId: string): Promise<QuoteRow | undefined> {
+  if (!isUuid(quoteId)) return undefined;
+  const r = await db.query<QuoteRow>(
+    prepared(`SELECT ${QUOTE_COLUMNS} FROM quotes WHERE quote_id = $1 AND tenant_id = $2 AND partner_id = $3`, [
+      quoteId.toLowerCase(),
+      owner.tenantId,
+      owner.partnerId,
+    ]),
+  );
+  return r.rows[0];
+}
+
+/** A quote by id alone, for operators (admin CLI). */
+export async function getQuoteById(db: Db, quoteId: string): Promise<QuoteRow | undefined> {
+  if (!isUuid(quoteId)) return undefined;
+  return (await db.query<QuoteRow>(`SELECT ${QUOTE_COLUMNS} FROM quotes WHERE quote_id = $1`, [quoteId.toLowerCase()])).rows[0];
+}
+
+/** Locks a quote's row (FOR UPDATE) in the caller's transaction; owner-scoped unless owner is null (operators). */
+export async function lockQuote(c: PoolClient, owner: Owner | null, quoteId: string): Promise<QuoteRow | undefined> {
+  if (!isUuid(quoteId)) return undefined;
+  const r = owner
+    ? await c.query<QuoteRow>(`SELECT ${QUOTE_COLUMNS} FROM quotes WHERE quote_id = $1 AND tenant_id = $2 AND partner_id = $3 FOR UPDATE`, [
+        quoteId.toLowerCase(),
+        owner.tenantId,
+        owner.partnerId,
+      ])
+    : await c.query<QuoteRow>(`SELECT ${QUOTE_COLUMNS} FROM quotes WHERE quote_id = $1 FOR UPDATE`, [quoteId.toLowerCase()]);
+  return r.rows[0];
+}
+
+/** The quotes a quote.create job created, in option order (empty when it created none). */
+export async function quotesOfJob(db: Db, jobId: string): Promise<QuoteRow[]> {
+  const r = await db.query<QuoteRow>(prepared(`SELECT ${QUOTE_COLUMNS} FROM quotes WHERE job_id = $1 ORDER BY option_index`, [jobId]));
+  return r.rows;
+}
+
+/** One quote a job creates, its terms already rated (and its offer signed when open). */
+export interface NewQuote {
+  quoteId: string;
+  option: { limit: string; retention: string };
+  status: 'open' | 'referred' | 'declined';
+  premium: { amount: string; currency: string } | null;
+  validUntil: Date | null;
+  referral: { reasons: QuoteReason[]; dueBy: Date } | null;
+  decline: { reasons: QuoteReason[] } | null;
+  offer: { jws: string; sha256: string } | null;
+}
+
+export interface NewQuotes {
+  owner: Owner;
+  submissionId: string;
+  productId: string;
+  jobId: string;
+  ratingVersion: number;
+  testClockId: string | null;
+  quotes: NewQuote[];
+}
+
+/**
+ * Inserts a job's quotes and supersedes the submission's earlier open and referred quotes, with
+ * their events, in the caller's transaction. Serialized per submission (a transaction-scoped advisory
+ * lock), so two quote requests of one submission leave exactly one set open. Idempotent by job id:
+ * when the job's quotes exist already, they are returned and nothing is written.
+ */
+export async function insertQuotes(
+  c: PoolClient,
+  names: Names,
+  q: NewQuotes,
+): Promise<{ quotes: QuoteRow[]; superseded: QuoteRow[]; events: RecordedEvent[]; replayed: boolean }> {
+  await c.query(`SELECT pg_advisory_xact_lock(hashtext('quotes:' || $1::text))`, [q.submissionId]);
+  const existing = await quotesOfJob(c, q.jobId);
+  if (existing.length > 0) return { quotes: existing, superseded: [], events: [], replayed: true };
+  const events: RecordedEvent[] = [];
+  const superseded = (
+    await c.query<QuoteRow>(
+      `UPDATE quotes SET status = 'superseded', updated_at = date_trunc('milliseconds', now())
+        WHERE tenant_id = $1 AND partner_id = $2 AND submission_id = $3 AND status IN ('open', 'referred')
+        RETURNING ${QUOTE_COLUMNS}`,
+      [q.owner.tenantId, q.owner.partnerId, q.submissionId],
+    )
+  ).rows;
+  for (const row of superseded) events.push(await recordQuoteEvent(c, names, row, 'quote.updated'));
+  const quotes: QuoteRow[] = [];
+  for (const [i, n] of q.quotes.entries()) {
+    const r = await c.query<QuoteRow>(
+      `INSERT INTO quotes (quote_id, tenant_id, partner_id, submission_id, product_id, job_id, option_index, option_limit,
+         option_retention, status, premium_amount, premium_currency, rating_version, valid_until, referral_reasons,
+         referral_due_by, decline_reasons, offer, offer_sha256, test_clock_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13, $14, $15::jsonb, $16, $17::jsonb, $18, $19, $20)
+       RETURNING ${QUOTE_COLUMNS}`,
+      [
+        n.quoteId,
+        q.owner.tenantId,
+        q.owner.partnerId,
+        q.submissionId,
+        q.productId,
+        q.jobId,
+        i,
+        n.option.limit,
+        n.option.retention,
+        n.status,
+        n.premium?.amount ?? null,
+        n.premium?.currency ?? null,
+        q.ratingVersion,
+        n.validUntil,
+        n.referral ? JSON.stringify(n.referral.reasons) : null,
+        n.referral?.dueBy ?? null,
+        n.decline ? JSON.stringify(n.decline.reasons) : null,
+        n.offer?.jws ?? null,
+        n.offer?.sha256 ?? null,
+        q.testClockId,
+      ],
+    );
+    const row = r.rows[0]!;
+    quotes.push(row);
+    events.push(await recordQuoteEvent(c, names, row, 'quote.created'));
+  }
+  return { quotes, superseded, events, replayed: false };
+}
+
+/** An underwriter's decision on a referred quote (the caller has checked it is referred, under lock). */
+export interface Decision {
+  quoteId: string;
+  outcome: 'approved' | 'declined';
+  note: string | null;
+  decidedAt: Date;
+  decidedBy: string;
+  /** The UAT decide job, when a job decided (null for an operator). */
+  jobId: string | null;
+  /** approved: the premium (the rated one or the underwriter's), its validUntil and new offer. */
+  approved?: { premium: { amount: string; currency: string }; validUntil: Date; offer: { jws: string; sha256: string } };
+  /** declined: the reason code. */
+  declineCode?: string;
+}
+
+/** Records a decision and its quote.updated event in the caller's transaction. */
+export async function recordDecision(c: PoolClient, names: Names, d: Decision): Promise<{ row: QuoteRow; event: RecordedEvent }> {
+  const a = d.approved;
+  const r = await c.query<QuoteRow>(
+    `UPDATE quotes
+        SET status = $2, decision_outcome = $3, decision_note = $4, decision_decided_at = $5, decision_decided_by = $6,
+            decision_job_id = $7,
+            premium_amount = CASE WHEN $3 = 'approved' THEN $8::numeric ELSE NULL END,
+            premium_currency = CASE WHEN $3 = 'approved' THEN $9 ELSE NULL END,
+            valid_until = $10, offer = $11, offer_sha256 = $12,
+            decline_reasons = CASE WHEN $3 = 'declined' THEN jsonb_build_array(jsonb_build_object('code', $13::text, 'field', NULL)) ELSE NULL END,
+            updated_at = date_trunc('milliseconds', now())
+      WHERE quote_id = $1 AND status = 'referred'
+      RETURNING ${QUOTE_COLUMNS}`,
+    [
+      d.quoteId,
+      d.outcome === 'approved' ? 'open' : 'declined',
+      d.outcome,
+      d.note,
+      d.decidedAt,
+      d.decidedBy,
+      d.jobId,
+      a?.premium.amount ?? null,
+      a?.premium.currency ?? null,
+      a?.validUntil ?? null,
+      a?.offer.jws ?? null,
+      a?.offer.sha256 ?? null,
+      d.declineCode ?? null,
+    ],
+  );
+  const row = r.rows[0];
+  if (!row) throw new Error(`quote ${d.quoteId} is not referred`);
+  return { row, event: await recordQuoteEvent(c, names, row, 'quote.updated') };
+}
+
+/** The quote a UAT decide job decided already (a redelivery), if any. */
+export async function quoteDecidedByJob(db: Db, jobId: string): Promise<QuoteRow | undefined> {
+  return (await db.query<QuoteRow>(`SELECT ${QUOTE_COLUMNS} FROM quotes WHERE decision_job_id = $1`, [jobId])).rows[0];
+}
+
+/**
+ * Moves quotes to another status (expired, not_taken, bound, …) with a quote.updated event each, in
+ * the caller's transaction; only rows currently in one of `from` change. Returns the changed rows.
+ */
+export async function setQuoteStatus(
+  c: PoolClient,
+  names: Names,
+  quoteIds: string[],
+  to: QuoteStatusName,
+  from: QuoteStatusName[],
+): Promise<{ rows: QuoteRow[]; events: RecordedEvent[] }> {
+  if (quoteIds.length === 0) return { rows: [], events: [] };
+  const rows = (
+    await c.query<QuoteRow>(
+      `UPDATE quotes SET status = $2, updated_at = date_trunc('milliseconds', now())
+        WHERE quote_id = ANY($1::uuid[]) AND status = ANY($3::text[])
+        RETURNING ${QUOTE_COLUMNS}`,
+      [quoteIds, to, from],
+    )
+  ).rows;
+  const events: RecordedEvent[] = [];
+  for (const row of rows) events.push(await recordQuoteEvent(c, names, row, 'quote.updated'));
+  return { rows, events };
+}
+
+/** Referrals waiting on an underwriter (every tenant), oldest due first; `overdueAt`: only those due before it. */
+export async function referralsWaiting(db: Db, opts: { overdueAt?: Date; limit?: number } = {}): Promise<QuoteRow[]> {
+  const values: unknown[] = [];
+  let where = `status = 'referred'`;
+  if (opts.overdueAt) {
+    values.push(opts.overdueAt);
+    where += ` AND referral_due_by < $1`;
+  }
+  values.push(opts.limit ?? 10_000);
+  const r = await db.query<QuoteRow>(`SELECT ${QUOTE_COLUMNS} FROM quotes WHERE ${where} ORDER BY referral_due_by, quote_id LIMIT $${values.length}`, values);
+  return r.rows;
+}
+
+export interface ListQuotesArgs {
+  submissionId: string;
+  limit: number;
+  status?: QuoteStatusName;
+  after?: CursorPosition;
+}
+
+/** Filters as bound into a cursor: a cursor is valid only with the very filters it was issued for. */
+export function quoteListFilters(a: Pick<ListQuotesArgs, 'submissionId' | 'status'>): (string | undefined)[] {
+  return [a.submissionId, a.status];
+}
+
+/** A page of a submission's quotes, newest first (keyset on created_at, quote_id). */
+export async function listQuotes(db: Db, owner: Owner, args: ListQuotesArgs, codec: CursorCodec): Promise<{ rows: QuoteRow[]; nextCursor: string }> {
+  const values: unknown[] = [owner.tenantId, owner.partnerId, args.submissionId];
+  const where = ['tenant_id = $1', 'partner_id = $2', 'submission_id = $3::uuid'];
+  if (args.status) {
+    values.push(args.status);
+    where.push(`status = $${values.length}`);
+  }
+  if (args.after) {
+    values.push(new Date(args.after.createdAtMs).toISOString(), args.after.id);
+    where.push(`(created_at, quote_id) < ($${values.length - 1}::timestamptz, $${values.length}::uuid)`);
+  }
+  values.push(args.limit + 1);
+  const { rows } = await db.query<QuoteRow>(
+    prepared(`SELECT ${QUOTE_COLUMNS} FROM quotes WHERE ${where.join(' AND ')} ORDER BY created_at DESC, quote_id DESC LIMIT $${values.length}`, values),
+  );
+  if (rows.length <= args.limit) return { rows, nextCursor: '' };
+  const page = rows.slice(0, args.limit);
+  const last = page[page.length - 1]!;
+  return { rows: page, nextCursor: codec.encode({ createdAtMs: last.created_at.getTime(), id: last.quote_id }, bindingOf(owner, quoteListFilters(args))) };
+}
