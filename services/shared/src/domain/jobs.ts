@@ -16,6 +16,7 @@ export const JOB_KINDS = {
   webhookEndpointRotateSecret: 'webhook_endpoint.rotate_secret',
   webhookEndpointRecover: 'webhook_endpoint.recover',
   webhookEndpointPing: 'webhook_endpoint.ping',
+  quoteBind: 'quote.bind',
 } as const;
 export type JobKind = (typeof JOB_KINDS)[keyof typeof JOB_KINDS];
 
@@ -31,6 +32,7 @@ export const JOB_KIND_PERMISSION: Record<JobKind, Permission> = {
   'webhook_endpoint.rotate_secret': 'webhooks/write',
   'webhook_endpoint.recover': 'webhooks/write',
   'webhook_endpoint.ping': 'webhooks/write',
+  'quote.bind': 'quotes/write',
 };
 
 /** The write permission cancelling a job of this kind needs (undefined for an unknown kind). */

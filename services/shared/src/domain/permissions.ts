@@ -9,6 +9,8 @@ export const PERMISSIONS = [
   'events/read',
   'webhooks/read',
   'webhooks/write',
+  'quotes/read',
+  'quotes/write',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -11,7 +11,7 @@ import type { Policy__Output } from '@partner/shared/generated/partner/policy/v1
 import type { ListPoliciesRequest } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../../context.js';
 import type { RouteDeps } from '../deps.js';
-import { POLICY_STATUS } from '@partner/shared/domain/policies';
+import { POLICY_STATUS, policyRecordOf } from '@partner/shared/domain/policies';
 import { invalidQuery, pageParams, singleParams, timestampParam } from '../../http/list-query.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince']);
@@ -46,22 +46,8 @@ export function parseListQuery(ctx: GatewayContext): Omit<ListPoliciesRequest, '
   return req;
 }
 
-/** The API's policy record. Amounts stay decimal strings; submissionId is absent when there is none. */
-export function policyRecord(p: Policy__Output): Record<string, unknown> {
-  return {
-    policyId: p.policyId,
-    policyNumber: p.policyNumber,
-    status: POLICY_STATUS.fromProto(p.status),
-    productId: p.productId,
-    insured: { legalName: p.insured?.legalName ?? '' },
-    effectiveDate: p.effectiveDate,
-    expirationDate: p.expirationDate,
-    premium: { amount: p.premium?.amount ?? '', currency: p.premium?.currency ?? '' },
-    ...(p.submissionId ? { submissionId: p.submissionId } : {}),
-    createdAt: p.createdAt,
-    updatedAt: p.updatedAt,
-  };
-}
+/** The API's policy record (shared with the worker's bind result). */
+export const policyRecord = (p: Policy__Output): Record<string, unknown> => policyRecordOf(p);
 
 export function policyRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
   const callOptions = (ctx: GatewayContext) => grpcOptions(ctx, deps.config.grpcTimeoutMs);
