@@ -255,8 +255,10 @@ describe('POST /v1/quotes/{id}/bind', () => {
 describe('races', () => {
   // Guarded by (1) the reservation in the submission service (ReserveBind: a conditional UPDATE under
   // the risk's locks and the row lock) and (2) the partial unique index policies_issued_submission_key
-  // (one bind-issued policy per submission). Tried by hand: with the reservation check skipped and the
-  // index dropped, rounds end with two policies for one submission (both quotes `bound`).
+  // (one bind-issued policy per submission). Tried by hand (2026-11-27): with the reservation's checks
+  // removed (any bind overwrites bind_job_id) and the index dropped, the first round already fails:
+  // no bind wins (racing jobs overwrite each other's reservation, so each CompleteBind fails `conflict`
+  // after its policy was issued) — the "exactly one" assertion catches it.
   it('20 rounds of 6 binds racing over two quotes of one submission: exactly one policy per submission, the losers answer the final state', async () => {
     for (let round = 0; round < 20; round++) {
       const s = await submission(p);
@@ -281,8 +283,9 @@ describe('races', () => {
   }, 120_000);
 
   // Guarded by the withdraw's condition `bind_job_id IS NULL` (clearance.ts SQL.withdraw) against the
-  // bind's reservation, both under the same risk and row locks. Tried by hand: without that condition
-  // a withdraw racing a bind both succeed (a withdrawn submission with a policy).
+  // bind's reservation, both under the same risk and row locks. Tried by hand (2026-11-27): without
+  // that condition the withdraw of a reserved submission succeeds, the bind (its policy already
+  // issued) fails `conflict`, and the round ends withdrawn with a policy — the test fails on it.
   it('12 rounds of a bind racing a withdraw: exactly one wins, and the loser\'s answer matches the final state', async () => {
     const outcomes = new Set<string>();
     for (let round = 0; round < 12; round++) {
