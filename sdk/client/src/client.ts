@@ -23,6 +23,7 @@ import type { Job, JobCanceled, JobListItem, JobListParams, Jobs, SettledJob } f
 import type { MutationOutcome } from './mutations.js';
 import type { CallOptions, MutationOptions, PartnerClientOptions, UploadOptions, WaitOptions } from './options.js';
 import { Policies, type Policy, type PolicyListParams } from './policies.js';
+import { QuoteBinding } from './quote-bind.js';
 import { Products, type Product, type ProductListParams, type ProductRequirements } from './products.js';
 import { Receipts, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams } from './receipts.js';
 import { Submissions, type Submission, type SubmissionCreate, type SubmissionListParams, type SubmissionResult, type ValidationResult } from './submissions.js';
@@ -46,7 +47,7 @@ export class PartnerClient {
   private readonly connection: Connection;
   /** Jobs: get, list, iterate, cancel, waitFor. */
   readonly jobs: Jobs;
-  /** Policies: list, iterate, get. */
+  /** Policies: list, iterate, get, documents, downloadDocument. */
   readonly policies: Policies;
   /** Products and their requirements: list, iterate, get, requirements. */
   readonly products: Products;
@@ -60,6 +61,8 @@ export class PartnerClient {
   readonly events: EventFeed;
   /** Webhook endpoints: create, list, iterate, get, update, delete, secret, rotateSecret, deliveries, iterateDeliveries, recover, ping. */
   readonly webhookEndpoints: WebhookEndpoints;
+  /** Quotes: bind (accept an open quote's offer; the result is the policy). */
+  readonly quotes: QuoteBinding;
 
   constructor(opts: PartnerClientOptions) {
     this.connection = connect(opts);
@@ -71,6 +74,7 @@ export class PartnerClient {
     this.attachments = new Attachments(this.connection);
     this.events = new EventFeed(this.connection);
     this.webhookEndpoints = new WebhookEndpoints(this.connection);
+    this.quotes = new QuoteBinding(this.connection);
   }
 
   /**
