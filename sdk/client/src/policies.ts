@@ -4,7 +4,7 @@ import type { Connection } from './connection.js';
 import type { CallOptions } from './options.js';
 import { paginate, seg, type WithResponse } from './transport.js';
 import type { Page } from './types.js';
-import type { ListPoliciesQuery, Policy, PolicyDocument, PolicyDocumentList } from './wire-types.js';
+import type { ListPoliciesQuery, Policy, PolicyDocumentList } from './wire-types.js';
 
 export type { Policy, PolicyDocument, PolicyStatus } from './wire-types.js';
 
