@@ -21,6 +21,7 @@ import { LISTEN_COMMANDS } from './commands/listen.js';
 import { PRODUCT_COMMANDS } from './commands/products.js';
 import { RECEIPT_COMMANDS } from './commands/receipts.js';
 import { BIND_COMMANDS } from './commands/bind.js';
+import { QUOTE_COMMANDS } from './commands/quotes.js';
 
 export { EXIT, UsageError, type Command, type Context } from './command.js';
 
@@ -37,6 +38,7 @@ export const COMMANDS: Record<string, Command> = {
   ...LISTEN_COMMANDS,
   ...RECEIPT_COMMANDS,
   ...BIND_COMMANDS,
+  ...QUOTE_COMMANDS,
   ...API_COMMANDS,
   completion: {
     usage: 'completion bash|zsh',

@@ -84,6 +84,7 @@ export const OPTIONS = {
   prev: { type: 'string' },
   offer: { type: 'string' },
   download: { type: 'string' },
+  option: { type: 'string', multiple: true },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -23,8 +23,8 @@ import type { Job, JobCanceled, JobListItem, JobListParams, Jobs, SettledJob } f
 import type { MutationOutcome } from './mutations.js';
 import type { CallOptions, MutationOptions, PartnerClientOptions, UploadOptions, WaitOptions } from './options.js';
 import { Policies, type Policy, type PolicyListParams } from './policies.js';
-import { QuoteBinding } from './quote-bind.js';
 import { Products, type Product, type ProductListParams, type ProductRequirements } from './products.js';
+import { Quotes, type QuoteRequest, type QuotesCreated } from './quotes.js';
 import { Receipts, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams } from './receipts.js';
 import { Submissions, type Submission, type SubmissionCreate, type SubmissionListParams, type SubmissionResult, type ValidationResult } from './submissions.js';
 import type { WithResponse } from './transport.js';
@@ -61,8 +61,8 @@ export class PartnerClient {
   readonly events: EventFeed;
   /** Webhook endpoints: create, list, iterate, get, update, delete, secret, rotateSecret, deliveries, iterateDeliveries, recover, ping. */
   readonly webhookEndpoints: WebhookEndpoints;
-  /** Quotes: bind (accept an open quote's offer; the result is the policy). */
-  readonly quotes: QuoteBinding;
+  /** Quotes: create, get, list, iterate, decideReferral (UAT), bind; verify offers offline with verifyOffer. */
+  readonly quotes: Quotes;
 
   constructor(opts: PartnerClientOptions) {
     this.connection = connect(opts);
@@ -74,7 +74,12 @@ export class PartnerClient {
     this.attachments = new Attachments(this.connection);
     this.events = new EventFeed(this.connection);
     this.webhookEndpoints = new WebhookEndpoints(this.connection);
-    this.quotes = new QuoteBinding(this.connection);
+    this.quotes = new Quotes(this.connection);
+  }
+
+  /** POST /v1/submissions/{id}/quotes (quotes.create): `{submissionId, quotes}` once the job has succeeded. */
+  requestQuotes(submissionId: string, input: QuoteRequest, opts: MutationOptions = {}): Promise<WithResponse<QuotesCreated>> {
+    return this.quotes.create(submissionId, input, opts);
   }
 
   /**

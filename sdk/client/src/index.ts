@@ -55,3 +55,6 @@ export * from './webhooks.js';
 // Signed receipts: verifyReceipt / verifyChain (offline, jose) and their types.
 export { receiptHash, ReceiptVerificationError, verifyChain, verifyReceipt } from './receipts.js';
 export type { ReceiptClaims, ReceiptItem, ReceiptKey, ReceiptKeySet, ReceiptListParams, Receipts, VerifyChainOptions } from './receipts.js';
+// Quotes: the client, verifyOffer (offline, jose, against the receipt keys) and their types.
+export { OFFER_TYP, offerHash, OfferVerificationError, verifyOffer } from './quotes.js';
+export type { OfferClaims, Quote, QuoteDecide, QuoteListParams, QuoteOption, QuoteReason, QuoteRequest, Quotes, QuoteStatus, QuotesCreated } from './quotes.js';

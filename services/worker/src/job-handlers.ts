@@ -10,6 +10,7 @@ import { attachmentHandlers } from './attachments.js';
 import { webhookHandlers } from './webhooks.js';
 import { withdrawHandlers } from './withdraw.js';
 import { bindHandlers } from './bind.js';
+import { quoteHandlers } from './quotes.js';
 import { submissionRecord } from '@partner/shared/domain/submission-record';
 import { failOnRefusal, JobFailed, jobScope, type Handler } from './handler-contract.js';
 
@@ -21,6 +22,8 @@ interface SubmissionPayload {
   effectiveDate: string;
   productId: string;
   applicant: Applicant;
+  /** Product-defined risk data (API.md "Risk data"), judged by the product's risk schema below. */
+  risk?: Record<string, unknown>;
   /** Hex SHA-256 of the body's RFC 8785 form as the partner sent it (the gateway's; absent in jobs queued before receipts). */
   contentSha256?: string;
 }
@@ -79,6 +82,7 @@ const createSubmission: Handler = async (job, payload, ctx) => {
     applicant: applicantToMessage(p.applicant),
     requirementsVersion: product?.requirementsVersion ?? 0,
     attachmentRulesJson: JSON.stringify(product?.requirements.attachments ?? []),
+    riskJson: p.risk === undefined ? '' : JSON.stringify(p.risk),
     contentSha256: p.contentSha256 ?? '',
     receivedAt: job.createdAt,
   }).catch(failOnRefusal);
@@ -94,4 +98,5 @@ export const HANDLERS: Record<string, Handler> = {
   ...webhookHandlers,
   ...withdrawHandlers,
   ...bindHandlers,
+  ...quoteHandlers,
 };

@@ -42,7 +42,7 @@ export interface OpenApiOwners {
 }
 
 /** The resources' parts of the document, in the order of the resource list, and who declared each. */
-function fromResources(): { tags: Obj[]; paths: Obj; schemas: Record<string, Schema>; webhooks: Obj; owners: OpenApiOwners } {
+function fromResources(environment = 'uat'): { tags: Obj[]; paths: Obj; schemas: Record<string, Schema>; webhooks: Obj; owners: OpenApiOwners } {
   const eventData: Record<string, Schema> = {};
   for (const r of RESOURCES) merge(eventData, r.openapi.eventData ?? {}, 'the data of event type');
   const parts: OpenApiParts = { jobResults: RESOURCES.flatMap((r) => r.openapi.jobResults ?? []), eventData };
@@ -57,7 +57,7 @@ function fromResources(): { tags: Obj[]; paths: Obj; schemas: Record<string, Sch
   own(owners.operations, operationIds(paths), 'common');
   for (const { name, openapi } of RESOURCES) {
     if (openapi.tag) tags.push({ ...openapi.tag });
-    const ownPaths = openapi.paths?.() ?? {};
+    const ownPaths = openapi.paths?.({ environment }) ?? {};
     const ownSchemas = typeof openapi.schemas === 'function' ? openapi.schemas(parts) : (openapi.schemas ?? {});
     merge(paths, ownPaths, 'path');
     merge(schemas, ownSchemas, 'schema');
@@ -181,7 +181,7 @@ Error codes: ${ERROR_CODE_TABLE.map(([code]) => `\`${code}\``).join(', ')}.`;
 
 /** The document for one environment. */
 export function buildOpenApiDocument(opts: OpenApiOptions): Obj {
-  const { tags, paths, schemas, webhooks } = fromResources();
+  const { tags, paths, schemas, webhooks } = fromResources(opts.environment);
   return {
     openapi: '3.1.0',
     info: {

@@ -17,6 +17,8 @@ export const JOB_KINDS = {
   webhookEndpointRecover: 'webhook_endpoint.recover',
   webhookEndpointPing: 'webhook_endpoint.ping',
   quoteBind: 'quote.bind',
+  quoteCreate: 'quote.create',
+  quoteDecide: 'quote.decide',
 } as const;
 export type JobKind = (typeof JOB_KINDS)[keyof typeof JOB_KINDS];
 
@@ -33,6 +35,8 @@ export const JOB_KIND_PERMISSION: Record<JobKind, Permission> = {
   'webhook_endpoint.recover': 'webhooks/write',
   'webhook_endpoint.ping': 'webhooks/write',
   'quote.bind': 'quotes/write',
+  'quote.create': 'quotes/write',
+  'quote.decide': 'quotes/write',
 };
 
 /** The write permission cancelling a job of this kind needs (undefined for an unknown kind). */

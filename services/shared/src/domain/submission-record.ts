@@ -20,5 +20,6 @@ export function submissionRecord(s: Submission__Output): Record<string, unknown>
     requirements: { version: Number(s.requirements?.version ?? 0), currentlyDue: s.requirements?.currentlyDue ?? [] },
     clearance: clearanceFromMessage(s.clearance),
     ...withdrawalFieldFromMessage(s.withdrawal),
+    risk: s.riskJson ? (JSON.parse(s.riskJson) as Record<string, unknown>) : null,
   };
 }

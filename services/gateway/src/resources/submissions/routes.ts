@@ -31,6 +31,8 @@ export interface SubmissionCreate {
   effectiveDate: string;
   productId: string;
   applicant: Applicant;
+  /** Product-defined risk data (API.md "Risk data"). */
+  risk?: Record<string, unknown>;
 }
 
 /** A value that looks like a UAT sandbox directive must be a valid one, never a real submission. */
