@@ -140,5 +140,11 @@ describe('the documents run as written', () => {
     expect(r.stdout).toMatch(/^\[\{"limit":"\d+","retention":"\d+"\},\{"limit":"\d+","retention":"\d+"\}\]$/m);
     expect(r.stdout).toMatch(/ 3125\.00 USD \S+ [0-9a-f]{64}$/m);
     expect(r.stdout).toMatch(/"matchesQuote": true/);
+    // "From quote to policy": the bound quote's policy, listed, its PDF's sha256 checked, the deal's receipts.
+    expect(r.stdout).toContain('{"status":"pending","premium":{"amount":"3125.00","currency":"USD"},"option":{"limit":"1000000","retention":"10000"}}');
+    expect(r.stdout).toMatch(/^\["[0-9a-f-]{36}"\]$/m);
+    expect(r.stdout).toContain('declarations.pdf: OK');
+    expect(r.stdout).toMatch(/"bind\.received","policy\.issued"\]$/m);
+    expect(r.stdout).toMatch(/"file": ".*policy-documents\/declarations-P-\d{4}-\d{8}\.pdf"/);
   });
 });
