@@ -12,6 +12,7 @@ export type * from './wire/health.js';
 export type * from './wire/jobs.js';
 export type * from './wire/policies.js';
 export type * from './wire/products.js';
+export type * from './wire/quotes.js';
 export type * from './wire/receipts.js';
 export type * from './wire/submissions.js';
 export type * from './wire/webhooks.js';
