@@ -82,6 +82,8 @@ export const OPTIONS = {
   jwks: { type: 'string' },
   'from-seq': { type: 'string' },
   prev: { type: 'string' },
+  offer: { type: 'string' },
+  download: { type: 'string' },
   option: { type: 'string', multiple: true },
 } as const;
 

@@ -47,7 +47,7 @@ export class PartnerClient {
   private readonly connection: Connection;
   /** Jobs: get, list, iterate, cancel, waitFor. */
   readonly jobs: Jobs;
-  /** Policies: list, iterate, get. */
+  /** Policies: list, iterate, get, documents, downloadDocument. */
   readonly policies: Policies;
   /** Products and their requirements: list, iterate, get, requirements. */
   readonly products: Products;
@@ -61,7 +61,7 @@ export class PartnerClient {
   readonly events: EventFeed;
   /** Webhook endpoints: create, list, iterate, get, update, delete, secret, rotateSecret, deliveries, iterateDeliveries, recover, ping. */
   readonly webhookEndpoints: WebhookEndpoints;
-  /** Quotes: create, get, list, iterate, decideReferral (UAT); verify offers offline with verifyOffer. */
+  /** Quotes: create, get, list, iterate, decideReferral (UAT), bind; verify offers offline with verifyOffer. */
   readonly quotes: Quotes;
 
   constructor(opts: PartnerClientOptions) {

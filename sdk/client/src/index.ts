@@ -15,7 +15,8 @@ export type { UploadProgress } from './multipart.js';
 export type * from './types.js';
 export type { Address, Applicant, Submission, SubmissionCreate, SubmissionListParams, SubmissionResult, Submissions, ValidationError, ValidationResult } from './submissions.js';
 export type { Clearance, ClearanceBasis, ClearanceStatus, SubmissionStatus, SubmissionWithdraw, Withdrawal, WithdrawalReason } from './clearance.js';
-export type { Policies, Policy, PolicyListParams, PolicyStatus } from './policies.js';
+export type { Policies, Policy, PolicyDocument, PolicyDocumentDownload, PolicyListParams, PolicyStatus } from './policies.js';
+export { offerSha256, QuoteBinding, type AcceptedOffer } from './quote-bind.js';
 export type {
   CanceledErrorObject,
   Job,

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import type { Connection } from './connection.js';
+import { QuoteBinding } from './quote-bind.js';
 import type { CallOptions, MutationOptions } from './options.js';
 import type { ReceiptKeySet } from './receipts.js';
 import { paginate, seg, type WithResponse } from './transport.js';
@@ -107,6 +108,16 @@ export async function verifyOffer(jws: string, jwks: ReceiptKeySet, quote?: Pick
 
 export class Quotes {
   constructor(private readonly connection: Connection) {}
+
+  /** POST /v1/quotes/{id}/bind (quote-bind.ts): accepts the offer, hashing it; resolves with the policy issued. */
+  bind(...args: Parameters<QuoteBinding['bind']>): ReturnType<QuoteBinding['bind']> {
+    return new QuoteBinding(this.connection).bind(...args);
+  }
+
+  /** The bind without polling: the policy if it settled within the wait, else the job handle. */
+  startBind(...args: Parameters<QuoteBinding['startBind']>): ReturnType<QuoteBinding['startBind']> {
+    return new QuoteBinding(this.connection).startBind(...args);
+  }
 
   /**
    * POST /v1/submissions/{id}/quotes: resolves with `{submissionId, quotes}` (one quote per option, in

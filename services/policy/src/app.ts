@@ -1,6 +1,6 @@
 // Builds the policy service: the product catalogue and partners' policies over gRPC.
 import { fileURLToPath } from 'node:url';
-import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
+import { implementWithStreaming, serverStreaming, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { notFound } from '@partner/shared/domain/errors';
 import { isUuid } from '@partner/shared/domain/ids';
 import { dbError } from '@partner/shared/db/pg';
@@ -12,6 +12,14 @@ import { eventOutbox } from '@partner/shared/nats/event-outbox';
 import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import { loadCursorCodec } from '@partner/shared/db/cursor-keys';
 import { getPolicy, listPolicies, ownerOf, parseListRequest, toProto } from './policies.js';
+import { Counter, Gauge } from 'prom-client';
+import { wallClock } from '@partner/shared/domain/clock';
+import type { RecordedEvent } from '@partner/shared/nats/event-outbox';
+import { bindQuote, checkBind, eventsOf } from './issue/bind.js';
+import { documentToProto, getDocument, listDocuments, readChunk, CHUNK_BYTES } from './issue/documents.js';
+import { sweepTransitions } from './issue/sweeper.js';
+import type { ReadPolicyDocumentContentRequest__Output } from '@partner/shared/generated/partner/policy/v1/ReadPolicyDocumentContentRequest';
+import type { ReadPolicyDocumentContentResponse } from '@partner/shared/generated/partner/policy/v1/ReadPolicyDocumentContentResponse';
 import { quoteService } from './quotes/service.js';
 import { referralMetrics } from './quotes/metrics.js';
 import { newUuid } from '@partner/shared/domain/ids';
@@ -32,7 +40,7 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
     ...opts,
     db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
     nats: { connect: 'later' },
-    build: async ({ pool, registry, logger, nats }) => {
+    build: async ({ pool, registry, logger, nats, every }) => {
       const codec = await loadCursorCodec(pool, config.cursorSecrets, CURSOR_CONTEXT).catch(dbError);
       const productCodec = await loadCursorCodec(pool, config.cursorSecrets, PRODUCT_CURSOR_CONTEXT).catch(dbError);
       // product.requirements_changed is recorded by the admin command (policy.event_outbox, in the
@@ -44,6 +52,39 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
       });
       events.start();
       nats.onConnect((conn) => events.attach(conn));
+      const names = natsNames(config.natsPrefix);
+      const publish = (recorded: RecordedEvent[]) => {
+        for (const e of recorded) events.publishNow(e.outboxId, e);
+      };
+      // Binds and quotes on the wall clock (a test clock's frozen time plugs in here, issue 44).
+      const clockOf = () => wallClock;
+      const moved = new Counter({
+        name: 'partner_policy_transitions_total',
+        help: 'Records the wall-clock sweeper moved, by transition (policy_activated, policy_expired, quote_expired).',
+        labelNames: ['transition'],
+        registers: [registry],
+      });
+      const lastSweep = new Gauge({
+        name: 'partner_policy_sweep_last_success_seconds',
+        help: 'Unix time the wall-clock transition sweeper last completed a pass (alert when it falls behind).',
+        registers: [registry],
+      });
+      every({
+        name: 'policy transition sweep',
+        intervalMs: config.sweepIntervalMs,
+        run: async (stopping) => {
+          const r = await sweepTransitions(pool, names, wallClock, { stopping, onEvents: publish });
+          moved.inc({ transition: 'policy_activated' }, r.activated);
+          moved.inc({ transition: 'policy_expired' }, r.expired);
+          moved.inc({ transition: 'quote_expired' }, r.quotesExpired);
+          lastSweep.setToCurrentTime();
+          if (r.activated + r.expired + r.quotesExpired > 0) logger.info(r, 'policy transition sweep');
+        },
+      });
+      const bindFailure = (err: unknown): never => {
+        publish(eventsOf(err));
+        return dbError(err);
+      };
       referralMetrics(registry, pool);
       const quoteCodec = await loadCursorCodec(pool, config.cursorSecrets, QUOTE_CURSOR_CONTEXT).catch(dbError);
       const quotes = quoteService({
@@ -60,7 +101,7 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
           {
             name: SERVICE_NAMES.policy,
             def: serviceDefs().policy,
-            impl: implement(
+            impl: implementWithStreaming(
               serviceDefs().policy,
               {
                 ...quotes,
@@ -84,6 +125,44 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
                   const args = parseListRequest(req, owner, codec);
                   const page = await listPolicies(pool, owner, args, codec).catch(dbError);
                   return { policies: page.rows.map(toProto), nextPageToken: page.nextCursor };
+                },
+                ListPolicyDocuments: async (req) => {
+                  const docs = await listDocuments(pool, ownerOf(req.owner), req.policyId).catch(dbError);
+                  if (!docs) throw notFound('policy');
+                  return { documents: docs.map(documentToProto) };
+                },
+                ReadPolicyDocumentContent: serverStreaming<ReadPolicyDocumentContentRequest__Output, ReadPolicyDocumentContentResponse>(async function* (req) {
+                  const doc = await getDocument(pool, ownerOf(req.owner), req.policyId, req.documentId).catch(dbError);
+                  if (!doc) throw notFound('document');
+                  yield { document: documentToProto(doc), chunk: Buffer.alloc(0) };
+                  for (let offset = 0; offset < doc.size_bytes; offset += CHUNK_BYTES) {
+                    yield { chunk: await readChunk(pool, doc.document_id, offset).catch(dbError) };
+                  }
+                }),
+                CheckBind: async (req) => {
+                  const out = await checkBind(pool, names, clockOf, {
+                    owner: ownerOf(req.owner),
+                    jobId: req.jobId,
+                    quoteId: req.quoteId,
+                    offerSha256: req.offerSha256,
+                  }).catch(bindFailure);
+                  publish(out.events);
+                  return {
+                    submissionId: out.submissionId,
+                    ...(out.issued ? { policy: toProto(out.issued.policy), documents: out.issued.documents.map(documentToProto) } : {}),
+                  };
+                },
+                BindQuote: async (req) => {
+                  const out = await bindQuote(pool, names, clockOf, {
+                    owner: ownerOf(req.owner),
+                    jobId: req.jobId,
+                    quoteId: req.quoteId,
+                    offerSha256: req.offerSha256,
+                    insuredLegalName: req.insuredLegalName,
+                    effectiveDate: req.effectiveDate,
+                  }).catch(bindFailure);
+                  publish(out.events);
+                  return { policy: toProto(out.policy), documents: out.documents.map(documentToProto) };
                 },
               },
               logger,

@@ -14,6 +14,8 @@ export interface PolicyConfig extends BaseConfig, DbConfig, NatsConfig, EventStr
    * which every replica shares.
    */
   cursorSecrets: string[];
+  /** How often the wall-clock sweeper looks for due transitions (policy active/expired, quote expired); 0: never. */
+  sweepIntervalMs: number;
 }
 
 export const CURSOR_SECRET_MIN_LENGTH = 32;
@@ -31,5 +33,6 @@ export function readPolicyConfig(env = new EnvReader()): Readonly<PolicyConfig> 
     relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000, doc: 'how often the event relay publishes what the fast path could not' }),
     grpcPort: env.int('POLICY_GRPC_PORT', { default: defaultPort('policy', 'grpc'), min: 0, max: 65535, doc: 'the policy service\'s gRPC port' }),
     cursorSecrets,
+    sweepIntervalMs: env.int('POLICY_SWEEP_INTERVAL_MS', { default: 60_000, min: 0, max: 3_600_000, doc: 'how often the wall-clock sweeper moves policies (pending → active → expired) and open quotes past validUntil (expired); 0 turns it off' }),
   });
 }

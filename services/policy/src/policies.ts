@@ -26,12 +26,16 @@ export interface PolicyRow {
   premium_amount: string;
   premium_currency: string;
   submission_id: string | null;
+  quote_id: string | null;
+  option_limit: string | null;
+  option_retention: string | null;
+  test_clock_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = `policy_id, policy_number, status, product_id, insured_legal_name, effective_date, expiration_date,
-  premium_amount, premium_currency, submission_id, created_at, updated_at`;
+export const COLUMNS = `policy_id, policy_number, status, product_id, insured_legal_name, effective_date, expiration_date,
+  premium_amount, premium_currency, submission_id, quote_id, option_limit, option_retention, test_clock_id, created_at, updated_at`;
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
@@ -159,6 +163,9 @@ export function toProto(row: PolicyRow): Policy {
     expirationDate: row.expiration_date,
     premium: { amount: row.premium_amount, currency: row.premium_currency },
     submissionId: row.submission_id ?? '',
+    quoteId: row.quote_id ?? '',
+    ...(row.option_limit !== null && row.option_retention !== null ? { option: { limit: row.option_limit, retention: row.option_retention } } : {}),
+    testClockId: row.test_clock_id ?? '',
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

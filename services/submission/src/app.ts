@@ -20,6 +20,7 @@ import { attachmentService, sweepAttachments } from './attachments.js';
 import { submissionMetrics } from './metrics.js';
 import { listSubmissions, loadSubmissionCursorCodec, parseListSubmissions } from './list.js';
 import { withdrawRpc } from './withdraw.js';
+import { completeBind, releaseBind, reserveBind } from './bind.js';
 import { clearanceMetrics } from './clearance-metrics.js';
 import { receivedAtOf, startReceipts } from './receipts/start.js';
 
@@ -114,6 +115,44 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
             return { submission: toProto(row) };
           },
           WithdrawSubmission: withdrawRpc({ pool, names, events, metrics: clearance }),
+          ReserveBind: async (req) => {
+            if (!isJobId(req.jobId) || !req.owner?.tenantId || !req.owner.partnerId || !isUuid(req.quoteId) || !/^[0-9a-f]{64}$/.test(req.offerSha256)) {
+              throw new DomainError('validation_error', 'job_id, owner, quote_id and offer_sha256 are required');
+            }
+            if (!isUuid(req.submissionId)) throw notFound('submission');
+            const out = await reserveBind(pool, receipts.issuing, {
+              owner: { tenantId: req.owner.tenantId, partnerId: req.owner.partnerId },
+              jobId: req.jobId,
+              submissionId: req.submissionId.toLowerCase(),
+              quoteId: req.quoteId.toLowerCase(),
+              offerSha256: req.offerSha256,
+              receivedAt: req.receivedAt,
+            }).catch(dbError);
+            return { submission: toProto(out.row), receipt: out.receipt };
+          },
+          CompleteBind: async (req) => {
+            if (!isJobId(req.jobId) || !req.owner?.tenantId || !req.owner.partnerId || !isUuid(req.policyId) || !req.policyNumber) {
+              throw new DomainError('validation_error', 'job_id, owner, policy_id and policy_number are required');
+            }
+            if (!isUuid(req.submissionId)) throw notFound('submission');
+            const out = await completeBind(pool, names, receipts.issuing, {
+              owner: { tenantId: req.owner.tenantId, partnerId: req.owner.partnerId },
+              jobId: req.jobId,
+              submissionId: req.submissionId.toLowerCase(),
+              policyId: req.policyId,
+              policyNumber: req.policyNumber,
+              documents: req.documents.map((d) => ({ documentId: d.documentId, sha256: d.sha256 })),
+              receivedAt: req.receivedAt,
+            }).catch(dbError);
+            for (const e of out.events) events.publishNow(e.outboxId, e);
+            return { submission: toProto(out.row), receipt: out.receipt };
+          },
+          ReleaseBind: async (req) => {
+            if (!isJobId(req.jobId) || !req.owner?.tenantId || !req.owner.partnerId) throw new DomainError('validation_error', 'job_id and owner are required');
+            if (!isUuid(req.submissionId)) throw notFound('submission');
+            await releaseBind(pool, { tenantId: req.owner.tenantId, partnerId: req.owner.partnerId }, req.jobId, req.submissionId.toLowerCase()).catch(dbError);
+            return {};
+          },
           ListSubmissions: async (req) => {
             const page = await listSubmissions(pool, parseListSubmissions(req, cursors), cursors).catch(dbError);
             return { submissions: page.rows.map(toProto), nextPageToken: page.nextCursor };

@@ -286,14 +286,18 @@ const changeSql = (set: string, where: string, eventType: string): string => `WI
 type Changed = SubmissionRow & { outbox_id: string; event_id: string; event_body: string };
 
 /** The three changes of an existing submission's status or clearance, each with its event. */
-const SQL: Record<'withdraw' | 'release' | 'decide', string> = {
+const SQL: Record<'withdraw' | 'release' | 'decide' | 'bind', string> = {
+  // Only a submission no bind holds (bind_job_id, taken by ReserveBind under the same locks): of a
+  // bind and a withdraw, exactly one wins (bind.ts).
   withdraw: changeSql(
     `status = 'withdrawn', withdraw_job_id = $4,
      withdrawal = jsonb_build_object('reason', $5::text, 'withdrawnAt', ${sqlIso('(SELECT t FROM clock)')})
                   || CASE WHEN $6::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('note', $6::text) END`,
-    `status <> 'withdrawn'`,
+    `status = 'submitted' AND bind_job_id IS NULL`,
     'submission.withdrawn',
   ),
+  // The reserved submission becomes bound by its bind job (CompleteBind), with submission.updated.
+  bind: changeSql(`status = 'bound'`, `status = 'submitted' AND bind_job_id = $4`, 'submission.updated'),
   release: changeSql(
     `clearance_status = 'cleared', clearance_basis = NULL, clearance_decided_at = (SELECT t FROM clock)`,
     `status <> 'withdrawn' AND clearance_status = 'blocked'`,
@@ -314,7 +318,7 @@ function recorded(names: Names, type: string, r: Changed): { row: SubmissionRow;
   return { row, event: { outboxId, msgId, subject: names.eventSubject(type as never), body } };
 }
 
-async function change(tx: Queryable, names: Names, which: 'withdraw' | 'release' | 'decide', type: string, id: string, args: unknown[]) {
+export async function change(tx: Queryable, names: Names, which: 'withdraw' | 'release' | 'decide' | 'bind', type: string, id: string, args: unknown[]) {
   const { rows } = await tx.query<Changed>(prepared(SQL[which]!, [id, newEventId(), names.eventSubject(type as never), ...args]));
   return rows[0] ? recorded(names, type, rows[0]) : undefined;
 }
@@ -356,7 +360,12 @@ export async function withdrawSubmission(
       // Withdrawn already: by this job (a concurrent delivery) or by another.
       const again = await read('withdraw_job_id = $1', [w.jobId]);
       if (again) return { row: again, events: [] };
-      throw new DomainError('not_withdrawable', 'the submission is withdrawn already', { retryable: false });
+      const now = await read('submission_id = $1', [row.submission_id]);
+      if (now?.status === 'withdrawn') throw new DomainError('not_withdrawable', 'the submission is withdrawn already', { retryable: false });
+      throw new DomainError('not_withdrawable', 'the submission is bound (or a bind of one of its quotes is issuing its policy)', {
+        retryable: false,
+        details: [{ field: 'status', issue: now?.status === 'bound' ? 'bound' : 'binding' }],
+      });
     }
     const events = [withdrawn.event];
     let released: SubmissionRow | undefined;
@@ -499,4 +508,18 @@ export async function refuseWithdrawn(tx: Queryable, submissionId: string, owner
   if (rows[0]?.status === 'withdrawn') {
     throw new DomainError('not_withdrawable', 'the submission is withdrawn: its attachments can be read, not added', { retryable: false });
   }
+}
+
+/**
+ * Takes the risk locks of an owner's submission, the same a create or a withdraw of its risk takes
+ * (a bind meets a withdraw here), then locks and reads its row. Undefined when it is not the owner's.
+ */
+export async function lockSubmissionRisk(tx: PoolClient, owner: { tenantId: string; partnerId: string }, submissionId: string): Promise<SubmissionRow | undefined> {
+  const read = async (lock: string) =>
+    (await tx.query<RiskRow>(prepared(`SELECT ${RISK_COLUMNS} FROM submissions WHERE submission_id = $1 AND tenant_id = $2 AND partner_id = $3${lock}`, [submissionId, owner.tenantId, owner.partnerId]))).rows[0];
+  const row = await read('');
+  if (!row) return undefined;
+  const key = riskKeyOfRow(row);
+  if (key) await lockRisks(tx, [key]);
+  return read(' FOR UPDATE');
 }

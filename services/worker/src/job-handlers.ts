@@ -9,6 +9,7 @@ import { checkSubmission, passesGenericRules, utcToday } from '@partner/shared/d
 import { attachmentHandlers } from './attachments.js';
 import { webhookHandlers } from './webhooks.js';
 import { withdrawHandlers } from './withdraw.js';
+import { bindHandlers } from './bind.js';
 import { quoteHandlers } from './quotes.js';
 import { submissionRecord } from '@partner/shared/domain/submission-record';
 import { failOnRefusal, JobFailed, jobScope, type Handler } from './handler-contract.js';
@@ -96,5 +97,6 @@ export const HANDLERS: Record<string, Handler> = {
   ...attachmentHandlers,
   ...webhookHandlers,
   ...withdrawHandlers,
+  ...bindHandlers,
   ...quoteHandlers,
 };

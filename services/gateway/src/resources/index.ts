@@ -6,6 +6,7 @@
 // The order is the document's (its tags and paths) and the router's. Where two resources' routes
 // match the same path (none do today), the earlier one's methods come first in `Allow`.
 import { attachments } from './attachments/index.js';
+import { bind } from './bind/index.js';
 import { clearance } from './clearance/index.js';
 import { events } from './events/index.js';
 import { health } from './health/index.js';
@@ -20,4 +21,4 @@ import { webhooks } from './webhooks/index.js';
 
 export type { PublicRoute, Resource } from './resource.js';
 
-export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, quotes];
+export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, quotes, bind];

@@ -12,7 +12,7 @@ export type ClearanceBasis = (typeof CLEARANCE_BASES)[number];
 export const isClearanceStatus = (s: string): s is ClearanceStatus => (CLEARANCE_STATUSES as readonly string[]).includes(s);
 
 /** The statuses of a submission (the list's `status` filter, the OpenAPI enum). */
-export const SUBMISSION_STATUS_NAMES = ['submitted', 'withdrawn'] as const;
+export const SUBMISSION_STATUS_NAMES = ['submitted', 'withdrawn', 'bound'] as const;
 
 export const WITHDRAWAL_REASONS = ['duplicate', 'applicant_withdrew', 'entered_in_error', 'other'] as const;
 export type WithdrawalReason = (typeof WITHDRAWAL_REASONS)[number];

@@ -17,6 +17,9 @@ export const EVENT_TYPES = [
   'product.requirements_changed',
   'quote.created',
   'quote.updated',
+  'policy.issued',
+  'policy.updated',
+  'submission.updated',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -38,6 +41,9 @@ export const EVENT_TYPE_MEANINGS: Record<EventType, { when: string; data: string
   'product.requirements_changed': { when: 'an operator changed a product\'s requirements; sent to every partner', data: 'the product' },
   'quote.created': { when: 'a quote request created a quote (any status: `open`, `referred` or `declined`)', data: 'the quote' },
   'quote.updated': { when: 'a quote\'s status changed: a referral decided, expired, superseded, not taken or bound', data: 'the quote' },
+  'policy.issued': { when: 'a bind issued a policy', data: 'the policy' },
+  'policy.updated': { when: 'a policy\'s status changed (`pending` → `active` → `expired`)', data: 'the policy' },
+  'submission.updated': { when: 'a submission\'s status became `bound`', data: 'the submission' },
 };
 export const isEventType = (s: string): s is EventType => (EVENT_TYPES as readonly string[]).includes(s);
 

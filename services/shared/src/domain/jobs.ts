@@ -16,6 +16,7 @@ export const JOB_KINDS = {
   webhookEndpointRotateSecret: 'webhook_endpoint.rotate_secret',
   webhookEndpointRecover: 'webhook_endpoint.recover',
   webhookEndpointPing: 'webhook_endpoint.ping',
+  quoteBind: 'quote.bind',
   quoteCreate: 'quote.create',
   quoteDecide: 'quote.decide',
 } as const;
@@ -33,6 +34,7 @@ export const JOB_KIND_PERMISSION: Record<JobKind, Permission> = {
   'webhook_endpoint.rotate_secret': 'webhooks/write',
   'webhook_endpoint.recover': 'webhooks/write',
   'webhook_endpoint.ping': 'webhooks/write',
+  'quote.bind': 'quotes/write',
   'quote.create': 'quotes/write',
   'quote.decide': 'quotes/write',
 };

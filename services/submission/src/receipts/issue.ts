@@ -12,7 +12,12 @@ type Queryable = Pick<PoolClient, 'query'>;
 export const RECEIPT_TYP = 'receipt+jws';
 /** The JWS type of a quote's offer (signed with the same keys, see offers.ts). */
 export const OFFER_TYP = 'offer+jws';
-export const RECEIPT_KINDS = { submission: 'submission.received', attachment: 'attachment.received' } as const;
+export const RECEIPT_KINDS = {
+  submission: 'submission.received',
+  attachment: 'attachment.received',
+  bind: 'bind.received',
+  policy: 'policy.issued',
+} as const;
 export type ReceiptKind = (typeof RECEIPT_KINDS)[keyof typeof RECEIPT_KINDS];
 
 /** What a receipt says about its record (the chain fields are added when it is issued). */
@@ -31,7 +36,28 @@ export type ReceiptSubject = {
       attachment: { attachmentId: string; fileName: string; contentType: string; sizeBytes: number; sha256: string };
       contentSha256?: never;
     }
+  | { kind: typeof RECEIPT_KINDS.bind; bind: { quoteId: string; offerSha256: string }; contentSha256?: never; attachment?: never }
+  | {
+      kind: typeof RECEIPT_KINDS.policy;
+      policy: { policyId: string; policyNumber: string; documents: { documentId: string; sha256: string }[] };
+      contentSha256?: never;
+      attachment?: never;
+    }
 );
+
+/** The claims a receipt adds to the common ones, by kind (API.md "Signed receipts", "Receipts extend to the deal"). */
+function kindClaims(s: ReceiptSubject): Record<string, unknown> {
+  switch (s.kind) {
+    case RECEIPT_KINDS.attachment:
+      return { attachment: s.attachment };
+    case RECEIPT_KINDS.bind:
+      return { quoteId: s.bind.quoteId, offerSha256: s.bind.offerSha256 };
+    case RECEIPT_KINDS.policy:
+      return { policyId: s.policy.policyId, policyNumber: s.policy.policyNumber, documents: s.policy.documents };
+    default:
+      return { content: { canon: 'RFC8785', sha256: s.contentSha256 } };
+  }
+}
 
 /** What issuing needs: the keys and the issuer (iss, the API's base URL). Absent: receipts are off (bench only). */
 export interface ReceiptIssuing {
@@ -124,7 +150,7 @@ export async function issueReceipts(
       externalRef: s.externalRef,
       receivedAt: s.receivedAt,
       iat,
-      ...(s.kind === RECEIPT_KINDS.attachment ? { attachment: s.attachment } : { content: { canon: 'RFC8785', sha256: s.contentSha256 } }),
+      ...kindClaims(s),
     };
     const jws = signCompact(key.key, key.kid, claims);
     issued.push({ subject: s, seq, jws });
@@ -150,7 +176,7 @@ export async function issueReceipts(
         col((r) => r.seq),
         col((r) => r.subject.kind),
         col((r) => r.subject.submissionId),
-        col((r) => r.subject.attachment?.attachmentId ?? null),
+        col((r) => (r.subject.kind === RECEIPT_KINDS.attachment ? r.subject.attachment.attachmentId : null)),
         col((r) => r.subject.jobId),
         col((r) => r.jws),
         hs.map((h) => h.tenantId),
@@ -166,8 +192,10 @@ export async function issueReceipts(
 }
 
 /** The receipt a job's record got (a redelivered job answers it), or '' when it has none. */
-export async function receiptOfJob(db: Queryable, jobId: string): Promise<string> {
-  const r = await db.query<{ jws: string }>(prepared('SELECT jws FROM receipts WHERE job_id = $1', [jobId]));
+export async function receiptOfJob(db: Queryable, jobId: string, kind?: ReceiptKind): Promise<string> {
+  const r = kind
+    ? await db.query<{ jws: string }>(prepared('SELECT jws FROM receipts WHERE job_id = $1 AND kind = $2', [jobId, kind]))
+    : await db.query<{ jws: string }>(prepared('SELECT jws FROM receipts WHERE job_id = $1', [jobId]));
   return r.rows[0]?.jws ?? '';
 }
 

@@ -35,9 +35,55 @@ export const policySchemas: Record<string, Schema> = {
       expirationDate: ref('Date'),
       premium: ref('Money'),
       submissionId: { ...ref('Uuid'), description: 'Present only when the policy came from a submission.' },
+      quoteId: { ...ref('Uuid'), description: 'Present only when a bind issued the policy: the quote bound.' },
+      option: {
+        type: 'object',
+        additionalProperties: false,
+        description: 'Present only when a bind issued the policy: the quote\'s option (decimal strings).',
+        required: ['limit', 'retention'],
+        properties: { limit: { type: 'string', examples: ['1000000'] }, retention: { type: 'string', examples: ['10000'] } },
+      },
+      testClockId: { type: 'string', description: 'Present only for a policy issued on a test clock (UAT).', examples: ['clk_0190c5f5a1b27c3d8e9f0a1b2c3d4e5f'] },
       createdAt: ref('Timestamp'),
       updatedAt: ref('Timestamp'),
     },
+    examples: [
+      {
+        policyId: '0190c5f5-2a3b-7c4d-8e5f-6a7b8c9d0e1f',
+        policyNumber: 'P-2026-00000042',
+        status: 'pending',
+        productId: '0190c5f5-0000-7000-8000-000000000001',
+        insured: { legalName: 'Woodgrove Dental Practice' },
+        effectiveDate: '2026-12-01',
+        expirationDate: '2027-12-01',
+        premium: { amount: '1234.50', currency: 'EUR' },
+        submissionId: '0190c5f5-1111-7000-8000-000000000002',
+        quoteId: '0190c5f5-2222-7000-8000-000000000003',
+        option: { limit: '1000000', retention: '10000' },
+        createdAt: '2026-11-27T05:00:00.000Z',
+        updatedAt: '2026-11-27T05:00:00.000Z',
+      },
+    ],
+  },
+  PolicyDocument: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['documentId', 'kind', 'fileName', 'contentType', 'sizeBytes', 'sha256', 'createdAt'],
+    properties: {
+      documentId: ref('Uuid'),
+      kind: { type: 'string', enum: ['declarations'] },
+      fileName: { type: 'string', examples: ['declarations-P-2026-00000042.pdf'] },
+      contentType: { type: 'string', enum: ['application/pdf'] },
+      sizeBytes: { type: 'integer', minimum: 0, examples: [2210] },
+      sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Lowercase hex SHA-256 of the bytes (the content\'s `ETag`).' },
+      createdAt: ref('Timestamp'),
+    },
+  },
+  PolicyDocumentList: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['items'],
+    properties: { items: { type: 'array', items: ref('PolicyDocument') } },
   },
   PolicyPage: {
     type: 'object',
@@ -102,6 +148,72 @@ export function policyPaths(): Obj {
         parameters: [principal],
         responses: {
           200: { description: 'The policy.', headers: apiHeaders(), content: json(ref('Policy')) },
+          400: response('BadRequest'),
+          404: response('NotFound'),
+          ...authErrors(),
+        },
+      },
+    },
+    '/v1/policies/{policyId}/documents': {
+      parameters: [param('PolicyId')],
+      get: {
+        operationId: 'listPolicyDocuments',
+        tags: ['Policies'],
+        summary: 'List a policy\'s documents',
+        description: 'The documents of a policy: a policy a bind issued has its declarations PDF (policy number, insured, product, limit, retention, premium, both dates). An imported policy has none (empty list). Another partner\'s policy is 404.',
+        parameters: [principal],
+        responses: {
+          200: {
+            description: 'The documents.',
+            headers: apiHeaders(),
+            content: {
+              'application/json': {
+                schema: ref('PolicyDocumentList'),
+                examples: {
+                  declarations: {
+                    value: {
+                      items: [
+                        {
+                          documentId: '0190c5f5-3333-7000-8000-000000000004',
+                          kind: 'declarations',
+                          fileName: 'declarations-P-2026-00000042.pdf',
+                          contentType: 'application/pdf',
+                          sizeBytes: 2210,
+                          sha256: '5d41402abc4b2a76b9719d911017c592ae1e7c5f9c0e1b2a3d4c5b6a79880716',
+                          createdAt: '2026-11-27T05:00:00.000Z',
+                        },
+                      ],
+                    },
+                  },
+                },
+              },
+            },
+          },
+          400: response('BadRequest'),
+          404: response('NotFound'),
+          ...authErrors(),
+        },
+      },
+    },
+    '/v1/policies/{policyId}/documents/{documentId}/content': {
+      parameters: [param('PolicyId'), { name: 'documentId', in: 'path', required: true, description: 'Document id (a malformed one is 404).', schema: ref('Uuid') }],
+      get: {
+        operationId: 'getPolicyDocumentContent',
+        tags: ['Policies'],
+        summary: 'Download a policy document',
+        description: 'The document\'s bytes, streamed, with `ETag` = `"<sha256>"`; `If-None-Match` with that tag answers 304.',
+        parameters: [principal, { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'A previous `ETag`.' }],
+        responses: {
+          200: {
+            description: 'The PDF.',
+            headers: {
+              ...apiHeaders(),
+              ETag: { description: 'The document\'s sha256, quoted.', schema: { type: 'string', examples: ['"5d41402abc4b2a76b9719d911017c592ae1e7c5f9c0e1b2a3d4c5b6a79880716"'] } },
+              'Content-Disposition': { description: '`attachment` with the file name.', schema: { type: 'string', examples: ['attachment; filename="declarations-P-2026-00000042.pdf"'] } },
+            },
+            content: { 'application/pdf': { schema: { type: 'string', format: 'binary' }, examples: { pdf: { value: '%PDF-1.7 …' } } } },
+          },
+          304: { description: 'Not modified (`If-None-Match` matched).', headers: apiHeaders() },
           400: response('BadRequest'),
           404: response('NotFound'),
           ...authErrors(),

@@ -5,13 +5,18 @@
 // the gateway: the policy service
 // issued it, signed it, and checks that it belongs to this caller and these filters.
 import type Router from '@koa/router';
+import { Readable } from 'node:stream';
+import { openServerStream, serviceDefs } from '@partner/shared/grpc';
+import type { PolicyDocument__Output } from '@partner/shared/generated/partner/policy/v1/PolicyDocument';
+import { etagMatches } from '../attachments/routes.js';
+import { contentDisposition } from '../attachments/file-names.js';
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
 import { isUuid } from '@partner/shared/domain/ids';
 import type { Policy__Output } from '@partner/shared/generated/partner/policy/v1/Policy';
 import type { ListPoliciesRequest } from '@partner/shared/generated/partner/policy/v1/ListPoliciesRequest';
 import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../../context.js';
 import type { RouteDeps } from '../deps.js';
-import { POLICY_STATUS } from '@partner/shared/domain/policies';
+import { POLICY_STATUS, policyRecordOf } from '@partner/shared/domain/policies';
 import { invalidQuery, pageParams, singleParams, timestampParam } from '../../http/list-query.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'status', 'productId', 'policyNumber', 'updatedSince']);
@@ -46,22 +51,8 @@ export function parseListQuery(ctx: GatewayContext): Omit<ListPoliciesRequest, '
   return req;
 }
 
-/** The API's policy record. Amounts stay decimal strings; submissionId is absent when there is none. */
-export function policyRecord(p: Policy__Output): Record<string, unknown> {
-  return {
-    policyId: p.policyId,
-    policyNumber: p.policyNumber,
-    status: POLICY_STATUS.fromProto(p.status),
-    productId: p.productId,
-    insured: { legalName: p.insured?.legalName ?? '' },
-    effectiveDate: p.effectiveDate,
-    expirationDate: p.expirationDate,
-    premium: { amount: p.premium?.amount ?? '', currency: p.premium?.currency ?? '' },
-    ...(p.submissionId ? { submissionId: p.submissionId } : {}),
-    createdAt: p.createdAt,
-    updatedAt: p.updatedAt,
-  };
-}
+/** The API's policy record (shared with the worker's bind result). */
+export const policyRecord = (p: Policy__Output): Record<string, unknown> => policyRecordOf(p);
 
 export function policyRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
   const callOptions = (ctx: GatewayContext) => grpcOptions(ctx, deps.config.grpcTimeoutMs);
@@ -89,4 +80,76 @@ export function policyRoutes(router: Router<GatewayState>, deps: RouteDeps): voi
     if (!res.policy) throw new DomainError('internal', 'internal error');
     ctx.body = policyRecord(res.policy);
   });
+
+  // Documents of a policy (the declarations PDF of one a bind issued): policies/read.
+  const documentIds = (ctx: GatewayContext): { policyId: string; documentId?: string } => {
+    const details: ErrorDetail[] = [];
+    singleParams(ctx.querystring, new Set(), details);
+    if (details.length > 0) throw invalidQuery(details);
+    const policyId = ctx.params.id ?? '';
+    if (!isUuid(policyId)) throw notFound('policy');
+    const documentId = ctx.params.documentId;
+    if (documentId !== undefined && !isUuid(documentId)) throw notFound('document');
+    return { policyId: policyId.toLowerCase(), ...(documentId !== undefined ? { documentId: documentId.toLowerCase() } : {}) };
+  };
+
+  router.get('/policies/:id/documents', deps.guard('policies/read'), async (ctx) => {
+    const { policyId } = documentIds(ctx);
+    const res = await deps.clients.policy.ListPolicyDocuments({ owner: ownerOf(ctx), policyId }, callOptions(ctx));
+    ctx.body = { items: res.documents.map(documentRecord) };
+  });
+
+  router.get('/policies/:id/documents/:documentId/content', deps.guard('policies/read'), async (ctx) => {
+    const { policyId, documentId } = documentIds(ctx);
+    const stream = openServerStream(deps.clients.policy, serviceDefs().policy, 'ReadPolicyDocumentContent', { owner: ownerOf(ctx), policyId, documentId }, {
+      timeoutMs: deps.config.grpcTimeoutMs,
+    });
+    const chunks = stream[Symbol.asyncIterator]();
+    // The record comes first (a 404 is still a 404 here, before the status line).
+    const first = await chunks.next();
+    const doc = first.done ? undefined : first.value.document;
+    if (!doc) {
+      await chunks.return?.();
+      throw notFound('document');
+    }
+    const etag = `"${doc.sha256}"`;
+    ctx.set('ETag', etag);
+    if (etagMatches(ctx.get('if-none-match'), etag)) {
+      await chunks.return?.();
+      ctx.status = 304;
+      return;
+    }
+    const size = Number(doc.sizeBytes);
+    ctx.set('Content-Type', doc.contentType);
+    ctx.set('Content-Disposition', contentDisposition(doc.fileName));
+    async function* body(): AsyncGenerator<Buffer> {
+      let sent = 0;
+      try {
+        for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+          sent += next.value.chunk.length;
+          yield next.value.chunk;
+          if (sent >= size) return;
+        }
+        throw new DomainError('internal', 'the document content ended early');
+      } finally {
+        await chunks.return?.();
+      }
+    }
+    ctx.status = 200;
+    ctx.body = Readable.from(body(), { objectMode: false });
+    ctx.length = size;
+  });
+}
+
+/** A policy document as the API shows it. */
+export function documentRecord(d: PolicyDocument__Output): Record<string, unknown> {
+  return {
+    documentId: d.documentId,
+    kind: d.kind,
+    fileName: d.fileName,
+    contentType: d.contentType,
+    sizeBytes: Number(d.sizeBytes),
+    sha256: d.sha256,
+    createdAt: d.createdAt,
+  };
 }
