@@ -9,6 +9,9 @@ export const REQUEST_LOG_BODY_LIMIT_BYTES = 16 * 1024;
 /** The request headers an entry keeps (lower-case names); every other header is dropped. */
 export const REQUEST_LOG_HEADERS = ['content-type', 'prefer', 'idempotency-key', 'x-principal-id', 'user-agent', 'x-request-id'] as const;
 
+/** The methods the `method` filter takes. */
+export const REQUEST_LOG_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+
 const REQUEST_LOG_ID = /^req_[0-9a-f]{32}$/;
 
 /**
