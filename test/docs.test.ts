@@ -133,5 +133,9 @@ describe('the documents run as written', () => {
     expect(r.stdout).toMatch(/"valid": true/);
     // The later stretch, checked from its declared start.
     expect(r.stdout).toMatch(/"start": "declared",\s+"fromSeq": 2/);
+    // "Finding a request": the submission and its replay by key, the replay first; the stored body redacted.
+    expect(r.stdout).toMatch(/"status":200,"idempotentReplayed":true,"jobId":"job_[0-9a-f]{32}"}\n\{"requestId":"acme-[^"]+-1","status":200,"idempotentReplayed":false/);
+    expect(r.stdout).toContain('"taxId": "****6789"');
+    expect(r.stdout).not.toContain('3456789"');
   });
 });

@@ -82,6 +82,7 @@ export const OPTIONS = {
   jwks: { type: 'string' },
   'from-seq': { type: 'string' },
   prev: { type: 'string' },
+  'request-id': { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -25,6 +25,7 @@ import type { CallOptions, MutationOptions, PartnerClientOptions, UploadOptions,
 import { Policies, type Policy, type PolicyListParams } from './policies.js';
 import { Products, type Product, type ProductListParams, type ProductRequirements } from './products.js';
 import { Receipts, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams } from './receipts.js';
+import { Requests } from './requests.js';
 import { Submissions, type Submission, type SubmissionCreate, type SubmissionListParams, type SubmissionResult, type ValidationResult } from './submissions.js';
 import type { WithResponse } from './transport.js';
 import type { Health, Page, PageParams } from './types.js';
@@ -60,6 +61,8 @@ export class PartnerClient {
   readonly events: EventFeed;
   /** Webhook endpoints: create, list, iterate, get, update, delete, secret, rotateSecret, deliveries, iterateDeliveries, recover, ping. */
   readonly webhookEndpoints: WebhookEndpoints;
+  /** The request log: list, iterate, get. */
+  readonly requests: Requests;
 
   constructor(opts: PartnerClientOptions) {
     this.connection = connect(opts);
@@ -71,6 +74,7 @@ export class PartnerClient {
     this.attachments = new Attachments(this.connection);
     this.events = new EventFeed(this.connection);
     this.webhookEndpoints = new WebhookEndpoints(this.connection);
+    this.requests = new Requests(this.connection);
   }
 
   /**
