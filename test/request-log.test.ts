@@ -4,11 +4,16 @@
 // an upload as its file, a 1 MiB body cut at 16 KiB); the filters' 400s; isolation between partners;
 // the permission; the log's reads and the public document not logged.
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { PartnerClient } from '../sdk/client/src/index.js';
+import { run as runCli } from '../sdk/cli/src/cli.js';
+import { runProcess } from './support/run.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fileBytes, multipartBytes, upload } from './support/attachments.js';
 import { PRODUCT, provision, submissionBody } from './support/fixtures.js';
 import { until } from './support/poll.js';
-import { ALL_PERMISSIONS } from './support/stack.js';
+import { ALL_PERMISSIONS, ROOT } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 
 /** The contract's bound: a request appears in the log within 5 s of its answer. */
@@ -71,6 +76,8 @@ describe('request log', () => {
       'x-request-id': `first-${key}`,
     });
     expect(detail.body.requestBody).toEqual({ ...body, applicant: { legalName: 'Acme Tax LLC', taxId: '****6789' } });
+    // As sent: its members in the order sent.
+    expect(Object.keys(detail.body.requestBody)).toEqual(Object.keys(body));
     expect(detail.body.requestBodyTruncated).toBe(false);
     expect(detail.body.requestBodySizeBytes).toBe(Buffer.byteLength(JSON.stringify(body)));
     expect(first.body.submissionId).toEqual(expect.any(String));
@@ -215,6 +222,54 @@ describe('request log', () => {
     expect((await stack.api('GET', `/v1/requests/${mine[0].id}`, { token: other })).status).toBe(404);
     // The same partner's other client sees its partner's log (the log is the partner's).
     expect((await stack.api('GET', `/v1/requests/${mine[0].id}`, { token })).status).toBe(200);
+  });
+
+  it('is read by the SDK (requests.list/get) and the CLI (partner requests list|show)', async () => {
+    const creds = await stack.createClient();
+    const client = new PartnerClient({ baseUrl: stack.gatewayUrl, authUrl: stack.authUrl, clientId: creds.clientId, clientSecret: creds.clientSecret, scope: stack.scope });
+    const key = `sdk-${randomUUID()}`;
+    await client.createSubmission({ ...submissionBody(), applicant: { legalName: 'Acme SDK LLC', taxId: '987654321' } }, { idempotencyKey: key });
+    const page = await until('the SDK lists the submission by its key', async () => {
+      const p = await client.requests.list({ idempotencyKey: key });
+      return p.items.length === 1 ? p : false;
+    }, APPEARS_WITHIN_MS);
+    const entry = await client.requests.get(page.items[0]!.id);
+    expect(entry).toMatchObject({ method: 'POST', path: '/v1/submissions', idempotencyKey: key, requestBody: { applicant: { taxId: '****4321' } } });
+    const iterated: string[] = [];
+    for await (const item of client.requests.iterate({ idempotencyKey: key, limit: 1 })) iterated.push(item.id);
+    expect(iterated).toEqual([entry.id]);
+
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: '/nonexistent',
+      PARTNER_BASE_URL: stack.gatewayUrl,
+      PARTNER_AUTH_URL: stack.authUrl,
+      PARTNER_CLIENT_ID: creds.clientId,
+      PARTNER_CLIENT_SECRET: creds.clientSecret,
+      PARTNER_SCOPE: stack.scope,
+    };
+    const cli = (...args: string[]) => runProcess(process.execPath, [join(ROOT, 'sdk/cli/dist/main.js'), ...args], { env });
+    const listed = await cli('requests', 'list', '--idempotency-key', key, '--json');
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout).items.map((i: { id: string }) => i.id)).toEqual([entry.id]);
+    const table = await cli('requests', 'list', '--status', '2xx', '--request-id', entry.requestId);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain(entry.id);
+    const shownJson = await cli('requests', 'show', entry.id);
+    expect(shownJson.code, shownJson.stderr).toBe(0);
+    expect(JSON.parse(shownJson.stdout)).toEqual(entry);
+    // On a terminal: the entry, then its headers and bodies pretty-printed.
+    const stdout = Object.assign(new PassThrough(), { isTTY: true, columns: 120 });
+    let printed = '';
+    stdout.on('data', (d: Buffer) => (printed += d.toString()));
+    const code = await runCli(['requests', 'show', entry.id], { stdout, stderr: new PassThrough(), stdin: new PassThrough(), env }, new AbortController().signal);
+    expect(code).toBe(0);
+    expect(printed).toMatch(new RegExp(`^id +${entry.id}$`, 'm'));
+    expect(printed).toMatch(/request body:\n\{\n {2}"externalRef"/);
+    expect(printed).toContain('"taxId": "****4321"');
+    expect(printed).toMatch(/response body:\n\{\n {2}"/);
+    const bad = await cli('requests', 'list', '--status', '6xx');
+    expect(bad.code).toBe(2);
   });
 
   it('needs requests/read', async () => {

@@ -3,6 +3,8 @@
 -- request-log stream. Partitioned by day on created_at (declarative range partitioning): the writer
 -- and the partition job (src/request-log/partitions.ts) create each day's partition ahead of time
 -- (request_log_pYYYYMMDD, [day, day + 1) in UTC), and retention drops whole partitions, never deletes rows.
+-- Headers and bodies are json, not jsonb: kept as the gateway wrote them (members in the order sent
+-- and answered), never queried into, and cheaper to insert.
 CREATE TABLE request_log (
   -- req_<32 hex> without its prefix: a UUIDv7 whose time is created_at (so a read by id finds its partition).
   id uuid NOT NULL,
@@ -21,11 +23,11 @@ CREATE TABLE request_log (
   idempotent_replayed boolean NOT NULL,
   job_id text,
   error_code text,
-  request_headers jsonb NOT NULL,
-  request_body jsonb,
+  request_headers json NOT NULL,
+  request_body json,
   request_body_truncated boolean NOT NULL,
   request_body_size_bytes integer,
-  response_body jsonb,
+  response_body json,
   response_body_truncated boolean NOT NULL,
   response_body_size_bytes integer,
   -- A partner's log newest first (keyset: created_at, id), and the read by id; a batch stored twice
