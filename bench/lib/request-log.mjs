@@ -1,0 +1,62 @@
+// Issue 45: what the request log costs the write path. Submit + wait at 64 connections through two
+// gateways on the same services, in alternating slices: one recording (the default) and one started
+// with REQUEST_LOG_ENABLED=false. The CPU of each slice counts every process of the submit path, the
+// slice's own gateway, and the events service with its PostgreSQL backends (the request log's writer
+// lives there; both sides pay its feed work alike). Goal: at most 5 % more CPU per submit.
+// Then the log's storage: bytes of every day partition of events.request_log (heap, TOAST, indexes)
+// per stored entry.
+import { cpuDuring, freePorts, sleep, submitPath, submitPathWithDatabase } from './stack.mjs';
+import { cannon, interleave, round } from './load.mjs';
+import { checks, productSubmit } from './phases.mjs';
+
+/** Bytes per stored request of the request log's partitions, once the writer has caught up. */
+export async function requestLogStorage(stack) {
+  let last = -1;
+  // The writer is a flush (≤ 200 ms) and a batch insert behind: wait until the count stops moving.
+  for (let i = 0; i < 50; i++) {
+    const [{ n }] = await stack.sql('SELECT count(*)::int AS n FROM events.request_log');
+    if (n === last) break;
+    last = n;
+    await sleep(500);
+  }
+  const [{ bytes, n }] = await stack.sql(
+    `SELECT coalesce(sum(pg_total_relation_size(i.inhrelid)), 0)::bigint AS bytes, (SELECT count(*) FROM events.request_log)::bigint AS n
+       FROM pg_inherits i WHERE i.inhparent = 'events.request_log'::regclass`,
+  );
+  return { entries: Number(n), bytes: Number(bytes), bytesPerRequest: Number(n) > 0 ? round(Number(bytes) / Number(n), 1) : null };
+}
+
+/** @param {{ stack: import('./stack.mjs').BenchStack, P: { rounds: number, warmS: number, concS: number }, say: (msg: string) => void }} opts */
+export async function requestLogCost({ stack, P, say }) {
+  const [http, ops] = await freePorts(2);
+  const offKey = 'gateway-log-off';
+  await stack.startService('gateway', { key: offKey, opsPort: ops, env: { PORT: String(http), REQUEST_LOG_ENABLED: 'false' } });
+  try {
+    const offUrl = `http://127.0.0.1:${http}`;
+    const onUrl = stack.gatewayUrl;
+    for (const url of [offUrl, onUrl]) await cannon({ url, request: productSubmit(stack), check: checks.submitted, connections: 64, duration: P.warmS });
+    const services = submitPath().filter((s) => s !== 'gateway');
+    const procsWith = (gatewayKey) => ({
+      gateway: stack.procs.get(gatewayKey),
+      ...Object.fromEntries(services.map((s) => [s, stack.procs.get(s)])),
+      events: stack.procs.get('events'),
+    });
+    const pgApps = [...submitPathWithDatabase(), 'events'];
+    const res = await interleave(
+      [
+        { name: 'off', url: offUrl, request: productSubmit(stack), check: checks.submitted, measure: (fn) => cpuDuring(stack, { procs: procsWith(offKey), pgApps }, fn) },
+        { name: 'on', url: onUrl, request: productSubmit(stack), check: checks.submitted, measure: (fn) => cpuDuring(stack, { procs: procsWith('gateway'), pgApps }, fn) },
+      ],
+      { rounds: P.rounds, seconds: P.concS / P.rounds, connections: 64 },
+    );
+    const storage = await requestLogStorage(stack);
+    say(
+      `64 connections, request log off: ${res.off.rps} req/s, ${res.off.cpuMsPerRequest?.total} ms CPU/req; ` +
+        `on: ${res.on.rps} req/s, ${res.on.cpuMsPerRequest?.total} ms CPU/req (${round(res.on.cpuMsPerRequest.total / res.off.cpuMsPerRequest.total, 3)}×, goal ≤ 1.05); ` +
+        `storage ${storage.bytesPerRequest} bytes/request over ${storage.entries} entries`,
+    );
+    return { off: res.off, on: res.on, storage };
+  } finally {
+    await stack.stopService(offKey);
+  }
+}
