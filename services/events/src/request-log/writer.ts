@@ -82,15 +82,16 @@ const TYPES = [
   'boolean',
   'integer',
 ];
+// One statement, its own transaction; the log is best effort, so its commit does not wait for the WAL
+// flush (set_config(…, true) holds for this statement's transaction only).
 export const INSERT_SQL = `INSERT INTO request_log (${COLUMNS.join(', ')})
-  SELECT * FROM unnest(${TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
+  SELECT u.* FROM unnest(${TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS u, (SELECT set_config('synchronous_commit', 'off', true)) AS c
   ON CONFLICT DO NOTHING`;
 
 const uuidOf = (id: string): string => {
   const h = id.slice(4);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 };
-const json = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
 
 /** The INSERT's parameters: one array per column. */
 export function insertValues(entries: readonly RequestLogEntry[]): unknown[][] {
@@ -114,10 +115,10 @@ export function insertValues(entries: readonly RequestLogEntry[]): unknown[][] {
       e.jobId,
       e.errorCode,
       JSON.stringify(e.requestHeaders ?? {}),
-      json(e.requestBody),
+      e.requestBodyJson ?? null,
       e.requestBodyTruncated,
       e.requestBodySizeBytes,
-      json(e.responseBody),
+      e.responseBodyJson ?? null,
       e.responseBodyTruncated,
       e.responseBodySizeBytes,
     ];

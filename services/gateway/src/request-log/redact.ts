@@ -71,6 +71,8 @@ export type CapturedBody =
 /** A body as the log stores it. */
 export interface LoggedBody {
   body: unknown;
+  /** `body` as JSON text (what is shipped and stored), null when body is null. */
+  text: string | null;
   truncated: boolean;
   sizeBytes: number | null;
 }
@@ -89,20 +91,22 @@ export function truncateUtf8(text: string, limit: number): string {
 export function logBody(captured: CapturedBody, limit = REQUEST_LOG_BODY_LIMIT_BYTES): LoggedBody {
   switch (captured.kind) {
     case 'none':
-      return { body: null, truncated: false, sizeBytes: null };
+      return { body: null, text: null, truncated: false, sizeBytes: null };
     case 'other':
-      return { body: null, truncated: false, sizeBytes: captured.sizeBytes };
+      return { body: null, text: null, truncated: false, sizeBytes: captured.sizeBytes };
     case 'multipart': {
       const f = captured.file;
-      return { body: { fileName: f.fileName, contentType: f.contentType, sizeBytes: f.sizeBytes, sha256: f.sha256 }, truncated: false, sizeBytes: captured.sizeBytes };
+      const body = { fileName: f.fileName, contentType: f.contentType, sizeBytes: f.sizeBytes, sha256: f.sha256 };
+      return { body, text: JSON.stringify(body), truncated: false, sizeBytes: captured.sizeBytes };
     }
     case 'json': {
       const redacted = redactJson(captured.value);
       const text = JSON.stringify(redacted);
-      if (text === undefined) return { body: null, truncated: false, sizeBytes: captured.sizeBytes };
+      if (text === undefined) return { body: null, text: null, truncated: false, sizeBytes: captured.sizeBytes };
       // Cheap bound first: a text of at most limit/3 characters is at most limit bytes.
-      if (text.length * 3 <= limit || Buffer.byteLength(text) <= limit) return { body: redacted, truncated: false, sizeBytes: captured.sizeBytes ?? Buffer.byteLength(text) };
-      return { body: truncateUtf8(text, limit), truncated: true, sizeBytes: captured.sizeBytes ?? Buffer.byteLength(text) };
+      if (text.length * 3 <= limit || Buffer.byteLength(text) <= limit) return { body: redacted, text, truncated: false, sizeBytes: captured.sizeBytes ?? Buffer.byteLength(text) };
+      const cut = truncateUtf8(text, limit);
+      return { body: cut, text: JSON.stringify(cut), truncated: true, sizeBytes: captured.sizeBytes ?? Buffer.byteLength(text) };
     }
   }
 }

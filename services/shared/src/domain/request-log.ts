@@ -53,12 +53,15 @@ export interface RequestLogEntry {
   /** ISO 8601 UTC with milliseconds: when the request was received (the id's time). */
   createdAt: string;
   requestHeaders: Record<string, string>;
-  /** Redacted JSON; the truncated text as a string when requestBodyTruncated; null when not JSON. */
-  requestBody: unknown;
+  /**
+   * The redacted body as JSON text, stored as it is (the writer neither parses nor re-serialises it):
+   * when requestBodyTruncated, a JSON string holding the truncated text; null when not JSON or none.
+   */
+  requestBodyJson: string | null;
   requestBodyTruncated: boolean;
   /** Size of the body as received (bytes), null when it had none. */
   requestBodySizeBytes: number | null;
-  responseBody: unknown;
+  responseBodyJson: string | null;
   responseBodyTruncated: boolean;
   responseBodySizeBytes: number | null;
   /** Epoch ms when the gateway had answered (the writer's lag is measured from it). */
