@@ -28,13 +28,18 @@ export async function requestLogSize(stack) {
 
 /** @param {{ stack: import('./stack.mjs').BenchStack, P: { rounds: number, warmS: number, concS: number }, say: (msg: string) => void }} opts */
 export async function requestLogCost({ stack, P, say }) {
-  const [http, ops] = await freePorts(2);
-  const offKey = 'gateway-log-off';
-  await stack.startService('gateway', { key: offKey, opsPort: ops, env: { PORT: String(http), REQUEST_LOG_ENABLED: 'false' } });
+  // Two gateways started alike for this experiment (the stack's own has served every earlier phase:
+  // warmer, it would favour whichever side it played), one recording and one not.
+  const [onHttp, onOps, offHttp, offOps] = await freePorts(4);
+  const sides = [
+    { name: 'off', key: 'gateway-log-off', http: offHttp, ops: offOps, env: { REQUEST_LOG_ENABLED: 'false' } },
+    { name: 'on', key: 'gateway-log-on', http: onHttp, ops: onOps, env: {} },
+  ];
+  for (const s of sides) await stack.startService('gateway', { key: s.key, opsPort: s.ops, env: { PORT: String(s.http), ...s.env } });
   try {
-    const offUrl = `http://127.0.0.1:${http}`;
-    const onUrl = stack.gatewayUrl;
-    for (const url of [offUrl, onUrl]) await cannon({ url, request: productSubmit(stack), check: checks.submitted, connections: 64, duration: P.warmS });
+    for (let i = 0; i < 2; i++) {
+      for (const s of sides) await cannon({ url: `http://127.0.0.1:${s.http}`, request: productSubmit(stack), check: checks.submitted, connections: 64, duration: P.warmS });
+    }
     const services = submitPath().filter((s) => s !== 'gateway');
     const procsWith = (gatewayKey) => ({
       gateway: stack.procs.get(gatewayKey),
@@ -42,15 +47,18 @@ export async function requestLogCost({ stack, P, say }) {
       events: stack.procs.get('events'),
     });
     const pgApps = [...submitPathWithDatabase(), 'events'];
-    // Only the measured submits are logged between the two sizes (the other gateway records nothing).
+    // Only the measured submits are logged between the two sizes (the other gateways are idle).
     const before = await requestLogSize(stack);
     // Shorter slices, twice as many and twice the time of the other experiments: on a shared machine
     // the drift between slices is larger than the few per cent measured here.
     const res = await interleave(
-      [
-        { name: 'off', url: offUrl, request: productSubmit(stack), check: checks.submitted, measure: (fn) => cpuDuring(stack, { procs: procsWith(offKey), pgApps }, fn) },
-        { name: 'on', url: onUrl, request: productSubmit(stack), check: checks.submitted, measure: (fn) => cpuDuring(stack, { procs: procsWith('gateway'), pgApps }, fn) },
-      ],
+      sides.map((s) => ({
+        name: s.name,
+        url: `http://127.0.0.1:${s.http}`,
+        request: productSubmit(stack),
+        check: checks.submitted,
+        measure: (fn) => cpuDuring(stack, { procs: procsWith(s.key), pgApps }, fn),
+      })),
       { rounds: P.rounds * 4, seconds: P.concS / P.rounds / 2, connections: 64 },
     );
     const after = await requestLogSize(stack);
@@ -63,6 +71,6 @@ export async function requestLogCost({ stack, P, say }) {
     );
     return { off: res.off, on: res.on, storage };
   } finally {
-    await stack.stopService(offKey);
+    for (const s of sides) await stack.stopService(s.key);
   }
 }
