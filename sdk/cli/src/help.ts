@@ -26,7 +26,7 @@ export const OPTION_HELP: Record<string, string> = {
   validate: 'check the body first (POST /v1/submissions/validate); when it would fail, print each problem and create nothing (exit 1)',
   active: 'only active (true) or inactive (false) products',
   wait: 'seconds to wait for the outcome (default 60); 0 returns the job at once',
-  'idempotency-key': 'your own Idempotency-Key (default: a new one per command, kept across its retries)',
+  'idempotency-key': 'your own Idempotency-Key (default: a new one per command, kept across its retries); with requests list: only the requests sent with this key',
   type: 'the document type',
   'content-type': "the file's media type (default: from its name)",
   output: 'where to save (default: the attachment\'s own name here); - writes to stdout',
@@ -58,6 +58,7 @@ export const OPTION_HELP: Record<string, string> = {
   jwks: 'a copy of /.well-known/receipt-keys.json (partner receipts keys > jwks.json)',
   'from-seq': 'the seq of the first receipt in the file, when it is not 1 (with --prev); default: the chain must start at seq 1',
   prev: 'the hash the receipt of --from-seq N links to: the lastHash printed by the check that ended at N-1 (hex SHA-256 of receipt N-1)',
+  'request-id': 'only the request(s) sent with this X-Request-Id',
 };
 
 /** The placeholder an option's value is shown with. */
@@ -68,6 +69,7 @@ const ARG_NAMES: Record<string, string> = {
   'principal-id': 'ID', principal: 'ID', profile: 'NAME', data: 'JSON|@FILE|-', header: '"NAME: VALUE"', 'base-url': 'URL',
   'auth-url': 'URL', 'client-id': 'ID', scope: 'SCOPE', 'idempotency-key': 'KEY', url: 'URL', description: 'TEXT', event: 'EVENT_ID',
   'forward-to': 'URL', secret: 'whsec_…', reason: 'REASON', note: 'TEXT', clearance: 'STATUS', submission: 'SUBMISSION_ID', 'after-seq': 'SEQ', jwks: 'FILE', 'from-seq': 'N', prev: 'HASH',
+  'request-id': 'ID',
 };
 
 
