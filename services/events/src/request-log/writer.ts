@@ -160,6 +160,14 @@ export class RequestLogWriter {
 
   start(): void {
     this.running = this.loop();
+    // After NATS comes back, consume afresh at once rather than when the pull's heartbeats are missed
+    // (up to a minute): the consume loop ends, and the loop follows the stream again.
+    void (async () => {
+      for await (const s of this.opts.nc.status()) {
+        if (this.stopped) return;
+        if (s.type === 'reconnect') this.stopCurrent?.();
+      }
+    })().catch(() => undefined);
   }
 
   async stop(): Promise<void> {
