@@ -14,6 +14,8 @@
 //   npm run bench -- --only noisy      the noisy neighbour alone: request flood, then validate flood (issue 48; ~1 min)
 //   npm run bench -- --only bind       bind + wait beside submit + wait, sequential, with the PDF's share (issue 43)
 //   npm run bench -- --only quotes     quote+wait beside submit+wait, sequential, same run (issue 42; ~1 min)
+//   npm run bench -- --only requestlog the request log's cost (issue 45): submit+wait through a gateway recording
+//                                      and one not, same slices; and its storage per request (~1 min)
 //   npm run bench -- --profile --only reads   CPU profiles of every process under the read load alone
 //   options: --no-build (use the existing dist/), --out FILE (write the JSON there instead)
 //
@@ -41,9 +43,10 @@ import { clearanceCost } from '../bench/lib/clearance.mjs';
 import { noisyNeighbour } from '../bench/lib/noisy.mjs';
 import { validatePhase } from '../bench/lib/validate.mjs';
 import { receiptsCost } from '../bench/lib/receipts.mjs';
+import { requestLogCost } from '../bench/lib/request-log.mjs';
 import { eventPathRows } from '../bench/lib/event-stages.mjs';
 import { readPhases, startReadFloor } from '../bench/lib/reads.mjs';
-import { buildReadsTable } from '../bench/lib/report.mjs';
+import { buildReadsTable, buildRequestLogTable } from '../bench/lib/report.mjs';
 import { bindCost, bindRows } from '../bench/lib/bind.mjs';
 import { quoteCost } from '../bench/lib/quotes.mjs';
 
@@ -56,9 +59,9 @@ const option = (name) => {
 const smoke = flag('--smoke') || process.env.BENCH_SMOKE === '1';
 if (smoke) process.env.BENCH_DB_POOL_MAX ??= '4';
 const profile = flag('--profile');
-// --only validate | receipts | reads | events | noisy: start the stack, run that phase alone, write its results.
+// --only validate | receipts | reads | events | noisy | requestlog: start the stack, run that phase alone, write its results.
 const only = option('--only');
-const ONLY = ['validate', 'receipts', 'reads', 'events', 'noisy', 'bind', 'quotes'];
+const ONLY = ['validate', 'receipts', 'reads', 'events', 'noisy', 'bind', 'quotes', 'requestlog'];
 if (only !== undefined && !ONLY.includes(only)) {
   process.stderr.write(`✖ --only takes: ${ONLY.join(', ')}\n`);
   process.exit(2);
@@ -251,6 +254,14 @@ async function main() {
     await cannon({ url, request, check, connections: 8, duration: P.warmS });
   }
   say('warmed up');
+  if (only === 'requestlog') {
+    r.experiments = { requestLog: await requestLogCost({ stack, P, say }) };
+    r.meta = meta();
+    const table = buildRequestLogTable(r, { judge: !smoke });
+    process.stdout.write(`\n${renderTable(table)}\n\n`);
+    say(`results written to ${writeResults({ ...r, table, serviceErrors: stack.serviceErrors() }, 'requestlog').join(', ')}`);
+    return;
+  }
   if (only === 'receipts') {
     const floorProcs = { 'floor-http': baselines.procs.floorHttp, 'floor-worker': baselines.procs.floorWorker };
     const floorCpu = (fn) => cpuDuring(stack, { procs: floorProcs, pgApps: ['floor-http', 'floor-worker'] }, fn);
@@ -335,6 +346,8 @@ async function main() {
   // Experiment (issue 32): what signed receipts cost (the submission service with RECEIPTS_ISSUE=false, then on).
   r.experiments.receipts = await receiptsCost({ stack, floorUrl: baselines.urls.floor, floorCpu, P, say });
   productProcs.submission = stack.procs.get('submission');
+  // Experiment (issue 45): what the request log costs a submit (a gateway recording beside one that does not, same slices).
+  r.experiments.requestLog = await requestLogCost({ stack, P, say });
   r.experiments.claim = { off: { product: claimOff.product, floor: claimOff.floor }, on: { product: claimOn.product, floor: claimOn.floor } };
   say(
     `64 connections, claim off: ${claimOff.product.rps} req/s, ${claimOff.product.cpuMsPerRequest?.total} ms CPU/req (floor ${claimOff.floor.rps} req/s); ` +

@@ -54,6 +54,10 @@ describe('npm run bench -- --smoke', () => {
     expect(r.health.product.ok).toBeGreaterThan(0);
     expect(r.experiments.workerConcurrency64.product.ok).toBeGreaterThan(0);
     for (const side of ['off', 'on']) expect(r.experiments.receipts[side].product.ok, `receipts ${side}`).toBeGreaterThan(0);
+    // Issue 45: the request log on and off in the same slices, and its storage per request.
+    for (const side of ['off', 'on']) expect(r.experiments.requestLog[side].ok, `request log ${side}`).toBeGreaterThan(0);
+    expect(r.experiments.requestLog.storage.bytesPerRequest).toBeGreaterThan(0);
+    expect(r.table.find((row: { metric: string }) => row.metric === 'submit+wait 64 conns CPU/request, request log on')?.baselineName).toBe('request log off');
     expect(r.jobsRead.ok).toBeGreaterThan(0);
     expect(r.policiesList.ok).toBeGreaterThan(0);
     // Issue 34: each read beside its read floor, with CPU per request of every process on both sides.

@@ -164,5 +164,9 @@ describe('the documents run as written', () => {
     expect(r.stdout).toContain('declarations.pdf: OK');
     expect(r.stdout).toMatch(/"bind\.received","policy\.issued"\]$/m);
     expect(r.stdout).toMatch(/"file": ".*policy-documents\/declarations-P-\d{4}-\d{8}\.pdf"/);
+    // "Finding a request": the submission and its replay by key, the replay first; the stored body redacted.
+    expect(r.stdout).toMatch(/"status":200,"idempotentReplayed":true,"jobId":"job_[0-9a-f]{32}"}\n\{"requestId":"acme-[^"]+-1","status":200,"idempotentReplayed":false/);
+    expect(r.stdout).toContain('"taxId": "****6789"');
+    expect(r.stdout).not.toContain('3456789"');
   });
 });

@@ -30,6 +30,20 @@ function quoteRows(q, add) {
   add('quote+wait sequential p99', q.quote.p99, 'ms', q.submit.p99, 'submit+wait sequential p99, same run');
 }
 
+/** Issue 45: the request log may cost at most 5 % CPU per submit (a gateway recording beside one that does not, same slices). */
+function requestLogRows({ on, off, storage }, add) {
+  add('submit+wait 64 conns CPU/request, request log on', on.cpuMsPerRequest?.total, 'ms', off.cpuMsPerRequest?.total, 'request log off', { text: '≤ 105 % of request log off', check: (x) => x !== null && x <= 1.05 });
+  add('submit+wait 64 conns, request log on', on.rps, 'req/s', off.rps, 'request log off');
+  add('request log storage per request (table + indexes)', storage.bytesPerRequest, 'bytes', null, null);
+}
+
+/** The rows of `--only requestlog` (issue 45). */
+export function buildRequestLogTable(r, { judge }) {
+  const rows = [];
+  requestLogRows(r.experiments.requestLog, rowAdder(rows, judge));
+  return rows;
+}
+
 export function buildTable(r, { judge, only } = {}) {
   const rows = [];
   const add = rowAdder(rows, judge);
@@ -78,6 +92,7 @@ export function buildTable(r, { judge, only } = {}) {
     add('submit+wait 64 conns CPU/request, receipts on', on.product.cpuMsPerRequest?.total, 'ms', off.product.cpuMsPerRequest?.total, 'receipts off (RECEIPTS_ISSUE=false)', { text: '≤ 110 % of receipts off', check: (x) => x !== null && x <= 1.1 });
     add('floor pipeline 64 conns beside receipts on', on.floor.rps, 'req/s', off.floor.rps, 'floor beside receipts off (drift)');
   }
+  if (r.experiments?.requestLog) requestLogRows(r.experiments.requestLog, add);
   const b = r.baselines;
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaBare.rps, 'bare Koa', { text: '≥ 60 % of bare Koa', check: (x) => x !== null && x >= 0.6 });
   add('GET /v1/health 50 conns throughput', r.health.product.rps, 'req/s', b.koaJose.rps, 'Koa + jose ES256');

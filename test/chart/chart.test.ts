@@ -606,6 +606,10 @@ describe('observability', () => {
     'partner_event_outbox_oldest_age_seconds',
     'partner_events_writer_pending',
     'partner_events_store_delay_seconds_bucket',
+    'partner_request_log_dropped_total',
+    'partner_request_log_writer_pending_batches',
+    'partner_request_log_writer_lag_seconds_bucket',
+    'partner_request_log_partition_job_last_success_timestamp_seconds',
   ];
   const metricsIn = (expr: string) =>
     [...expr.matchAll(/\b([a-z_][a-z0-9_]*)\s*\{/g)].map((m) => m[1]!).filter((n) => !['by', 'on', 'without', 'sum', 'max'].includes(n));

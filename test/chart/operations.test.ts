@@ -126,6 +126,10 @@ describe('alerts', () => {
       ['PartnerGatewayWaitersAtCap', 'partner_gateway_wait_rejected_total'],
       ['PartnerGatewayPartnerAtWaitCap', 'partner_gateway_partners_at_wait_cap'],
       ['PartnerMetricSourceFailing', 'partner_metric_source_failures_total'],
+      ['PartnerRequestLogDropping', 'partner_request_log_dropped_total'],
+      ['PartnerRequestLogLag', 'partner_request_log_writer_pending_batches'],
+      ['PartnerRequestLogLag', 'partner_request_log_writer_lag_seconds_bucket'],
+      ['PartnerRequestLogPartitionJobStale', 'partner_request_log_partition_job_last_success_timestamp_seconds'],
     ] as const) {
       expect(byName[alert], alert).toBeDefined();
       expect(promql(byName[alert]!.expr), alert).toContain(metric);

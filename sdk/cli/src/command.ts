@@ -85,6 +85,7 @@ export const OPTIONS = {
   offer: { type: 'string' },
   download: { type: 'string' },
   option: { type: 'string', multiple: true },
+  'request-id': { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

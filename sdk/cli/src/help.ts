@@ -26,7 +26,7 @@ export const OPTION_HELP: Record<string, string> = {
   validate: 'check the body first (POST /v1/submissions/validate); when it would fail, print each problem and create nothing (exit 1)',
   active: 'only active (true) or inactive (false) products',
   wait: 'seconds to wait for the outcome (default 60); 0 returns the job at once',
-  'idempotency-key': 'your own Idempotency-Key (default: a new one per command, kept across its retries)',
+  'idempotency-key': 'your own Idempotency-Key (default: a new one per command, kept across its retries); with requests list: only the requests sent with this key',
   type: 'the document type',
   'content-type': "the file's media type (default: from its name)",
   output: 'where to save (default: the attachment\'s own name here); - writes to stdout',
@@ -61,6 +61,7 @@ export const OPTION_HELP: Record<string, string> = {
   offer: 'the offer JWS accepted, as read before (default: the quote\'s current offer, read with GET /v1/quotes/{id}); the CLI sends its SHA-256',
   download: 'a folder to save each document in (created if missing), its sha256 checked against the listing',
   option: "a limit and a retention, LIMIT/RETENTION (e.g. 1000000/10000), keys of the product's rating plan; repeat for up to 5 options",
+  'request-id': 'only the request(s) sent with this X-Request-Id',
 };
 
 /** The placeholder an option's value is shown with. */
@@ -72,6 +73,7 @@ const ARG_NAMES: Record<string, string> = {
   'auth-url': 'URL', 'client-id': 'ID', scope: 'SCOPE', 'idempotency-key': 'KEY', url: 'URL', description: 'TEXT', event: 'EVENT_ID',
   'forward-to': 'URL', secret: 'whsec_…', reason: 'REASON', note: 'TEXT', clearance: 'STATUS', submission: 'SUBMISSION_ID', 'after-seq': 'SEQ', jwks: 'FILE', 'from-seq': 'N', prev: 'HASH', option: 'LIMIT/RETENTION',
   offer: 'JWS', download: 'DIR',
+  'request-id': 'ID',
 };
 
 

@@ -46,6 +46,11 @@ export class Output {
     if (footer) this.io.stdout.write(`${footer}\n`);
   }
 
+  /** A titled block of text (e.g. a pretty-printed body) after a record. */
+  section(title: string, body: string): void {
+    this.io.stdout.write(`\n${title}:\n${body}\n`);
+  }
+
   writeJson(value: unknown): void {
     this.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
   }

@@ -26,6 +26,7 @@ import { Policies, type Policy, type PolicyListParams } from './policies.js';
 import { Products, type Product, type ProductListParams, type ProductRequirements } from './products.js';
 import { Quotes, type QuoteRequest, type QuotesCreated } from './quotes.js';
 import { Receipts, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams } from './receipts.js';
+import { Requests } from './requests.js';
 import { Submissions, type Submission, type SubmissionCreate, type SubmissionListParams, type SubmissionResult, type ValidationResult } from './submissions.js';
 import type { WithResponse } from './transport.js';
 import type { Health, Page, PageParams } from './types.js';
@@ -63,6 +64,8 @@ export class PartnerClient {
   readonly webhookEndpoints: WebhookEndpoints;
   /** Quotes: create, get, list, iterate, decideReferral (UAT), bind; verify offers offline with verifyOffer. */
   readonly quotes: Quotes;
+  /** The request log: list, iterate, get. */
+  readonly requests: Requests;
 
   constructor(opts: PartnerClientOptions) {
     this.connection = connect(opts);
@@ -75,6 +78,7 @@ export class PartnerClient {
     this.events = new EventFeed(this.connection);
     this.webhookEndpoints = new WebhookEndpoints(this.connection);
     this.quotes = new Quotes(this.connection);
+    this.requests = new Requests(this.connection);
   }
 
   /** POST /v1/submissions/{id}/quotes (quotes.create): `{submissionId, quotes}` once the job has succeeded. */

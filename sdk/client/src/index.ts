@@ -50,6 +50,7 @@ export type {
   WebhookRecovered,
   WebhookSecretRotated,
 } from './webhook-endpoints.js';
+export type { RequestLogEntry, RequestLogItem, RequestLogListParams, Requests } from './requests.js';
 // webhooks.verify/sign/newSecret, WebhookVerificationError and VerifyOptions.
 export * from './webhooks.js';
 // Signed receipts: verifyReceipt / verifyChain (offline, jose) and their types.

@@ -15,5 +15,6 @@ export type * from './wire/policies.js';
 export type * from './wire/products.js';
 export type * from './wire/quotes.js';
 export type * from './wire/receipts.js';
+export type * from './wire/requests.js';
 export type * from './wire/submissions.js';
 export type * from './wire/webhooks.js';

@@ -57,6 +57,19 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   attachments: AttachmentConfig;
   /** Operations scheduled for removal (DEPRECATIONS, a JSON array; see README "Versioning and deprecation"). */
   deprecations: DeprecationRule[];
+  /** The request log's recorder (request-log/recorder.ts). */
+  requestLog: RequestLogConfig;
+}
+
+export interface RequestLogConfig {
+  /** Record authenticated /v1 requests into the request log (docs/api.md "Request log"). */
+  enabled: boolean;
+  /** Entries held at most while waiting to be shipped; beyond it new ones are dropped (and counted). */
+  bufferEntries: number;
+  /** Entries per message on the request-log stream at most. */
+  batchEntries: number;
+  /** How long an entry waits for its batch to fill before the batch is shipped anyway. */
+  flushMs: number;
 }
 
 export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig> {
@@ -110,6 +123,12 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     trustTraceparent: env.bool('TRUST_TRACEPARENT', { default: false, doc: 'continue a caller\'s W3C traceparent (only behind a trusted edge); otherwise every request starts a trace' }),
     attachments: readAttachments(env),
     deprecations: readDeprecations(env),
+    requestLog: {
+      enabled: env.bool('REQUEST_LOG_ENABLED', { default: true, doc: 'record every authenticated /v1 request in the partner\'s request log (GET /v1/requests); false: nothing recorded' }),
+      bufferEntries: env.int('REQUEST_LOG_BUFFER_ENTRIES', { default: 5_000, min: 1, max: 1_000_000, doc: 'request-log entries one gateway holds at most while shipping them; beyond it new entries are dropped (partner_request_log_dropped_total), never the request' }),
+      batchEntries: env.int('REQUEST_LOG_BATCH_ENTRIES', { default: 200, min: 1, max: 10_000, doc: 'request-log entries per message on the request-log stream at most' }),
+      flushMs: env.int('REQUEST_LOG_FLUSH_MS', { default: 200, min: 1, max: 10_000, doc: 'how long a request-log entry waits for its batch to fill before the batch is shipped' }),
+    },
   });
 }
 

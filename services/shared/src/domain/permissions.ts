@@ -11,6 +11,7 @@ export const PERMISSIONS = [
   'webhooks/write',
   'quotes/read',
   'quotes/write',
+  'requests/read',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
