@@ -50,6 +50,17 @@ describe('SettledJobs', () => {
     expect(held).toBe(3);
   });
 
+  it('keeps an error with its keys in the order a read through the job service gives them', () => {
+    const jobs = new SettledJobs(10);
+    // As a settlement event carries it: jsonb orders keys by length.
+    const fromEvent = { ...job('job_1', 'failed'), error: { code: 'conflict', details: [{ field: 'x' }], message: 'm', retryable: false } };
+    delete (fromEvent as { result?: unknown }).result;
+    jobs.remember(A, fromEvent as never);
+    expect(JSON.stringify(jobs.get(A, 'job_1')?.error)).toBe('{"code":"conflict","message":"m","retryable":false,"details":[{"field":"x"}]}');
+    jobs.remember(A, { ...job('job_2', 'canceled'), error: { retryable: false, code: 'canceled', message: 'c' } } as never);
+    expect(JSON.stringify(jobs.get(A, 'job_2')?.error)).toBe('{"code":"canceled","message":"c","retryable":false}');
+  });
+
   it('keeps none with max 0', () => {
     const jobs = new SettledJobs(0);
     jobs.remember(A, job('job_1'));

@@ -16,6 +16,18 @@ export interface SettledJobsMetrics {
 
 type Owner = { tenantId: string; partnerId: string };
 
+/**
+ * The job as jobView() builds it from the job service's answer, key for key: a settlement event's
+ * error comes from a jsonb column, whose keys PostgreSQL orders by length, so the same error would
+ * otherwise print as {code, details, message, retryable} from memory and {code, message, retryable,
+ * details} from a read.
+ */
+function canonical(job: JobView): JobView {
+  if (!job.error) return job;
+  const { code, message, retryable, details } = job.error;
+  return { ...job, error: { code, message, retryable, ...(details !== undefined ? { details } : {}) } };
+}
+
 const keyOf = (owner: Owner, jobId: string): string => `${owner.tenantId}\u0000${owner.partnerId}\u0000${jobId}`;
 
 export class SettledJobs {
@@ -54,7 +66,7 @@ export class SettledJobs {
     if (this.max === 0 || !isSettled(job)) return;
     const key = keyOf(owner, job.id);
     if (this.jobs.delete(key)) this.metrics?.size(-1);
-    this.jobs.set(key, job);
+    this.jobs.set(key, canonical(job));
     this.metrics?.size(1);
     while (this.jobs.size > this.max) {
       const oldest = this.jobs.keys().next().value as string;
