@@ -14,11 +14,11 @@
 import type { JsMsg, NatsConnection } from 'nats';
 import { DeliverPolicy } from 'nats';
 import type { Logger } from '@partner/shared/telemetry/logger';
-import type { Pool, PoolClient } from '@partner/shared/db/pg';
+import { prepared, type Pool } from '@partner/shared/db/pg';
 import { ensureEventsStream, natsNames } from '@partner/shared/nats/client';
 import { isEventId, isEventType, isForEveryPartner, type EventMessage } from '@partner/shared/domain/events';
 import { createHash } from 'node:crypto';
-import { queueDeliveries } from './webhooks/repo.js';
+import { deliveryBody, queueDeliveriesSql } from './webhooks/repo.js';
 
 /** One key for the feed writer's advisory lock (any bigint the schema does not use otherwise). */
 const WRITER_LOCK = 0x65766e74; // "evnt"
@@ -68,8 +68,6 @@ export async function storedThrough(pool: Pool): Promise<bigint> {
   return BigInt(r.rows[0]!.p);
 }
 
-const partnerKey = (m: EventMessage): string => JSON.stringify([m.tenantId, m.partnerId]);
-
 /** Who an event for every partner is stored for. */
 export type PartnerDirectory = () => Promise<{ tenantId: string; partnerId: string }[]>;
 
@@ -86,50 +84,47 @@ export function copiesForEveryPartner(p: Parsed, partners: { tenantId: string; p
 }
 
 /**
- * The batch without events already stored (a republished event beyond JetStream's duplicate window)
- * or repeated within it, so no partner_seq is spent on an event that is not inserted. Under the
- * writer's lock nobody else inserts meanwhile.
+ * The batch without events repeated within it (the first copy is kept), so no partner_seq is spent on
+ * an event that is not inserted. Events stored by an earlier batch (a republished event beyond
+ * JetStream's duplicate window) are left out by STORE itself.
  */
-async function newEvents(client: PoolClient, batch: Parsed[]): Promise<Parsed[]> {
-  if (batch.length === 0) return batch;
-  const r = await client.query<{ event_id: string }>('SELECT event_id FROM events WHERE event_id = ANY($1::text[])', [batch.map((p) => p.msg.event.id)]);
-  const seen = new Set(r.rows.map((row) => row.event_id));
+function distinctEvents(batch: Parsed[]): Parsed[] {
+  const seen = new Set<string>();
   return batch.filter((p) => !seen.has(p.msg.event.id) && (seen.add(p.msg.event.id), true));
 }
 
-/**
- * Each event's partner_seq: every partner's feed_heads row advanced by its count in the batch (one
- * upsert, rows locked in (tenant_id, partner_id) order, the order the retention sweep uses too),
- * then handed out in stream order.
- */
-async function assignSeqs(client: PoolClient, batch: Parsed[]): Promise<bigint[]> {
-  const counts = new Map<string, { tenantId: string; partnerId: string; n: number }>();
-  for (const { msg } of batch) {
-    const k = partnerKey(msg);
-    const c = counts.get(k) ?? counts.set(k, { tenantId: msg.tenantId, partnerId: msg.partnerId, n: 0 }).get(k)!;
-    c.n += 1;
-  }
-  const rows = [...counts.values()];
-  const r = await client.query<{ tenant_id: string; partner_id: string; seq: string }>(
-    `INSERT INTO feed_heads AS h (tenant_id, partner_id, seq)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) ORDER BY 1, 2
+// The batch stored in one statement (one round trip between the lock and the commit): events not
+// stored yet (under the writer's lock nobody else inserts meanwhile; the statement's snapshot is
+// taken after the lock's statement, so it sees everything the previous holder committed); each
+// partner's feed_heads row advanced by its count in the batch (one upsert, rows locked in
+// (tenant_id, partner_id) order, the order the retention sweep uses too) and its seqs handed out in
+// stream order (the input's order); the events; and the webhook deliveries of what was stored.
+const STORE = `WITH input AS (
+     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[], $8::text[])
+       WITH ORDINALITY AS t(position, event_id, tenant_id, partner_id, type, ts, data, body, ord)
+   ), fresh AS (
+     SELECT * FROM input i WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = i.event_id)
+   ), heads AS (
+     INSERT INTO feed_heads AS h (tenant_id, partner_id, seq)
+     SELECT tenant_id, partner_id, count(*) FROM fresh GROUP BY 1, 2 ORDER BY 1, 2
      ON CONFLICT (tenant_id, partner_id) DO UPDATE SET seq = h.seq + EXCLUDED.seq
-     RETURNING tenant_id, partner_id, seq`,
-    [rows.map((c) => c.tenantId), rows.map((c) => c.partnerId), rows.map((c) => c.n)],
-  );
-  // The next seq to hand out per partner: its new head minus what this batch added, plus one.
-  const next = new Map<string, bigint>();
-  for (const row of r.rows) {
-    const k = JSON.stringify([row.tenant_id, row.partner_id]);
-    next.set(k, BigInt(row.seq) - BigInt(counts.get(k)!.n) + 1n);
-  }
-  return batch.map(({ msg }) => {
-    const k = partnerKey(msg);
-    const s = next.get(k)!;
-    next.set(k, s + 1n);
-    return s;
-  });
-}
+     RETURNING tenant_id, partner_id, seq
+   ), numbered AS (
+     SELECT f.*, h.seq - count(*) OVER w + row_number() OVER (w ORDER BY f.ord) AS partner_seq
+       FROM fresh f JOIN heads h USING (tenant_id, partner_id)
+     WINDOW w AS (PARTITION BY f.tenant_id, f.partner_id)
+   ), ins AS (
+     INSERT INTO events (position, partner_seq, event_id, tenant_id, partner_id, type, "timestamp", data)
+     SELECT position, partner_seq, event_id, tenant_id, partner_id, type, ts, data FROM numbered ORDER BY ord
+     ON CONFLICT (event_id) DO NOTHING
+     RETURNING partner_seq, tenant_id, partner_id, event_id, position
+   ), stored AS (
+     SELECT ins.event_id, ins.tenant_id, ins.partner_id, n.type, n.body FROM ins JOIN numbered n USING (event_id)
+   ), queued AS (
+     ${queueDeliveriesSql('stored')}
+     RETURNING 1
+   )
+   SELECT partner_seq, tenant_id, partner_id, event_id, position, (SELECT count(*) FROM queued) AS queued FROM ins`;
 
 export class FeedWriter {
   private stopped = false;
@@ -251,33 +246,26 @@ export class FeedWriter {
         `BEGIN; SELECT pg_advisory_xact_lock(${WRITER_LOCK}), set_config('synchronous_commit', 'off', true); ${STORED_THROUGH}`,
       )) as unknown as { rows: { p: string }[] }[];
       const through = BigInt(begun[2]!.rows[0]!.p);
-      const fresh = await newEvents(client, parsed.filter((p) => p.position > through));
+      const fresh = distinctEvents(parsed.filter((p) => p.position > through));
       if (fresh.length > 0) {
-        const seqs = await assignSeqs(client, fresh);
-        const r = await client.query<{ partner_seq: string; tenant_id: string; partner_id: string; event_id: string }>(
-          `INSERT INTO events (position, partner_seq, event_id, tenant_id, partner_id, type, "timestamp", data)
-           SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::jsonb[])
-           ON CONFLICT (event_id) DO NOTHING
-           RETURNING partner_seq, tenant_id, partner_id, event_id`,
-          [
+        const r = await client.query<{ partner_seq: string; tenant_id: string; partner_id: string; event_id: string; position: string; queued: string }>(
+          prepared(STORE, [
             fresh.map((p) => p.position.toString()),
-            seqs.map((s) => s.toString()),
             fresh.map((p) => p.msg.event.id),
             fresh.map((p) => p.msg.tenantId),
             fresh.map((p) => p.msg.partnerId),
             fresh.map((p) => p.msg.event.type),
             fresh.map((p) => p.msg.event.timestamp),
             fresh.map((p) => JSON.stringify(p.msg.event.data ?? null)),
-          ],
+            fresh.map((p) => deliveryBody(p.msg)),
+          ]),
         );
-        stored = r.rows.map((row) => ({ tenantId: row.tenant_id, partnerId: row.partner_id, seq: row.partner_seq }));
-        // The webhook deliveries of what was stored, in the same transaction: an event is stored if
-        // and only if its deliveries exist (the dispatcher sends them).
-        const storedIds = new Set(r.rows.map((row) => row.event_id));
-        const deliverable = fresh.filter((p) => storedIds.has(p.msg.event.id));
-        storedPositions = new Set(deliverable.map((p) => p.position));
+        // In stream order (the wake-ups name each partner's highest seq stored).
+        const rows = r.rows.sort((a, b) => (BigInt(a.partner_seq) < BigInt(b.partner_seq) ? -1 : BigInt(a.partner_seq) > BigInt(b.partner_seq) ? 1 : 0));
+        stored = rows.map((row) => ({ tenantId: row.tenant_id, partnerId: row.partner_id, seq: row.partner_seq }));
+        storedPositions = new Set(rows.map((row) => BigInt(row.position)));
         storedMessages = storedPositions.size;
-        if (deliverable.length > 0) queued = await queueDeliveries(client, deliverable.map((p) => p.msg));
+        queued = Number(r.rows[0]?.queued ?? 0);
       }
       await client.query('COMMIT');
       const committedAt = Date.now();

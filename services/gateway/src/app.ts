@@ -27,6 +27,7 @@ import type { Clients, RouteDeps } from './resources/deps.js';
 import { RESOURCES } from './resources/index.js';
 import { apiIndexRoute, openapiRoute } from './openapi/route.js';
 import { SettlementWaiters } from './settlement-waiters.js';
+import { SettledJobs } from './jobs/settled-jobs.js';
 import { ClientStates } from './client-state.js';
 import { ensureRequestLogStream, natsNames } from '@partner/shared/nats/client';
 import { RequestRecorder, requestLogMetrics } from './request-log/recorder.js';
@@ -128,7 +129,13 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
       const keys = new KeyStore(config.jwksUrl, 'ES256');
       await keys.refresh().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'JWKS not reachable yet; will fetch on first token'));
       const metrics = gatewayMetrics(registry, { maxWaiters: config.maxWaiters, maxWaitersPerPartner: config.maxWaitersPerPartner });
-      const waiters = new SettlementWaiters(config.maxWaiters, logger, metrics.waiters, config.maxWaitersPerPartner);
+      const waiters = new SettlementWaiters(
+        config.maxWaiters,
+        logger,
+        metrics.waiters,
+        config.maxWaitersPerPartner,
+        new SettledJobs(config.settledJobsMax, metrics.settledJobs),
+      );
       const clientStates = new ClientStates(
         async (clientId, timeoutMs) => {
           const s = await clients.auth.GetClientState({ clientId }, { timeoutMs });

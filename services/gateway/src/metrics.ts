@@ -87,8 +87,24 @@ export function gatewayMetrics(registry: Registry, opts: { maxWaiters?: number; 
     help: 'Requests refused with 429 by the per-client rate limit.',
     registers: [registry],
   });
+  const settledLookups = new Counter({
+    name: 'partner_gateway_settled_job_lookups_total',
+    help: 'Job reads (GET /v1/jobs/{id}, a cancel, a wait\'s re-read) looked up in the settled jobs this gateway keeps in memory: hit (no call to the job service) or miss (read through it).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  for (const outcome of ['hit', 'miss']) settledLookups.inc({ outcome }, 0);
+  const settledHeld = new Gauge({
+    name: 'partner_gateway_settled_jobs_held',
+    help: 'Settled jobs this gateway keeps in memory now (at most SETTLED_JOBS_CACHE_MAX).',
+    registers: [registry],
+  });
   return {
     inflight,
+    settledJobs: {
+      lookup: (outcome: 'hit' | 'miss') => settledLookups.inc({ outcome }),
+      size: (d: number) => settledHeld.inc(d),
+    },
     rateLimited: () => rateLimited.inc(),
     waiters: {
       waiting: (d: number) => waiting.inc(d),

@@ -9,6 +9,7 @@ import type { Logger } from '@partner/shared/telemetry/logger';
 import type { JobView, SettlementEvent } from '@partner/shared/domain/jobs';
 import { contextFromHeaders } from '@partner/shared/nats/client';
 import { context, SpanKind, trace, tracer } from '@partner/shared/telemetry/tracing';
+import { SettledJobs } from './jobs/settled-jobs.js';
 
 export interface Waiter {
   /** Resolves with the settled job, or undefined when the deadline passes first. */
@@ -53,6 +54,8 @@ export class SettlementWaiters {
     private readonly metrics?: WaiterMetrics,
     /** Waits one holder (partner) may hold in this process: one partner cannot take every slot. */
     private readonly maxPerHolder: number = Number.POSITIVE_INFINITY,
+    /** The settled jobs this gateway keeps (filled from every settlement heard here); none by default. */
+    readonly settledJobs: SettledJobs = new SettledJobs(0),
   ) {}
 
   /** Subscribes to settlement events (call once NATS is connected). */
@@ -60,13 +63,17 @@ export class SettlementWaiters {
     this.sub = nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return this.logger.warn({ err: err.message }, 'settlement subscription error');
-        // Every gateway hears every settlement: parse one only when someone here is waiting.
-        if (this.waiters.size === 0) return;
+        // Every gateway hears every settlement: parse one only when someone here is waiting, or to
+        // keep the settled job for the polls to come.
+        if (this.waiters.size === 0 && !this.settledJobs.enabled) return;
         let event: SettlementEvent;
         try {
           event = JSON.parse(msg.string()) as SettlementEvent;
         } catch {
           return;
+        }
+        if (typeof event.tenantId === 'string' && typeof event.partnerId === 'string' && typeof event.job?.id === 'string') {
+          this.settledJobs.remember(event, event.job);
         }
         const set = this.waiters.get(event.job?.id);
         if (!set) return;

@@ -1,7 +1,7 @@
 // Webhook endpoints and deliveries in PostgreSQL (schema events; migration 0002_webhooks.sql). The
 // endpoint mutations run inside jobs and are idempotent by job id: each records its result in
 // webhook_job_results in its own transaction, under a lock on the job id, and a second run of the
-// same job answers that result. The feed writer queues deliveries (queueDeliveries) in the
+// same job answers that result. The feed writer queues deliveries (queueDeliveriesSql) in the
 // transaction that stores the events; the dispatcher (dispatcher/store.ts) claims and settles them.
 //
 // Lock order (migrations/0004_webhook_lock_order.sql): a transaction that changes existing delivery
@@ -75,12 +75,16 @@ export interface DeliveryRow {
 const DELIVERY_COLUMNS =
   'delivery_id, event_id, event_type, status, attempts, last_attempt_at, next_attempt_at, last_response_status, last_error, created_at';
 
-/** The deliveries of events just stored, one per matching enabled endpoint (in the writer's transaction). */
-export async function queueDeliveries(c: PoolClient, msgs: EventMessage[]): Promise<number> {
-  const r = await c.query(
-    `INSERT INTO webhook_deliveries (delivery_id, endpoint_id, tenant_id, partner_id, event_id, event_type, body, next_attempt_at)
+/**
+ * The deliveries of events just stored, one per matching enabled endpoint: an INSERT over `source`,
+ * a relation with event_id, tenant_id, partner_id, type and body (the exact bytes to send). The feed
+ * writer runs it inside its one statement (writer.ts), so an event is stored if and only if its
+ * deliveries exist.
+ */
+export const queueDeliveriesSql = (source: string): string =>
+  `INSERT INTO webhook_deliveries (delivery_id, endpoint_id, tenant_id, partner_id, event_id, event_type, body, next_attempt_at)
      SELECT 'whd_' || replace(gen_random_uuid()::text, '-', ''), w.endpoint_id, e.tenant_id, e.partner_id, e.event_id, e.type, e.body, now()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS e(event_id, tenant_id, partner_id, type, body)
+       FROM ${source} e
        JOIN webhook_endpoints w
          ON w.tenant_id = e.tenant_id AND w.partner_id = e.partner_id AND w.status = 'enabled'
         AND (e.type = ANY(w.event_types) OR '*' = ANY(w.event_types))
@@ -88,17 +92,11 @@ export async function queueDeliveries(c: PoolClient, msgs: EventMessage[]): Prom
         -- hold a secret the service made (docs/webhooks.md, "Register an endpoint").
         AND NOT (e.type = 'job.succeeded' AND e.body::jsonb #>> '{data,kind}' = '${JOB_KINDS.webhookEndpointCreate}'
                  AND e.body::jsonb #>> '{data,result,endpointId}' = w.endpoint_id)
-     ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
-    [
-      msgs.map((m) => m.event.id),
-      msgs.map((m) => m.tenantId),
-      msgs.map((m) => m.partnerId),
-      msgs.map((m) => m.event.type),
-      msgs.map((m) => JSON.stringify({ id: m.event.id, type: m.event.type, timestamp: m.event.timestamp, data: m.event.data ?? null })),
-    ],
-  );
-  return r.rowCount ?? 0;
-}
+     ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
+
+/** A delivery's body: the exact bytes sent (and signed) on every attempt. */
+export const deliveryBody = (m: EventMessage): string =>
+  JSON.stringify({ id: m.event.id, type: m.event.type, timestamp: m.event.timestamp, data: m.event.data ?? null });
 
 // ---------------------------------------------------------------------------------------------
 // Endpoint mutations (each a job's effect).

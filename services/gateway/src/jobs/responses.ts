@@ -45,11 +45,17 @@ export function respondProcessing(ctx: GatewayContext, jobId: string): void {
   ctx.body = { id: jobId, status: 'processing', retryAfter: RETRY_AFTER_S };
 }
 
+/**
+ * The caller's job: from the settled jobs this gateway keeps (no call), or read through the job
+ * service (a settled job read is kept for the polls to come; unsettled and unknown ones never are).
+ */
 export async function readJob(ctx: GatewayContext, deps: RouteDeps, jobId: string): Promise<JobView> {
-  const { job } = await deps.clients.job.GetJob(
-    { jobId, ...ownerOf(ctx) },
-    grpcOptions(ctx, deps.config.grpcTimeoutMs),
-  );
-  return jobView(job!);
+  const owner = ownerOf(ctx);
+  const kept = deps.waiters.settledJobs.get(owner, jobId);
+  if (kept) return kept;
+  const { job } = await deps.clients.job.GetJob({ jobId, ...owner }, grpcOptions(ctx, deps.config.grpcTimeoutMs));
+  const view = jobView(job!);
+  deps.waiters.settledJobs.remember(owner, view);
+  return view;
 }
 

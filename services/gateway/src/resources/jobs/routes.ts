@@ -95,7 +95,10 @@ export function jobRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
     if (!permission) throw new DomainError('forbidden', `jobs of kind ${job.kind} cannot be cancelled`);
     await deps.guard(permission)(ctx, async () => {
       const { job: canceled } = await deps.clients.job.CancelJob({ jobId: id, ...ownerOf(ctx) }, grpcOptions(ctx, deps.config.grpcTimeoutMs));
-      respondJob(ctx, jobView(canceled!));
+      const view = jobView(canceled!);
+      // A cancelled job is settled: kept for the polls to come, like one heard from its event.
+      deps.waiters.settledJobs.remember(ownerOf(ctx), view);
+      respondJob(ctx, view);
     });
   });
 }
