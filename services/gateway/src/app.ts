@@ -28,6 +28,7 @@ import { RESOURCES } from './resources/index.js';
 import { apiIndexRoute, openapiRoute } from './openapi/route.js';
 import { SettlementWaiters } from './settlement-waiters.js';
 import { ClientStates } from './client-state.js';
+import { ConsoleSessions, consoleCookieName } from './resources/console/sessions.js';
 import { natsNames } from '@partner/shared/nats/client';
 import { tracerProviderRegistered } from '@partner/shared/telemetry/tracing';
 
@@ -61,7 +62,12 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
         .registered,
     config.principalCacheMs,
   );
+  const consoleAuth = {
+    cookieName: consoleCookieName(config.console.cookieSecure),
+    sessions: new ConsoleSessions(clients.auth, { cacheMs: config.console.sessionCacheMs }),
+  };
   const routeDeps: RouteDeps = {
+    console: { auth: consoleAuth, clientStates: deps.clientStates },
     config,
     clients,
     waiters: deps.waiters,
@@ -91,6 +97,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
         clients: deps.clientStates,
         stateTimeoutMs: config.grpcTimeoutMs,
         onFailure: metrics.tokenFailure,
+        console: consoleAuth,
       }),
       rateLimit: rateLimiter({
         defaults: config.rateLimit,

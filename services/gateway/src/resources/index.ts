@@ -7,6 +7,7 @@
 // match the same path (none do today), the earlier one's methods come first in `Allow`.
 import { attachments } from './attachments/index.js';
 import { clearance } from './clearance/index.js';
+import { consoleResource } from './console/index.js';
 import { events } from './events/index.js';
 import { health } from './health/index.js';
 import { jobs } from './jobs/index.js';
@@ -19,4 +20,4 @@ import { webhooks } from './webhooks/index.js';
 
 export type { PublicRoute, Resource } from './resource.js';
 
-export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks];
+export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, consoleResource];

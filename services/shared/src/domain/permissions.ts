@@ -9,6 +9,7 @@ export const PERMISSIONS = [
   'events/read',
   'webhooks/read',
   'webhooks/write',
+  'requests/read',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
