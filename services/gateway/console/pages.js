@@ -2,10 +2,12 @@
 // client, and renders with dom.js. A part whose API this deployment lacks (an absent route) is left
 // out; a part the client is not provisioned for says so.
 import { api, errorText, listAll } from './api.js';
-import { facts, filters, h, json, nextLink, table, timeEl } from './dom.js';
+import { append, facts, filters, h, json, nextLink, table, timeEl } from './dom.js';
 import { verifyReceipt } from './receipts.js';
 
 const DAY_MS = 86_400_000;
+/** Appends what is there (a part left out is null). */
+const add = (el, ...children) => append(el, children);
 const since24h = () => new Date(Date.now() - DAY_MS).toISOString();
 const link = (href, text) => h('a', { href }, text);
 const code = (text) => h('code', {}, text ?? '—');
@@ -27,7 +29,7 @@ async function mutate(ctx, method, path, body, done) {
 // ---------------------------------------------------------------- Overview
 async function overview(ctx) {
   const cards = h('div', { class: 'cards' });
-  ctx.content.append(h('p', {}, 'The last 24 hours of this partner\'s account.'), cards);
+  add(ctx.content, h('p', {}, 'The last 24 hours of this partner\'s account.'), cards);
   const since = since24h();
   const [requests, failed, endpoints, submissions] = await Promise.all([
     listAll('/v1/requests', { createdSince: since }, 25),
@@ -40,7 +42,7 @@ async function overview(ctx) {
     if (requests.ok) {
       const counts = { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
       for (const r of requests.items) counts[`${String(r.status)[0]}xx`] = (counts[`${String(r.status)[0]}xx`] ?? 0) + 1;
-      card.append(
+      add(card, 
         table('Requests in the last 24 hours', [
           { label: 'Status class', cell: (r) => link(`/console/requests?status=${r[0]}&createdSince=${encodeURIComponent(since)}`, r[0]) },
           { label: 'Requests', cell: (r) => String(r[1]), num: true },
@@ -123,11 +125,11 @@ async function requests(ctx) {
   const id = ctx.params.get('id');
   if (id) return requestDetail(ctx, id);
   const values = paramsOf(ctx.params, [...REQUEST_FILTERS.map((f) => f.name), 'cursor']);
-  ctx.content.append(filters(REQUEST_FILTERS, ctx.params));
+  add(ctx.content, filters(REQUEST_FILTERS, ctx.params));
   const r = await api('GET', '/v1/requests', { query: { limit: 50, ...values } });
-  if (r.absent) return void ctx.content.append(h('p', {}, 'The request log is not available on this deployment.'));
-  if (!r.ok) return void ctx.content.append(problem(r));
-  ctx.content.append(
+  if (r.absent) return void add(ctx.content, h('p', {}, 'The request log is not available on this deployment.'));
+  if (!r.ok) return void add(ctx.content, problem(r));
+  add(ctx.content, 
     table('Requests, newest first', [
       { label: 'Request', cell: (q) => link(`/console/requests?id=${q.id}`, `${q.method} ${q.path}`) },
       { label: 'Status', cell: (q) => String(q.status) },
@@ -142,9 +144,9 @@ async function requests(ctx) {
 }
 
 async function requestDetail(ctx, id) {
-  ctx.content.append(h('p', {}, link('/console/requests', 'All requests')));
+  add(ctx.content, h('p', {}, link('/console/requests', 'All requests')));
   const r = await api('GET', `/v1/requests/${encodeURIComponent(id)}`);
-  if (!r.ok) return void ctx.content.append(problem(r));
+  if (!r.ok) return void add(ctx.content, problem(r));
   const q = r.body;
   const curl = curlOf(q);
   const copy = h('button', { type: 'button', class: 'secondary', onclick: async () => {
@@ -155,7 +157,7 @@ async function requestDetail(ctx, id) {
       ctx.say('Copy it from the box below.');
     }
   } }, 'Copy as curl');
-  ctx.content.append(
+  add(ctx.content, 
     section(`${q.method} ${q.path}`,
       facts([
         ['Status', String(q.status)], ['Request id', code(q.requestId)], ['Time', timeEl(q.createdAt)], ['Duration', `${q.durationMs} ms`],
@@ -186,10 +188,10 @@ async function jobs(ctx) {
   const id = ctx.params.get('id');
   if (id) return jobDetail(ctx, id);
   const values = paramsOf(ctx.params, [...JOB_FILTERS.map((f) => f.name), 'cursor']);
-  ctx.content.append(filters(JOB_FILTERS, ctx.params));
+  add(ctx.content, filters(JOB_FILTERS, ctx.params));
   const r = await api('GET', '/v1/jobs', { query: { limit: 50, ...values } });
-  if (!r.ok) return void ctx.content.append(problem(r));
-  ctx.content.append(
+  if (!r.ok) return void add(ctx.content, problem(r));
+  add(ctx.content, 
     table('Jobs, newest first', [
       { label: 'Job', cell: (j) => link(`/console/jobs?id=${j.id}`, h('span', { id: `job-${j.id}` }, `${j.kind} ${j.id}`)) },
       { label: 'Status', cell: (j) => j.status },
@@ -202,9 +204,9 @@ async function jobs(ctx) {
 }
 
 async function jobDetail(ctx, id) {
-  ctx.content.append(h('p', {}, link('/console/jobs', 'All jobs')));
+  add(ctx.content, h('p', {}, link('/console/jobs', 'All jobs')));
   const box = h('div');
-  ctx.content.append(box);
+  add(ctx.content, box);
   const render = async () => {
     const r = await api('GET', `/v1/jobs/${encodeURIComponent(id)}`);
     box.replaceChildren();
@@ -235,10 +237,10 @@ async function submissions(ctx) {
   const id = ctx.params.get('id');
   if (id) return submissionDetail(ctx, id);
   const values = paramsOf(ctx.params, [...SUBMISSION_FILTERS.map((f) => f.name), 'cursor']);
-  ctx.content.append(filters(SUBMISSION_FILTERS, ctx.params));
+  add(ctx.content, filters(SUBMISSION_FILTERS, ctx.params));
   const r = await api('GET', '/v1/submissions', { query: { limit: 50, ...values } });
-  if (!r.ok) return void ctx.content.append(problem(r));
-  ctx.content.append(
+  if (!r.ok) return void add(ctx.content, problem(r));
+  add(ctx.content, 
     table('Submissions, newest first', [
       { label: 'Submission', cell: (s) => link(`/console/submissions?id=${s.submissionId}`, s.submissionName) },
       { label: 'External ref', cell: (s) => code(s.externalRef) },
@@ -251,9 +253,9 @@ async function submissions(ctx) {
 }
 
 async function submissionDetail(ctx, id) {
-  ctx.content.append(h('p', {}, link('/console/submissions', 'All submissions')));
+  add(ctx.content, h('p', {}, link('/console/submissions', 'All submissions')));
   const r = await api('GET', `/v1/submissions/${encodeURIComponent(id)}`);
-  if (!r.ok) return void ctx.content.append(problem(r));
+  if (!r.ok) return void add(ctx.content, problem(r));
   const s = r.body;
   const [attachments, quotes, receipts, policies] = await Promise.all([
     listAll(`/v1/submissions/${s.submissionId}/attachments`, {}, 5),
@@ -299,7 +301,7 @@ async function submissionDetail(ctx, id) {
     });
   }
   events.sort((a, b) => String(a.at).localeCompare(String(b.at)));
-  ctx.content.append(
+  add(ctx.content, 
     section(`${s.submissionName}`, facts([['Submission', code(s.submissionId)], ['Status', s.status], ['Applicant', s.applicant?.legalName ?? '—'], ['Updated', timeEl(s.updatedAt)]])),
     section('Timeline', h('ol', { class: 'timeline' }, events.map((e) => h('li', {}, h('span', { class: 'when' }, timeEl(e.at)), h('h3', {}, e.title), e.body)))),
     receipts.ok ? null : section('Receipts', problem(receipts)),
@@ -322,23 +324,23 @@ function countdown(validUntil) {
 }
 
 async function quotes(ctx) {
-  ctx.content.append(filters(QUOTE_FILTERS, ctx.params));
+  add(ctx.content, filters(QUOTE_FILTERS, ctx.params));
   const submissionId = ctx.params.get('submissionId');
   const status = ctx.params.get('status') || undefined;
   let ids = submissionId ? [submissionId] : [];
   if (!submissionId) {
     const s = await api('GET', '/v1/submissions', { query: { limit: 20 } });
-    if (!s.ok) return void ctx.content.append(problem(s));
+    if (!s.ok) return void add(ctx.content, problem(s));
     ids = s.body.items.map((x) => x.submissionId);
   }
   const all = [];
   for (const id of ids) {
     const q = await listAll(`/v1/submissions/${encodeURIComponent(id)}/quotes`, status ? { status } : {}, 3);
-    if (q.absent) return void ctx.content.append(h('p', {}, 'Quotes are not available on this deployment.'));
-    if (!q.ok) return void ctx.content.append(problem(q));
+    if (q.absent) return void add(ctx.content, h('p', {}, 'Quotes are not available on this deployment.'));
+    if (!q.ok) return void add(ctx.content, problem(q));
     all.push(...q.items);
   }
-  ctx.content.append(
+  add(ctx.content, 
     h('p', {}, submissionId ? `Quotes of submission ${submissionId}.` : 'Quotes of the 20 newest submissions.'),
     table('Quotes', [
       { label: 'Quote', cell: (q) => code(q.quoteId) },
@@ -364,10 +366,10 @@ async function policies(ctx) {
   const id = ctx.params.get('id');
   if (id) return policyDetail(ctx, id);
   const values = paramsOf(ctx.params, [...POLICY_FILTERS.map((f) => f.name), 'cursor']);
-  ctx.content.append(filters(POLICY_FILTERS, ctx.params));
+  add(ctx.content, filters(POLICY_FILTERS, ctx.params));
   const r = await api('GET', '/v1/policies', { query: { limit: 50, ...values } });
-  if (!r.ok) return void ctx.content.append(problem(r));
-  ctx.content.append(
+  if (!r.ok) return void add(ctx.content, problem(r));
+  add(ctx.content, 
     table('Policies', [
       { label: 'Policy number', cell: (p) => link(`/console/policies?id=${p.policyId}`, p.policyNumber) },
       { label: 'Insured', cell: (p) => p.insured?.legalName ?? '—' },
@@ -381,17 +383,17 @@ async function policies(ctx) {
 }
 
 async function policyDetail(ctx, id) {
-  ctx.content.append(h('p', {}, link('/console/policies', 'All policies')));
+  add(ctx.content, h('p', {}, link('/console/policies', 'All policies')));
   const r = await api('GET', `/v1/policies/${encodeURIComponent(id)}`);
-  if (!r.ok) return void ctx.content.append(problem(r));
+  if (!r.ok) return void add(ctx.content, problem(r));
   const p = r.body;
-  ctx.content.append(section(`Policy ${p.policyNumber}`, facts([
+  add(ctx.content, section(`Policy ${p.policyNumber}`, facts([
     ['Status', p.status], ['Insured', p.insured?.legalName], ['Product', code(p.productId)], ['Effective', p.effectiveDate], ['Expires', p.expirationDate],
     ['Premium', p.premium ? `${p.premium.amount} ${p.premium.currency}` : '—'], ['Submission', p.submissionId ? link(`/console/submissions?id=${p.submissionId}`, p.submissionId) : '—'], ['Quote', p.quoteId ?? '—'],
   ])));
   const docs = await api('GET', `/v1/policies/${encodeURIComponent(p.policyId)}/documents`);
   if (docs.ok) {
-    ctx.content.append(section('Documents', table('Documents to download', [
+    add(ctx.content, section('Documents', table('Documents to download', [
       { label: 'Document', cell: (d) => link(`/v1/policies/${p.policyId}/documents/${d.documentId}/content`, d.fileName) },
       { label: 'Kind', cell: (d) => d.kind },
       { label: 'Size', cell: (d) => `${d.sizeBytes} bytes` },
@@ -409,11 +411,11 @@ const EVENT_FILTERS = [
 async function events(ctx) {
   const values = paramsOf(ctx.params, ['types', 'since', 'cursor']);
   if (!values.since && !values.cursor) values.since = since24h();
-  ctx.content.append(filters(EVENT_FILTERS, ctx.params), h('p', {}, `Oldest first${ctx.params.get('since') || values.cursor ? '' : ', from 24 hours ago'}.`));
+  add(ctx.content, filters(EVENT_FILTERS, ctx.params), h('p', {}, `Oldest first${ctx.params.get('since') || values.cursor ? '' : ', from 24 hours ago'}.`));
   const r = await api('GET', '/v1/events', { query: { limit: 50, ...values } });
-  if (!r.ok) return void ctx.content.append(problem(r));
+  if (!r.ok) return void add(ctx.content, problem(r));
   const items = r.body.items;
-  ctx.content.append(
+  add(ctx.content, 
     items.length === 0
       ? h('p', {}, 'No events.')
       : h('ul', { class: 'events' }, items.map((e) => h('li', {}, h('details', {}, h('summary', {}, code(e.type), ' ', timeEl(e.timestamp), ' ', e.id), json(e))))),
@@ -431,8 +433,8 @@ async function webhooks(ctx) {
   const id = ctx.params.get('id');
   if (id) return endpointDetail(ctx, id);
   const r = await api('GET', '/v1/webhook-endpoints', { query: { limit: 50 } });
-  if (!r.ok) return void ctx.content.append(problem(r));
-  ctx.content.append(table('Webhook endpoints', [
+  if (!r.ok) return void add(ctx.content, problem(r));
+  add(ctx.content, table('Webhook endpoints', [
     { label: 'Endpoint', cell: (e) => link(`/console/webhooks?id=${e.endpointId}`, e.url) },
     { label: 'Status', cell: (e) => `${e.status}${e.disabledReason ? ` (${e.disabledReason})` : ''}` },
     { label: 'Event types', cell: (e) => e.eventTypes.join(', ') },
@@ -441,11 +443,11 @@ async function webhooks(ctx) {
 }
 
 async function endpointDetail(ctx, id) {
-  ctx.content.append(h('p', {}, link('/console/webhooks', 'All endpoints')));
+  add(ctx.content, h('p', {}, link('/console/webhooks', 'All endpoints')));
   const r = await api('GET', `/v1/webhook-endpoints/${encodeURIComponent(id)}`);
-  if (!r.ok) return void ctx.content.append(problem(r));
+  if (!r.ok) return void add(ctx.content, problem(r));
   const e = r.body;
-  ctx.content.append(section(e.url, facts([['Endpoint', code(e.endpointId)], ['Status', e.status], ['Event types', e.eventTypes.join(', ')], ['Created', timeEl(e.createdAt)]])));
+  add(ctx.content, section(e.url, facts([['Endpoint', code(e.endpointId)], ['Status', e.status], ['Event types', e.eventTypes.join(', ')], ['Created', timeEl(e.createdAt)]])));
   if (!ctx.session.readOnly) {
     const eventInput = h('input', { id: 'resend-event', name: 'eventId', type: 'text', autocomplete: 'off', required: true });
     const resend = h('form', { class: 'filters', 'aria-label': 'Resend from an event', onsubmit: async (ev) => {
@@ -454,7 +456,7 @@ async function endpointDetail(ctx, id) {
       if (!event.ok) return ctx.say(`No such event: ${errorText(event)}`, true);
       await mutate(ctx, 'POST', `/v1/webhook-endpoints/${e.endpointId}/recover`, { since: event.body.timestamp });
     } }, h('div', {}, h('label', { for: 'resend-event' }, 'Event id'), eventInput), h('div', {}, h('button', { type: 'submit' }, 'Resend from this event')));
-    ctx.content.append(section('Actions',
+    add(ctx.content, section('Actions',
       h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => mutate(ctx, 'POST', `/v1/webhook-endpoints/${e.endpointId}/ping`) }, 'Ping')),
       h('p', {}, 'Resend every matching event from an event on (its time):'), resend));
   }
@@ -473,7 +475,7 @@ async function endpointDetail(ctx, id) {
       { label: 'Last response', cell: (x) => (x.lastResponseStatus ? `HTTP ${x.lastResponseStatus}` : x.lastError ?? '—') },
     ], d.body.items, 'No deliveries.'), nextLink(d.body.nextCursor, { id: e.endpointId, ...values }));
   }
-  ctx.content.append(section('Deliveries', list));
+  add(ctx.content, section('Deliveries', list));
 }
 
 export const PAGES = { overview, requests, jobs, submissions, quotes, policies, events, webhooks };
