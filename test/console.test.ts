@@ -6,7 +6,9 @@
 // mutations, and a revoked client's cookie is back at the "session ended" page. The browser tests
 // are in console-browser.test.ts.
 import { describe, expect, it } from 'vitest';
-import type { ClientCreds } from './support/stack.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ROOT, type ClientCreds } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 import { PRODUCT, submissionBody } from './support/fixtures.js';
 
@@ -181,5 +183,27 @@ describe('the session cookie', () => {
     expect(((await api.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
     // Without any cookie: the same plain page.
     expect((await raw('/console/overview')).status).toBe(401);
+  });
+});
+
+describe('partner console', () => {
+  it('prints a single-use link (read-only with --read-only) and opens no browser when piped', async () => {
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: '/nonexistent',
+      PARTNER_BASE_URL: stack.gatewayUrl,
+      PARTNER_AUTH_URL: stack.authUrl,
+      PARTNER_CLIENT_ID: client.clientId,
+      PARTNER_CLIENT_SECRET: client.clientSecret,
+      PARTNER_SCOPE: stack.scope,
+    };
+    const run = promisify(execFile);
+    const out = await run(process.execPath, [`${ROOT}sdk/cli/dist/main.js`, 'console', '--read-only'], { env });
+    const link = JSON.parse(out.stdout) as { url: string; expiresAt: string; readOnly: boolean };
+    expect(link.readOnly).toBe(true);
+    expect(out.stderr).toContain('works once');
+    const { cookie } = await open(link.url);
+    const who = (await (await raw('/console/session', { headers: { cookie } })).json()) as { readOnly: boolean; clientId: string };
+    expect(who).toMatchObject({ readOnly: true, clientId: client.clientId });
   });
 });

@@ -20,6 +20,7 @@ import { WEBHOOK_COMMANDS } from './commands/webhooks.js';
 import { LISTEN_COMMANDS } from './commands/listen.js';
 import { PRODUCT_COMMANDS } from './commands/products.js';
 import { RECEIPT_COMMANDS } from './commands/receipts.js';
+import { CONSOLE_COMMANDS } from './commands/console.js';
 
 export { EXIT, UsageError, type Command, type Context } from './command.js';
 
@@ -35,6 +36,7 @@ export const COMMANDS: Record<string, Command> = {
   ...WEBHOOK_COMMANDS,
   ...LISTEN_COMMANDS,
   ...RECEIPT_COMMANDS,
+  ...CONSOLE_COMMANDS,
   ...API_COMMANDS,
   completion: {
     usage: 'completion bash|zsh',

@@ -18,6 +18,7 @@
 import { Attachments, type Attachment, type AttachmentDeleted, type AttachmentDownload } from './attachments.js';
 import type { SubmissionWithdraw } from './clearance.js';
 import { connect, type Connection } from './connection.js';
+import { Console } from './console.js';
 import { EventFeed, type EventListParams, type EventPage, type FollowOptions, type FollowParams, type PartnerEvent } from './events.js';
 import type { Job, JobCanceled, JobListItem, JobListParams, Jobs, SettledJob } from './jobs.js';
 import type { MutationOutcome } from './mutations.js';
@@ -60,6 +61,8 @@ export class PartnerClient {
   readonly events: EventFeed;
   /** Webhook endpoints: create, list, iterate, get, update, delete, secret, rotateSecret, deliveries, iterateDeliveries, recover, ping. */
   readonly webhookEndpoints: WebhookEndpoints;
+  /** The partner console: createSession (a single-use browser link). */
+  readonly console: Console;
 
   constructor(opts: PartnerClientOptions) {
     this.connection = connect(opts);
@@ -71,6 +74,7 @@ export class PartnerClient {
     this.attachments = new Attachments(this.connection);
     this.events = new EventFeed(this.connection);
     this.webhookEndpoints = new WebhookEndpoints(this.connection);
+    this.console = new Console(this.connection);
   }
 
   /**

@@ -54,3 +54,4 @@ export * from './webhooks.js';
 // Signed receipts: verifyReceipt / verifyChain (offline, jose) and their types.
 export { receiptHash, ReceiptVerificationError, verifyChain, verifyReceipt } from './receipts.js';
 export type { ReceiptClaims, ReceiptItem, ReceiptKey, ReceiptKeySet, ReceiptListParams, Receipts, VerifyChainOptions } from './receipts.js';
+export type { Console, ConsoleSessionCreate, ConsoleSessionLink } from './console.js';
