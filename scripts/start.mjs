@@ -267,7 +267,7 @@ async function tokenFor(demo) {
   });
   return res.ok ? (await res.json()).access_token : undefined;
 }
-const DEMO_PERMISSIONS = 'health/read,policies/read,products/read,submissions/read,submissions/write,jobs/read,events/read,webhooks/read,webhooks/write';
+const DEMO_PERMISSIONS = 'health/read,policies/read,products/read,submissions/read,submissions/write,jobs/read,events/read,webhooks/read,webhooks/write,requests/read';
 let demo = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, 'utf8')) : undefined;
 if (demo && (await tokenFor(demo).catch(() => false))) {
   // A demo client from an earlier version: give it the permissions added since (events/read, webhooks/*, products/read).

@@ -13,6 +13,12 @@ import * as feed from './feed.js';
 import { eventsMetrics } from './metrics.js';
 import { FeedWriter, storedThrough } from './writer.js';
 import { sweepDeliveries, webhookHandlers } from './webhooks/rpc.js';
+import { createPool, type Pool } from '@partner/shared/db/pg';
+import { wallClock } from '@partner/shared/domain/clock';
+import { requestLogWriterMetrics } from './request-log/metrics.js';
+import { maintainPartitions } from './request-log/partitions.js';
+import { requestLogHandlers } from './request-log/rpc.js';
+import { RequestLogWriter } from './request-log/writer.js';
 
 export const SCHEMA = 'events';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -77,6 +83,46 @@ export function startEvents(config: EventsConfig, opts: StartOptions = {}): Prom
         },
       });
 
+      // The request log (src/request-log/): the writer of the gateways' batches, its partition job, its reads.
+      const logMetrics = requestLogWriterMetrics(registry, {
+        pendingBatches: async () => {
+          const nc = nats.current;
+          if (!nc || nc.isClosed()) return undefined;
+          return (await (await nc.jetstreamManager({ timeout: 1_500 })).consumers.info(names.requestLogStream, names.requestLogConsumer)).num_pending;
+        },
+      });
+      const logStore: Pool = config.requestLog.databaseUrl
+        ? createPool({ url: config.requestLog.databaseUrl, schema: SCHEMA, max: 2, applicationName: 'events-request-log', logger, timeouts: config.timeouts })
+        : pool;
+      let logWriter: RequestLogWriter | undefined;
+      nats.onConnect((conn) => {
+        logWriter = new RequestLogWriter({
+          store: logStore,
+          ddl: pool,
+          nc: conn,
+          names,
+          logger,
+          metrics: logMetrics,
+          maxDeliver: config.requestLog.maxDeliver,
+          retryDelayMs: config.requestLog.retryDelayMs,
+        });
+        logWriter.start();
+      });
+      const partitionPass = async () => {
+        try {
+          const r = await maintainPartitions(pool, wallClock, { retentionMs: config.requestLog.retentionMs, aheadDays: config.requestLog.partitionsAheadDays });
+          logMetrics.partitionJob(true, wallClock.now().getTime() / 1000, r.partitions, r.dropped.length);
+          if (r.dropped.length > 0 || r.created.length > 0) logger.info({ created: r.created, dropped: r.dropped }, 'request-log partitions maintained');
+        } catch (err) {
+          logMetrics.partitionJob(false, 0);
+          throw err;
+        }
+      };
+      // Today's partitions before the first batch, then at every interval.
+      await partitionPass().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'request-log partition job failed; will try again'));
+      every({ name: 'request-log partition job', intervalMs: config.requestLog.partitionIntervalMs, run: partitionPass });
+      const requestLog = await requestLogHandlers(pool);
+
       const webhooks = await webhookHandlers(pool, {
         endpointLimit: config.webhookEndpointLimit,
         secretOverlapMs: config.webhookSecretOverlapMs,
@@ -94,6 +140,7 @@ export function startEvents(config: EventsConfig, opts: StartOptions = {}): Prom
         serviceDefs().events,
         {
           ...webhooks,
+          ...requestLog,
           ListEvents: async (req) => {
             const owner = ownerOf(req.owner);
             const details: ErrorDetail[] = [];
@@ -148,6 +195,8 @@ export function startEvents(config: EventsConfig, opts: StartOptions = {}): Prom
         grpc: [{ name: SERVICE_NAMES.events, def: serviceDefs().events, impl }],
         stop: async () => {
           await writer?.stop();
+          await logWriter?.stop();
+          if (logStore !== pool) await logStore.end();
         },
       };
     },

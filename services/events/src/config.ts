@@ -30,6 +30,21 @@ export interface EventsConfig extends BaseConfig, DbConfig, NatsConfig, EventStr
    * signing secrets at rest, all open them; at start, secrets sealed under an older one are sealed again.
    */
   keyEncryptionKeys: Buffer[];
+  /** The request log's writer and partitions (src/request-log/). */
+  requestLog: {
+    /** Where entries are inserted: REQUEST_LOG_DATABASE_URL, or the service's database when unset. */
+    databaseUrl?: string;
+    /** Day partitions older than this are dropped. */
+    retentionMs: number;
+    /** How often the partition job runs. */
+    partitionIntervalMs: number;
+    /** Days of partitions created ahead of today. */
+    partitionsAheadDays: number;
+    /** Deliveries of a batch at most before it is dropped (store down). */
+    maxDeliver: number;
+    /** Delay before a batch that could not be stored is delivered again. */
+    retryDelayMs: number;
+  };
 }
 
 const DAY_MS = 24 * 3_600_000;
@@ -61,6 +76,14 @@ export function readEventsConfig(env = new EnvReader()): Readonly<EventsConfig> 
     cursorSecrets,
     webhookEndpointLimit: env.int('WEBHOOK_ENDPOINT_LIMIT', { default: 16, min: 1, max: 1_000, doc: 'webhook endpoints per partner (creating one more fails limit_exceeded)' }),
     keyEncryptionKeys: readKekSetting(env, "the same list as auth's (one key-encryption key per deployment, one Secret): seals the webhook endpoints' signing secrets at rest; the newest seals, older ones only unseal, and at start secrets sealed under an older one (or stored in plaintext before sealing) are sealed under the newest"),
+    requestLog: {
+      databaseUrl: env.optionalStr('REQUEST_LOG_DATABASE_URL', { doc: "where the request-log writer inserts entries (its own connections and role, schema events); unset: DATABASE_URL. Partitions are still created and dropped on DATABASE_URL's connections" }),
+      retentionMs: env.int('REQUEST_LOG_RETENTION_DAYS', { default: 30, min: 1, max: 3650, doc: 'how long the request log (GET /v1/requests) keeps entries: day partitions whose whole day is older are dropped by the partition job' }) * DAY_MS,
+      partitionIntervalMs: env.int('REQUEST_LOG_PARTITION_INTERVAL_MS', { default: 3_600_000, min: 100, max: 86_400_000, doc: 'how often the request-log partition job runs (creates the next days\' partitions, drops the expired)' }),
+      partitionsAheadDays: env.int('REQUEST_LOG_PARTITIONS_AHEAD_DAYS', { default: 3, min: 1, max: 60, doc: 'days of request-log partitions created ahead of today' }),
+      maxDeliver: env.int('REQUEST_LOG_MAX_DELIVER', { default: 3, min: 1, max: 100, doc: 'attempts to store a request-log batch (the store down) before its entries are dropped and counted' }),
+      retryDelayMs: env.int('REQUEST_LOG_RETRY_DELAY_MS', { default: 1_000, min: 10, max: 60_000, doc: 'delay before a request-log batch that could not be stored is tried again' }),
+    },
     webhookSecretOverlapMs: env.int('WEBHOOK_SECRET_OVERLAP_HOURS', { default: 24, min: 0, max: 24 * 30, doc: 'how long a rotated-out webhook secret keeps signing beside the new one' }) * 3_600_000,
   });
 }

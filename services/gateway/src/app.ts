@@ -29,7 +29,8 @@ import { apiIndexRoute, openapiRoute } from './openapi/route.js';
 import { SettlementWaiters } from './settlement-waiters.js';
 import { ClientStates } from './client-state.js';
 import { ConsoleSessions, consoleCookieName } from './resources/console/sessions.js';
-import { natsNames } from '@partner/shared/nats/client';
+import { ensureRequestLogStream, natsNames } from '@partner/shared/nats/client';
+import { RequestRecorder, requestLogMetrics } from './request-log/recorder.js';
 import { tracerProviderRegistered } from '@partner/shared/telemetry/tracing';
 
 export interface GatewayAppDeps {
@@ -45,6 +46,8 @@ export interface GatewayAppDeps {
   products?: ProductLookup;
   /** True once the drain started (startGateway's stop). */
   draining?: () => boolean;
+  /** The request log's recorder (request-log/recorder.ts); nothing is recorded without it. */
+  recorder?: RequestRecorder;
 }
 
 export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
@@ -104,6 +107,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
         replicas: config.rateLimitReplicas,
         onReject: metrics.rateLimited,
       }),
+      ...(deps.recorder ? { record: deps.recorder.record.bind(deps.recorder) } : {}),
     }),
   );
   app.use(deprecationHeaders(config.deprecations));
@@ -151,7 +155,18 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
         clientStates.attach(conn, names.clientChangedSubject);
         products.attach(conn, names.productChangedSubject);
       });
-      const handle = createGatewayApp({ config, logger, clients, keys, registry, metrics, waiters, clientStates, products, draining }).callback();
+      // The request log: recorded after each answer, shipped in batches on its stream (request-log/recorder.ts).
+      const recorder = config.requestLog.enabled
+        ? new RequestRecorder({
+            config: config.requestLog,
+            metrics: requestLogMetrics(registry),
+            logger,
+            subject: names.requestLogSubject,
+            connection: () => nats.current,
+            ensureStream: async (nc) => ensureRequestLogStream(await nc.jetstreamManager({ timeout: 2_000 }), names, { replicas: 1, duplicateWindowMs: 60_000 }),
+          })
+        : undefined;
+      const handle = createGatewayApp({ config, logger, clients, keys, registry, metrics, waiters, clientStates, products, draining, ...(recorder ? { recorder } : {}) }).callback();
 
       // Slow clients are cut off: headers must arrive within headersTimeout, the whole request within
       // requestTimeout (Node answers 408 and closes), checked every second rather than Node's default 30 s.
@@ -186,6 +201,7 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
         stop: async () => {
           waiters.stop();
           clientStates.stop();
+          await recorder?.stop();
         },
       };
     },

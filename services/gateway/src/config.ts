@@ -59,6 +59,19 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   deprecations: DeprecationRule[];
   /** The partner console (resources/console): the session cookie's Secure flag and the session cache. */
   console: { cookieSecure: boolean; sessionCacheMs: number };
+  /** The request log's recorder (request-log/recorder.ts). */
+  requestLog: RequestLogConfig;
+}
+
+export interface RequestLogConfig {
+  /** Record authenticated /v1 requests into the request log (docs/api.md "Request log"). */
+  enabled: boolean;
+  /** Entries held at most while waiting to be shipped; beyond it new ones are dropped (and counted). */
+  bufferEntries: number;
+  /** Entries per message on the request-log stream at most. */
+  batchEntries: number;
+  /** How long an entry waits for its batch to fill before the batch is shipped anyway. */
+  flushMs: number;
 }
 
 export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig> {
@@ -115,6 +128,12 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     console: {
       cookieSecure: env.bool('CONSOLE_COOKIE_SECURE', { default: baseUrl.startsWith('https:'), doc: 'mark the partner console\'s session cookie Secure (and name it __Host-console_session); default: true when BASE_URL is https, false in local mode (http)' }),
       sessionCacheMs: env.int('CONSOLE_SESSION_CACHE_MS', { default: 5_000, min: 0, max: 60_000, doc: 'how long a gateway keeps a resolved console session before asking the auth service again (a signed-out session may last that long on other replicas; a revoked client is refused at once)' }),
+    },
+    requestLog: {
+      enabled: env.bool('REQUEST_LOG_ENABLED', { default: true, doc: 'record every authenticated /v1 request in the partner\'s request log (GET /v1/requests); false: nothing recorded' }),
+      bufferEntries: env.int('REQUEST_LOG_BUFFER_ENTRIES', { default: 5_000, min: 1, max: 1_000_000, doc: 'request-log entries one gateway holds at most while shipping them; beyond it new entries are dropped (partner_request_log_dropped_total), never the request' }),
+      batchEntries: env.int('REQUEST_LOG_BATCH_ENTRIES', { default: 200, min: 1, max: 10_000, doc: 'request-log entries per message on the request-log stream at most' }),
+      flushMs: env.int('REQUEST_LOG_FLUSH_MS', { default: 200, min: 1, max: 10_000, doc: 'how long a request-log entry waits for its batch to fill before the batch is shipped' }),
     },
   });
 }

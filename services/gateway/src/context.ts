@@ -1,5 +1,6 @@
 // Types of what the gateway's middleware leave on ctx.state, and helpers every route uses.
 import type Koa from 'koa';
+import type { LoggedFile } from '@partner/shared/domain/request-log';
 
 export interface Caller {
   clientId: string;
@@ -36,7 +37,12 @@ export interface GatewayState {
   draining?: boolean;
   /** Set when the request was authenticated by a partner console session cookie (resources/console). */
   console?: { readOnly: boolean };
+  /** The request body as the route read it, for the request log (request-log/recorder.ts). */
+  loggedRequestBody?: LoggedRequestBody;
 }
+
+/** A request body as the request log sees it: parsed JSON (http/body.ts), or a multipart upload's file. */
+export type LoggedRequestBody = { kind: 'json'; value: unknown; sizeBytes: number } | { kind: 'multipart'; file: LoggedFile; sizeBytes: number | null };
 
 export type GatewayContext = Koa.ParameterizedContext<GatewayState>;
 export type GatewayMiddleware = Koa.Middleware<GatewayState>;

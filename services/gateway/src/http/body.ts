@@ -42,7 +42,10 @@ export async function readJson(ctx: GatewayContext, limit: number, opts: { textP
   // POST /v1/submissions/validate leaves them to the schema, which names them as errors of a 200.
   if (details.length > 0 && opts.textProblems !== 'leave') throw new DomainError('validation_error', 'the request body is invalid; see details', { details });
   try {
-    return JSON.parse(text) as unknown;
+    const value = JSON.parse(text) as unknown;
+    // For the request log (request-log/recorder.ts), which redacts it after the answer.
+    ctx.state.loggedRequestBody = { kind: 'json', value, sizeBytes: Number.isFinite(declared) ? declared : Buffer.byteLength(text) };
+    return value;
   } catch {
     // The scan accepts only what JSON.parse does; kept so that a disagreement is a 400, not a 500.
     throw new DomainError('invalid_json', 'the request body is not valid JSON');

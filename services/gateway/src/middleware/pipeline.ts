@@ -34,6 +34,8 @@ export interface PipelineOptions {
   authenticate(ctx: GatewayContext): Promise<void>;
   /** Takes a token of the caller's limit and sets the RateLimit headers, or throws. */
   rateLimit(ctx: GatewayContext): void;
+  /** Told of every answered request (the request log: request-log/recorder.ts); must not throw or wait. */
+  record?(ctx: GatewayContext, seconds: number): void;
 }
 
 export function pipeline(opts: PipelineOptions): GatewayMiddleware {
@@ -54,6 +56,7 @@ export function pipeline(opts: PipelineOptions): GatewayMiddleware {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.inflight.dec();
     metrics.observe(ctx, seconds);
+    opts.record?.(ctx, seconds);
     // Every error has been rendered, so ctx.status is the final status.
     server?.end(ctx.state.route, ctx.status);
     if (!accessLog.isLevelEnabled('info')) return;

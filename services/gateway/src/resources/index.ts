@@ -15,9 +15,10 @@ import { policies } from './policies/index.js';
 import { products } from './products/index.js';
 import { receipts } from './receipts/index.js';
 import type { Resource } from './resource.js';
+import { requests } from './requests/index.js';
 import { submissions } from './submissions/index.js';
 import { webhooks } from './webhooks/index.js';
 
 export type { PublicRoute, Resource } from './resource.js';
 
-export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, consoleResource];
+export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, requests, consoleResource];

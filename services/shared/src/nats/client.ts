@@ -32,6 +32,12 @@ export function natsNames(prefix: string) {
     clientChangedSubject: `${prefix}.events.client_changed`,
     /** Core subject: a product's requirements changed (the admin command announces it); caches drop the product. */
     productChangedSubject: `${prefix}.events.product_changed`,
+    /** JetStream work-queue stream of request-log batches: the gateways publish, the events service stores them. */
+    requestLogStream: `${prefix}_REQUESTLOG`,
+    /** Subject of a batch of request-log entries. */
+    requestLogSubject: `${prefix}.requestlog.batch`,
+    /** Durable consumer the request-log writers share. */
+    requestLogConsumer: 'request-log-writer',
   };
 }
 
@@ -128,6 +134,29 @@ export function ensureEventsStream(jsm: JetStreamManager, names: ReturnType<type
     retention: RetentionPolicy.Limits,
     discard: DiscardPolicy.Old,
     max_age: nanos(EVENTS_STREAM_MAX_AGE_MS),
+  };
+  return ensureStream(jsm, own, opts, false);
+}
+
+/** How long the request-log stream keeps a batch no writer took (the log is best effort: older ones are dropped). */
+export const REQUEST_LOG_STREAM_MAX_AGE_MS = 60 * 60_000;
+/** Bytes the request-log stream holds at most; a publish beyond it is refused (the gateway counts the entries dropped). */
+export const REQUEST_LOG_STREAM_MAX_BYTES = 512 * 1024 * 1024;
+
+/**
+ * Creates the request-log stream if it is missing (the gateways, which publish, and the events service,
+ * which consumes; neither overwrites an existing stream's settings). A work queue: a batch leaves it once a
+ * writer has stored (or given up on) it; bounded in age and bytes, refusing new batches when full, so a
+ * writer that is down never grows it without limit.
+ */
+export function ensureRequestLogStream(jsm: JetStreamManager, names: ReturnType<typeof natsNames>, opts: StreamOptions): Promise<void> {
+  const own = {
+    name: names.requestLogStream,
+    subjects: [names.requestLogSubject],
+    retention: RetentionPolicy.Workqueue,
+    discard: DiscardPolicy.New,
+    max_age: nanos(REQUEST_LOG_STREAM_MAX_AGE_MS),
+    max_bytes: REQUEST_LOG_STREAM_MAX_BYTES,
   };
   return ensureStream(jsm, own, opts, false);
 }

@@ -79,6 +79,12 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps):
       limitBytes: config.limitBytes,
       timeoutMs: config.transferTimeoutMs,
     });
+    // The request log keeps the file's description, never its bytes (request-log/redact.ts).
+    ctx.state.loggedRequestBody = {
+      kind: 'multipart',
+      file: { fileName: upload.fileName, contentType: upload.contentType, sizeBytes: upload.sizeBytes, sha256: upload.sha256 },
+      sizeBytes: Number.isFinite(declared) ? declared : null,
+    };
     // The transfer took its own time; queueing (and any Prefer: wait) gets a fresh budget.
     ctx.state.deadline = Math.max(ctx.state.deadline, Date.now() + deps.config.requestTimeoutMs);
 

@@ -1,0 +1,258 @@
+// The request log's writer: takes the gateways' batches from the request-log work-queue stream (a
+// durable consumer every events replica shares) and stores each in one INSERT into request_log, in
+// the day partitions of its entries (created when missing). An entry stored twice (a batch delivered
+// again after a lost ack) is inserted once: the primary key holds its id and ON CONFLICT skips it.
+//
+// A store that is down (connections refused, statements failing) costs the log, never the stream's
+// health: the batch is handed back with a delay (nak) and tried again, at most maxDeliver times in
+// all; after the last it is terminated (removed from the stream) and its entries counted in
+// partner_request_log_dropped_total{reason="store_unavailable"}. So a long outage never piles up
+// batches in the stream, and logging resumes by itself once the store answers. A batch that does
+// not parse is terminated and counted (malformed).
+import { AckPolicy, nanos, type JsMsg, type NatsConnection } from 'nats';
+import type { Logger } from '@partner/shared/telemetry/logger';
+import type { Pool } from '@partner/shared/db/pg';
+import { ensureRequestLogStream, natsNames } from '@partner/shared/nats/client';
+import { isRequestLogId, type RequestLogBatch, type RequestLogEntry } from '@partner/shared/domain/request-log';
+import { dayStart, ensurePartitions } from './partitions.js';
+import type { RequestLogWriterMetrics } from './metrics.js';
+
+export interface RequestLogWriterOptions {
+  /** Where entries are inserted (REQUEST_LOG_DATABASE_URL, or the service's pool). */
+  store: Pool;
+  /** The service's pool: partitions are created on it (DDL needs the schema's owner). */
+  ddl: Pool;
+  nc: NatsConnection;
+  names: ReturnType<typeof natsNames>;
+  logger: Logger;
+  metrics: RequestLogWriterMetrics;
+  /** Deliveries of a batch at most (the first and the retries) before it is dropped. */
+  maxDeliver: number;
+  /** Delay before a batch that could not be stored is delivered again. */
+  retryDelayMs: number;
+}
+
+const COLUMNS = [
+  'id',
+  'tenant_id',
+  'partner_id',
+  'created_at',
+  'request_id',
+  'method',
+  'path',
+  'query',
+  'status',
+  'duration_ms',
+  'client_id',
+  'principal_id',
+  'idempotency_key',
+  'idempotent_replayed',
+  'job_id',
+  'error_code',
+  'request_headers',
+  'request_body',
+  'request_body_truncated',
+  'request_body_size_bytes',
+  'response_body',
+  'response_body_truncated',
+  'response_body_size_bytes',
+] as const;
+const TYPES = [
+  'uuid',
+  'text',
+  'text',
+  'timestamptz',
+  'text',
+  'text',
+  'text',
+  'text',
+  'smallint',
+  'real',
+  'text',
+  'text',
+  'text',
+  'boolean',
+  'text',
+  'text',
+  'jsonb',
+  'jsonb',
+  'boolean',
+  'integer',
+  'jsonb',
+  'boolean',
+  'integer',
+];
+export const INSERT_SQL = `INSERT INTO request_log (${COLUMNS.join(', ')})
+  SELECT * FROM unnest(${TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
+  ON CONFLICT DO NOTHING`;
+
+const uuidOf = (id: string): string => {
+  const h = id.slice(4);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+};
+const json = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
+
+/** The INSERT's parameters: one array per column. */
+export function insertValues(entries: readonly RequestLogEntry[]): unknown[][] {
+  const cols: unknown[][] = COLUMNS.map(() => []);
+  for (const e of entries) {
+    const row = [
+      uuidOf(e.id),
+      e.tenantId,
+      e.partnerId,
+      e.createdAt,
+      e.requestId,
+      e.method,
+      e.path,
+      e.query,
+      e.status,
+      e.durationMs,
+      e.clientId,
+      e.principalId,
+      e.idempotencyKey,
+      e.idempotentReplayed,
+      e.jobId,
+      e.errorCode,
+      JSON.stringify(e.requestHeaders ?? {}),
+      json(e.requestBody),
+      e.requestBodyTruncated,
+      e.requestBodySizeBytes,
+      json(e.responseBody),
+      e.responseBodyTruncated,
+      e.responseBodySizeBytes,
+    ];
+    row.forEach((v, i) => cols[i]!.push(v));
+  }
+  return cols;
+}
+
+/** The entries of a stream message, or undefined when it is not a batch of entries. */
+export function parseBatch(m: { json<T>(): T }): RequestLogEntry[] | undefined {
+  try {
+    const batch = m.json<RequestLogBatch>();
+    if (!batch || !Array.isArray(batch.entries)) return undefined;
+    const ok = batch.entries.every(
+      (e) =>
+        e &&
+        typeof e.id === 'string' &&
+        isRequestLogId(e.id) &&
+        typeof e.tenantId === 'string' &&
+        typeof e.partnerId === 'string' &&
+        typeof e.createdAt === 'string' &&
+        !Number.isNaN(Date.parse(e.createdAt)) &&
+        Number.isInteger(e.status),
+    );
+    return ok ? batch.entries : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class RequestLogWriter {
+  private stopped = false;
+  private running: Promise<void> | undefined;
+  private stopCurrent: (() => void) | undefined;
+  /** Days whose partition is known to exist. */
+  private readonly days = new Set<number>();
+
+  constructor(private readonly opts: RequestLogWriterOptions) {}
+
+  start(): void {
+    this.running = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopCurrent?.();
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.follow();
+      } catch (err) {
+        if (this.stopped) break;
+        this.opts.logger.warn({ err: (err as Error).message }, 'request-log writer interrupted; resuming');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  private async follow(): Promise<void> {
+    const { nc, names } = this.opts;
+    const jsm = await nc.jetstreamManager({ timeout: 2_000 });
+    await ensureRequestLogStream(jsm, names, { replicas: 1, duplicateWindowMs: 60_000 });
+    const consumerConfig = {
+      durable_name: names.requestLogConsumer,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(30_000),
+      max_deliver: this.opts.maxDeliver,
+    };
+    try {
+      await jsm.consumers.add(names.requestLogStream, consumerConfig);
+    } catch (err) {
+      // Another replica made it (with the same settings, or settings this one brings up to date).
+      if (!/already in use|exists/i.test((err as Error).message)) throw err;
+      await jsm.consumers.update(names.requestLogStream, names.requestLogConsumer, { max_deliver: this.opts.maxDeliver });
+    }
+    const consumer = await nc.jetstream({ timeout: 2_000 }).consumers.get(names.requestLogStream, names.requestLogConsumer);
+    const messages = await consumer.consume({ max_messages: 16 });
+    this.stopCurrent = () => void messages.close();
+    if (this.stopped) this.stopCurrent();
+    try {
+      for await (const m of messages) {
+        await this.handle(m);
+        if (this.stopped) break;
+      }
+    } finally {
+      this.stopCurrent = undefined;
+      await messages.close()?.catch(() => undefined);
+    }
+    if (!this.stopped) throw new Error('the request-log consumer ended');
+  }
+
+  /** Stores one batch; acks, naks (to try again) or terminates it. */
+  async handle(m: JsMsg): Promise<void> {
+    const entries = parseBatch(m);
+    if (!entries) {
+      this.opts.logger.error({ seq: m.seq }, 'malformed batch on the request-log stream; dropped');
+      this.opts.metrics.dropped('malformed', 1);
+      m.term();
+      return;
+    }
+    try {
+      await this.store(entries);
+      m.ack();
+    } catch (err) {
+      this.opts.metrics.storeFailed();
+      const last = m.info.deliveryCount >= this.opts.maxDeliver;
+      this.opts.logger.warn({ err: (err as Error).message, entries: entries.length, delivery: m.info.deliveryCount, dropped: last }, 'request-log batch not stored');
+      if (last) {
+        this.opts.metrics.dropped('store_unavailable', entries.length);
+        m.term();
+      } else m.nak(this.opts.retryDelayMs);
+    }
+  }
+
+  /** Inserts the entries (their days' partitions created first when missing). */
+  async store(entries: readonly RequestLogEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const days = new Set(entries.map((e) => dayStart(Date.parse(e.createdAt))));
+    const missing = [...days].filter((d) => !this.days.has(d));
+    if (missing.length > 0) {
+      await ensurePartitions(this.opts.ddl, missing);
+      for (const d of missing) this.days.add(d);
+    }
+    try {
+      await this.opts.store.query(INSERT_SQL, insertValues(entries));
+    } catch (err) {
+      // A partition dropped meanwhile (retention) or made by another replica's job: learn again next time.
+      if (/no partition of relation/i.test((err as Error).message)) this.days.clear();
+      throw err;
+    }
+    const committed = Date.now();
+    this.opts.metrics.stored(entries.length);
+    for (const e of entries) this.opts.metrics.lag(Math.max(0, committed - e.answeredAtMs) / 1000);
+  }
+}

@@ -1,0 +1,108 @@
+// The request log's redaction, in one place (docs/api.md "Request log"): what of a request and its
+// answer may be kept. Pure functions, no IO; request-log/recorder.ts applies them off the request's
+// path, before an entry leaves the gateway, so nothing redacted ever reaches the stream or the store.
+//
+// - Headers: only the allow-list (REQUEST_LOG_HEADERS); Authorization, cookies and everything else
+//   are dropped.
+// - JSON bodies, request and response alike: every `secret` field (any member whose name is
+//   `secret` or ends with it, in any case: `secret`, `clientSecret`, `webhook_secret`) removed at any
+//   depth; every tax id (`taxId` and its other spellings: `tax_id`, `TaxID`, `tax-id`, `taxIdentifier`,
+//   `tin`, `ssn`, `ein`, …) masked to its last four digits at any depth, whatever its format
+//   (`123-45-6789`, `12 3456789`, a number).
+// - A multipart body: its file as {fileName, contentType, sizeBytes, sha256}, never its bytes.
+// - Anything else (text, binary, a body that did not parse): null, with its size.
+// - Each body at most REQUEST_LOG_BODY_LIMIT_BYTES of its redacted JSON text; a longer one is kept
+//   as the first bytes of that text (a string) with its truncated flag set.
+import { REQUEST_LOG_BODY_LIMIT_BYTES, REQUEST_LOG_HEADERS, type LoggedFile } from '@partner/shared/domain/request-log';
+
+const ALLOWED_HEADERS: ReadonlySet<string> = new Set(REQUEST_LOG_HEADERS);
+
+/** The allow-listed request headers, keyed by lower-case name (repeated ones joined with ", "). */
+export function allowedHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!ALLOWED_HEADERS.has(lower) || value === undefined) continue;
+    out[lower] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+/** Member names compared without case, `_`, `-` or spaces. */
+const normalName = (name: string): string => name.toLowerCase().replace(/[-_\s]/g, '');
+
+const TAX_ID_NAMES: ReadonlySet<string> = new Set(['taxid', 'taxidentifier', 'taxidnumber', 'taxnumber', 'taxno', 'tin', 'ssn', 'ein', 'fein', 'itin']);
+
+/** Whether a member holds a secret (removed): `secret`, or a name ending with it. */
+export const isSecretName = (name: string): boolean => normalName(name).endsWith('secret');
+
+/** Whether a member holds a tax id (masked). */
+export const isTaxIdName = (name: string): boolean => TAX_ID_NAMES.has(normalName(name));
+
+/** A tax id as the log shows it: `****` and its last four digits (`****` alone when it has fewer). */
+export function maskTaxId(value: unknown): string {
+  const digits = typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' ? String(value).replace(/\D/g, '') : '';
+  return digits.length >= 4 ? `****${digits.slice(-4)}` : '****';
+}
+
+/** A copy of a JSON value without secrets and with tax ids masked, at any depth. */
+export function redactJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactJson);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [name, member] of Object.entries(value as Record<string, unknown>)) {
+    if (isSecretName(name)) continue;
+    out[name] = isTaxIdName(name) && member !== null && typeof member !== 'object' ? maskTaxId(member) : redactJson(member);
+  }
+  return out;
+}
+
+/** What a request or response carried, as the recorder captured it. */
+export type CapturedBody =
+  /** No body at all (a GET, a 204). */
+  | { kind: 'none' }
+  /** A JSON value (the parsed request body, or the response object). */
+  | { kind: 'json'; value: unknown; sizeBytes: number | null }
+  /** A multipart upload: its file, never its bytes. */
+  | { kind: 'multipart'; file: LoggedFile; sizeBytes: number | null }
+  /** Anything else: kept as null, with its size when known. */
+  | { kind: 'other'; sizeBytes: number | null };
+
+/** A body as the log stores it. */
+export interface LoggedBody {
+  body: unknown;
+  truncated: boolean;
+  sizeBytes: number | null;
+}
+
+/** The first `limit` bytes of a UTF-8 text, never cutting a character in two. */
+export function truncateUtf8(text: string, limit: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= limit) return text;
+  let end = limit;
+  // Back up over continuation bytes (10xxxxxx) to the start of the character the cut falls in.
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8');
+}
+
+/** A captured body redacted and held to the size limit. */
+export function logBody(captured: CapturedBody, limit = REQUEST_LOG_BODY_LIMIT_BYTES): LoggedBody {
+  switch (captured.kind) {
+    case 'none':
+      return { body: null, truncated: false, sizeBytes: null };
+    case 'other':
+      return { body: null, truncated: false, sizeBytes: captured.sizeBytes };
+    case 'multipart': {
+      const f = captured.file;
+      return { body: { fileName: f.fileName, contentType: f.contentType, sizeBytes: f.sizeBytes, sha256: f.sha256 }, truncated: false, sizeBytes: captured.sizeBytes };
+    }
+    case 'json': {
+      const redacted = redactJson(captured.value);
+      const text = JSON.stringify(redacted);
+      if (text === undefined) return { body: null, truncated: false, sizeBytes: captured.sizeBytes };
+      // Cheap bound first: a text of at most limit/3 characters is at most limit bytes.
+      if (text.length * 3 <= limit || Buffer.byteLength(text) <= limit) return { body: redacted, truncated: false, sizeBytes: captured.sizeBytes ?? Buffer.byteLength(text) };
+      return { body: truncateUtf8(text, limit), truncated: true, sizeBytes: captured.sizeBytes ?? Buffer.byteLength(text) };
+    }
+  }
+}
