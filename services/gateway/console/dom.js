@@ -29,12 +29,17 @@ export function table(caption, columns, rows, empty = 'Nothing to show.') {
   return h(
     'div',
     { class: 'table-wrap' },
+    // Explicit roles: at a phone's width the stylesheet lays each row out as a card (display: block),
+    // which would otherwise drop the table's semantics for screen readers; data-label names each cell there.
     h(
       'table',
-      {},
+      { role: 'table' },
       h('caption', {}, caption),
-      h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col' }, c.label)))),
-      h('tbody', {}, rows.map((row) => h('tr', {}, columns.map((c, i) => (i === 0 ? h('th', { scope: 'row' }, c.cell(row)) : h('td', { class: c.num ? 'num' : undefined }, c.cell(row))))))),
+      h('thead', { role: 'rowgroup' }, h('tr', { role: 'row' }, columns.map((c) => h('th', { scope: 'col', role: 'columnheader' }, c.label)))),
+      h('tbody', { role: 'rowgroup' }, rows.map((row) => h('tr', { role: 'row' }, columns.map((c, i) =>
+        i === 0
+          ? h('th', { scope: 'row', role: 'rowheader', 'data-label': c.label }, c.cell(row))
+          : h('td', { role: 'cell', class: c.num ? 'num' : undefined, 'data-label': c.label }, c.cell(row)))))),
     ),
   );
 }
