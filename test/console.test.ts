@@ -1,6 +1,6 @@
 // The partner console over plain HTTP (API.md "Partner console"): POST /v1/console/sessions mints a
 // single-use link (201, requests/read); opening it sets the session cookie (HttpOnly, SameSite=Strict,
-// Secure with an https base URL) and redirects to a URL without the token; a used, expired or forged
+// Secure with an https base URL) and sends the browser on to a URL without the token; a used, expired or forged
 // link gets the plain page and no cookie; the cookie authenticates /v1 as the minting client (its
 // tenant, partner and permissions), every mutation needs the CSRF token, a read-only session refuses
 // mutations, and a revoked client's cookie is back at the "session ended" page. The browser tests
@@ -70,17 +70,25 @@ describe('POST /v1/console/sessions', () => {
 });
 
 describe('opening a link', () => {
-  it('sets an HttpOnly, SameSite=Strict, Secure cookie once and redirects to a URL without the token', async () => {
+  it('sets an HttpOnly, SameSite=Strict, Secure cookie once and sends the browser on to a URL without the token', async () => {
     const link = await mint();
     const { res, setCookie } = await open(link.url);
-    expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe('/console/');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('refresh')).toBe('0; url=/console/overview');
+    expect(await res.text()).toContain('<meta http-equiv="refresh" content="0; url=/console/overview">');
     expect(setCookie).toMatch(/^__Host-console_session=css_[A-Za-z0-9_-]{43};/);
     expect(setCookie).toMatch(/; path=\//i);
     expect(setCookie).toMatch(/; httponly/i);
     expect(setCookie).toMatch(/; samesite=strict/i);
     expect(setCookie).toMatch(/; secure/i);
     expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+
+    // A HEAD (a link checker) neither opens nor uses up a link.
+    const other = await mint();
+    const head = await fetch(local(other.url), { method: 'HEAD' });
+    expect(head.status).toBe(405);
+    expect(head.headers.get('allow')).toBe('GET');
+    expect((await open(other.url)).setCookie).toMatch(/^__Host-console_session=/);
 
     const again = await open(link.url);
     expect(again.res.status).toBe(410);

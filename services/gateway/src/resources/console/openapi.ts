@@ -89,33 +89,35 @@ export function consolePaths(): Obj {
         summary: 'Open a console link (browser)',
         description:
           'Where a console link points. Exchanges the single-use token for a session, once: sets the session cookie (`HttpOnly`, ' +
-          '`SameSite=Strict`, `Path=/`, `Secure` and named `__Host-console_session` when the base URL is https) and redirects (303) to ' +
-          '`/console/`, a URL without the token. A used, expired or forged link, or one whose client was revoked since, answers a plain ' +
+          '`SameSite=Strict`, `Path=/`, `Secure` and named `__Host-console_session` when the base URL is https) and goes straight on to ' +
+          '`/console/overview`, a URL without the token. A used, expired or forged link, or one whose client was revoked since, answers a plain ' +
           'page saying so and how to get a new link, and sets no cookie.',
         security: [],
         parameters: [{ name: 'token', in: 'query', required: true, description: 'The link\'s single-use token (`cst_…`).', schema: { type: 'string', examples: ['cst_Jx8m0Q2vS4kL9aZtYw3nR7bC1dE5fG6hI8jK0lM2nOp'] } }],
         responses: {
-          303: {
-            description: 'The session is open: the cookie is set; go to the console.',
+          200: {
+            description: 'The session is open: the cookie is set, and the page goes straight on to `/console/overview` (a URL without the token).',
             headers: {
               ...consoleHeaders(),
-              Location: { description: '`/console/`.', schema: { type: 'string', const: '/console/' } },
+              Refresh: { description: '`0; url=/console/overview` (the page carries the same meta refresh).', schema: { type: 'string', const: '0; url=/console/overview' } },
               'Set-Cookie': { description: 'The session cookie (its value is never readable by script).', schema: { type: 'string', examples: ['__Host-console_session=css_…; path=/; expires=…; secure; samesite=strict; httponly'] } },
             },
+            content: { 'text/html': { schema: { type: 'string' }, examples: { opened: { value: HTML_EXAMPLE } } } },
           },
           403: htmlPage('The link\'s client has been disabled or its tokens revoked since it was minted.'),
           404: htmlPage('The link is not one the service issued (forged, or cut short).'),
           410: htmlPage('The link has already been used, or has expired (10 minutes).'),
+          405: response('MethodNotAllowed'),
           503: response('Unavailable'),
         },
       },
     },
-    '/console/': {
+    '/console': {
       get: {
         operationId: 'getConsoleHome',
         tags: ['Console'],
         summary: 'The console (browser)',
-        description: 'The console\'s overview page for a live session cookie; without one, the plain page saying the session has ended.',
+        description: 'The console\'s overview page for a live session cookie (also at `/console/`); without one, the plain page saying the session has ended.',
         security: [],
         responses: {
           200: htmlPage('The console\'s page (its ES modules render it).'),

@@ -3,7 +3,7 @@
 // cookie-auth.ts). What they serve:
 // - GET /console/open?token=… exchanges a single-use link for a session (ExchangeConsoleLink), sets
 //   the session cookie (HttpOnly, SameSite=Strict, Path=/, Secure outside local mode) and redirects
-//   (303) to /console/, a URL without the token; a used, expired, forged or revoked link gets a plain
+//   (Refresh: 0, and a meta refresh) to /console/overview, a URL without the token; a used, expired, forged or revoked link gets a plain
 //   page saying so and how to get a new one, and no session.
 // - GET /console/ and /console/{page}: the console's one HTML shell (its ES modules render the page
 //   from the path), for a live session; without one, the plain "session ended" page.
@@ -17,6 +17,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DomainError } from '@partner/shared/domain/errors';
 import type { GatewayContext, PublicRoute } from '../../context.js';
 import type { RouteDeps } from '../deps.js';
 import { liveSession } from './cookie-auth.js';
@@ -59,6 +60,23 @@ function loadAssets(dir: string): Map<string, Asset> {
     assets.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
   }
   return assets;
+}
+
+/** Where an opened link lands: a URL without the token. */
+export const CONSOLE_HOME = '/console/overview';
+
+/** The answer to an opened link: straight on to the console (meta refresh; CSP allows no inline script). */
+function openedPage(): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="0; url=${CONSOLE_HOME}">
+<title>Opening the partner console</title><link rel="stylesheet" href="/console/assets/console.css"></head>
+<body class="plain"><main id="main">
+<h1>Opening the partner console…</h1>
+<p><a href="${CONSOLE_HOME}">Continue to the console</a>.</p>
+</main></body></html>
+`;
 }
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -146,6 +164,11 @@ export function consoleRoute(deps: RouteDeps): PublicRoute {
     }
     if (path === '/console/open') {
       ctx.state.route = '/console/open';
+      // Only GET opens a link: a HEAD (a link checker, an unfurler) must not use it up.
+      if (method !== 'GET') {
+        ctx.set('Allow', 'GET');
+        throw new DomainError('method_not_allowed', `${method} is not allowed here; see the Allow header`);
+      }
       const token = typeof ctx.query.token === 'string' ? ctx.query.token : '';
       const r = await clients.auth.ExchangeConsoleLink({ token }, { timeoutMs });
       if (r.outcome !== 'ok') {
@@ -153,10 +176,10 @@ export function consoleRoute(deps: RouteDeps): PublicRoute {
         return html(ctx, o.status, plainPage(o.title, o.message));
       }
       setCookie(cookieCtx(ctx), r.sessionId, new Date(r.expiresAt));
-      ctx.status = 303;
-      ctx.redirect('/console/');
-      ctx.body = '';
-      return;
+      // On to a URL without the token at once (Refresh, and the page's own meta refresh), answered 200
+      // rather than with a 3xx so that the page is there should a client not follow either.
+      ctx.set('Refresh', `0; url=${CONSOLE_HOME}`);
+      return html(ctx, 200, openedPage());
     }
     if (path === '/console/logout') {
       ctx.state.route = '/console/logout';
