@@ -44,6 +44,7 @@ export async function authenticateByCookie(ctx: GatewayContext, auth: ConsoleAut
   if (!ctx.cookies.get(auth.cookieName)) return false;
   const session = await liveSession(ctx, auth, clients, timeoutMs);
   if (!session) {
+    ctx.set('WWW-Authenticate', 'Bearer realm="partner-api"');
     throw new DomainError('unauthenticated', 'the console session has ended (expired, signed out or revoked): open a new console link');
   }
   if (!SAFE_METHODS.has(ctx.method)) {
