@@ -117,7 +117,44 @@ describe('the console in Chromium', () => {
     expect(second?.status()).toBe(410);
     await expect(again.getByRole('heading', { level: 1 }).textContent()).resolves.toContain('already been used');
     expect(await other.cookies()).toEqual([]);
+    const plain = await new AxeBuilder({ page: again }).analyze();
+    expect(plain.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
     await other.close();
+    await context.close();
+  });
+
+  it('works from the keyboard: skip link to the content, navigation by Tab and Enter', async () => {
+    const { context, page } = await signedIn();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+    // From the top: skip link, Sign out, then the navigation in order.
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await show(page, '/console/overview');
+    for (let i = 0; i < 4; i++) await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Requests');
+    await page.keyboard.press('Enter');
+    await page.waitForURL('**/console/requests');
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await page.getByRole('link', { name: 'Requests', exact: true }).getAttribute('aria-current')).toBe('page');
+    await context.close();
+  });
+
+  it('pings a webhook endpoint and resends from an event on the Webhooks page', async () => {
+    const endpoints = await stack.api('GET', '/v1/webhook-endpoints', { token });
+    const endpointId = endpoints.body.items[0].endpointId as string;
+    const event = (await stack.api('GET', '/v1/events?limit=1', { token })).body.items[0] as { id: string };
+    const { context, page } = await signedIn();
+    await show(page, `/console/webhooks?id=${endpointId}`);
+    await page.getByRole('button', { name: 'Ping', exact: true }).click();
+    await page.locator('#status').filter({ hasText: /^(Done\.|Accepted)/ }).waitFor();
+    await page.getByLabel('Event to resend from (id)').fill(event.id);
+    await page.getByRole('button', { name: 'Resend from this event' }).click();
+    await page.locator('#status').filter({ hasText: /^(Done\.|Accepted)/ }).waitFor();
+    const jobs = (await stack.api('GET', '/v1/jobs?limit=5', { token })).body.items.map((j: { kind: string }) => j.kind);
+    expect(jobs.slice(0, 2).sort()).toEqual(['webhook_endpoint.ping', 'webhook_endpoint.recover']);
+    await page.screenshot({ path: `${SHOTS}webhook-endpoint-laptop.png`, fullPage: true });
     await context.close();
   });
 

@@ -453,10 +453,11 @@ async function endpointDetail(ctx, id) {
     const eventInput = h('input', { id: 'resend-event', name: 'eventId', type: 'text', autocomplete: 'off', required: true });
     const resend = h('form', { class: 'filters', 'aria-label': 'Resend from an event', onsubmit: async (ev) => {
       ev.preventDefault();
+      ctx.say('Looking up the event…');
       const event = await api('GET', `/v1/events/${encodeURIComponent(eventInput.value.trim())}`);
       if (!event.ok) return ctx.say(`No such event: ${errorText(event)}`, true);
       await mutate(ctx, 'POST', `/v1/webhook-endpoints/${e.endpointId}/recover`, { since: event.body.timestamp });
-    } }, h('div', {}, h('label', { for: 'resend-event' }, 'Event id'), eventInput), h('div', {}, h('button', { type: 'submit' }, 'Resend from this event')));
+    } }, h('div', {}, h('label', { for: 'resend-event' }, 'Event to resend from (id)'), eventInput), h('div', {}, h('button', { type: 'submit' }, 'Resend from this event')));
     add(ctx.content, section('Actions',
       h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => mutate(ctx, 'POST', `/v1/webhook-endpoints/${e.endpointId}/ping`) }, 'Ping')),
       h('p', {}, 'Resend every matching event from an event on (its time):'), resend));
