@@ -7,11 +7,13 @@
 export type * from './wire/attachments.js';
 export type * from './wire/clearance.js';
 export type * from './wire/common.js';
+export type * from './wire/console.js';
 export type * from './wire/events.js';
 export type * from './wire/health.js';
 export type * from './wire/jobs.js';
 export type * from './wire/policies.js';
 export type * from './wire/products.js';
 export type * from './wire/receipts.js';
+export type * from './wire/requests.js';
 export type * from './wire/submissions.js';
 export type * from './wire/webhooks.js';
