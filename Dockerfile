@@ -49,7 +49,8 @@ COPY scripts/lib/dev-env.mjs scripts/lib/admin-groups.mjs scripts/lib/
 COPY services/ services/
 # The SDK and CLI workspaces are part of `tsc -b`; they are built here but not shipped.
 COPY sdk/ sdk/
-# Build, then gather what runs: each service's package.json, dist and SQL migrations. A service that has
+# Build, then gather what runs: each service's package.json, dist and SQL migrations (and the
+# gateway's console, static files served as they are). A service that has
 # sources but no dist is missing from tsconfig.json's references; fail here rather than at run time.
 RUN npm run build \
  && for dir in services/*/; do \
@@ -61,6 +62,7 @@ RUN npm run build \
       cp "${dir}package.json" "/out/services/${name}/"; \
       if [ -d "${dir}dist" ]; then cp -R "${dir}dist" "/out/services/${name}/"; fi; \
       if [ -d "${dir}migrations" ]; then cp -R "${dir}migrations" "/out/services/${name}/"; fi; \
+      if [ -d "${dir}console" ]; then cp -R "${dir}console" "/out/services/${name}/"; fi; \
     done
 
 # Tilt builds this target: sources, dev dependencies and the build, owned by the runtime user so

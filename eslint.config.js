@@ -116,6 +116,8 @@ export default tseslint.config(
     ),
   ),
   layer(['services/shared/**/*.ts'], reaching(SERVICES), 'shared imports no service'),
+  // The partner console's browser code: plain ES modules the gateway serves as they are.
+  { files: ['services/gateway/console/**/*.js'], languageOptions: { globals: { ...globals.browser } } },
   ...SHARED_FLOORS,
   layer(['sdk/**/*.ts'], [...reaching(SERVICES), '@partner/shared', '@partner/shared/*', '**/services/**'], 'the SDK and CLI are standalone: they import no server code'),
   // Root files (scripts, tests, bench) against the root package.json; each workspace package against

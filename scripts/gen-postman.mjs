@@ -23,7 +23,7 @@ export async function generateCollection() {
   });
   randomSource = seeded(0x5eed);
   const result = await promisify(converter.convert)(
-    { type: 'json', data: exampleFromExamples(spec) },
+    { type: 'json', data: exampleFromExamples(withoutBrowserRoutes(spec)) },
     {
       folderStrategy: 'Tags',
       requestNameSource: 'Fallback',
@@ -71,6 +71,15 @@ async function loadConverter() {
     converterModule = (await import('openapi-to-postmanv2')).default;
   }
   return converterModule;
+}
+
+/**
+ * The partner console's browser routes (/console/…: HTML pages, the link exchange, static files) are in
+ * the document because the gateway serves them, but a collection is for calling the API: left out.
+ */
+function withoutBrowserRoutes(spec) {
+  const paths = Object.fromEntries(Object.entries(spec.paths).filter(([path]) => path !== '/console' && !path.startsWith('/console/')));
+  return { ...spec, paths };
 }
 
 /** mulberry32: a small deterministic PRNG with Math.random's contract (uniform in [0, 1)). */

@@ -51,8 +51,9 @@ describe('GET /v1/openapi.json', () => {
       for (const [method, op] of Object.entries(item)) {
         if (method === 'parameters') continue;
         expect(op.operationId, `${method} ${path}`).toBeTruthy();
-        // The documents served without a token: the index, this one and the receipt keys.
-        if (path === '/' || path === '/v1/openapi.json' || path === '/.well-known/receipt-keys.json') expect(op.security).toEqual([]);
+        // The documents served without a token: the index, this one and the receipt keys; and the
+        // partner console's browser routes (their own session cookie, resources/console/pages.ts).
+        if (path === '/' || path === '/v1/openapi.json' || path === '/.well-known/receipt-keys.json' || path === '/console' || path.startsWith('/console/')) expect(op.security).toEqual([]);
         else {
           expect(op.security, `${method} ${path} uses the global scope`).toBeUndefined();
           expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '403', '429', '500', '503']));
@@ -156,7 +157,9 @@ describe('the document and the gateway stay in step', () => {
     for (const [path, item] of Object.entries((conformance().doc as Doc).paths)) {
       for (const method of Object.keys(item)) {
         // The public documents are answered before the router (openapi/route.ts, resources/receipts/routes.ts receiptKeysRoute).
-        if (method !== 'parameters' && method !== 'head' && !['/', '/v1/openapi.json', RECEIPT_KEYS_PATH].includes(path)) documented.add(`${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, '{}')}`);
+        // The console's browser routes likewise (resources/console/pages.ts consoleRoute).
+        const publicRoute = ['/', '/v1/openapi.json', RECEIPT_KEYS_PATH, '/console'].includes(path) || path.startsWith('/console/');
+        if (method !== 'parameters' && method !== 'head' && !publicRoute) documented.add(`${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, '{}')}`);
       }
     }
     expect([...documented].sort()).toEqual([...routed].sort());

@@ -312,6 +312,8 @@ shorter one may be set in env (a longer one fails the render). */}}
 count moves; the minimum is used, so the fleet allows more than the limit once it scales out. */}}
 - name: RATE_LIMIT_REPLICAS
   value: {{ ternary $cfg.hpa.minReplicas $cfg.replicas (and $cfg.hpa.enabled true) | int | quote }}
+- name: CONSOLE_SESSION_CACHE_MS
+  value: {{ $root.Values.console.sessionCacheMs | int | quote }}
 {{- end }}
 {{- if eq $name "auth" }}
 - name: AUTH_ISSUER
@@ -324,6 +326,8 @@ count moves; the minimum is used, so the fleet allows more than the limit once i
   value: {{ $root.Values.auth.tokenTtlSeconds | int | quote }}
 - name: TRUST_PROXY
   value: {{ $root.Values.auth.trustProxy | toString | quote }}
+- name: CONSOLE_SESSION_TTL_SECONDS
+  value: {{ $root.Values.console.sessionTtlSeconds | int | quote }}
 - name: AUTH_KEY_ENCRYPTION_KEY
   valueFrom:
     secretKeyRef:

@@ -23,6 +23,7 @@ import { RECEIPT_COMMANDS } from './commands/receipts.js';
 import { BIND_COMMANDS } from './commands/bind.js';
 import { QUOTE_COMMANDS } from './commands/quotes.js';
 import { REQUEST_COMMANDS } from './commands/requests.js';
+import { CONSOLE_COMMANDS } from './commands/console.js';
 
 export { EXIT, UsageError, type Command, type Context } from './command.js';
 
@@ -41,6 +42,7 @@ export const COMMANDS: Record<string, Command> = {
   ...BIND_COMMANDS,
   ...QUOTE_COMMANDS,
   ...REQUEST_COMMANDS,
+  ...CONSOLE_COMMANDS,
   ...API_COMMANDS,
   completion: {
     usage: 'completion bash|zsh',

@@ -29,6 +29,7 @@ export class UsageError extends Error {
 
 export const OPTIONS = {
   json: { type: 'boolean' },
+  'read-only': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
   principal: { type: 'string' },

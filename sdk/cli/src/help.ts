@@ -37,6 +37,7 @@ export const OPTION_HELP: Record<string, string> = {
   'from-start': 'start at the oldest retained event (up to 30 days of history) instead of now',
   kind: 'only jobs of this kind, e.g. submission.create',
   'created-since': 'only items created at or after this RFC 3339 time',
+  'read-only': 'a console session that shows no mutating control and refuses every change',
   'created-before': 'only items created before this RFC 3339 time',
   'external-ref': 'only submissions with this externalRef',
   'principal-id': 'only submissions made for this principal',

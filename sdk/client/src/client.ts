@@ -18,6 +18,7 @@
 import { Attachments, type Attachment, type AttachmentDeleted, type AttachmentDownload } from './attachments.js';
 import type { SubmissionWithdraw } from './clearance.js';
 import { connect, type Connection } from './connection.js';
+import { Console } from './console.js';
 import { EventFeed, type EventListParams, type EventPage, type FollowOptions, type FollowParams, type PartnerEvent } from './events.js';
 import type { Job, JobCanceled, JobListItem, JobListParams, Jobs, SettledJob } from './jobs.js';
 import type { MutationOutcome } from './mutations.js';
@@ -66,6 +67,8 @@ export class PartnerClient {
   readonly quotes: Quotes;
   /** The request log: list, iterate, get. */
   readonly requests: Requests;
+  /** The partner console: createSession (a single-use browser link). */
+  readonly console: Console;
 
   constructor(opts: PartnerClientOptions) {
     this.connection = connect(opts);
@@ -79,6 +82,7 @@ export class PartnerClient {
     this.webhookEndpoints = new WebhookEndpoints(this.connection);
     this.quotes = new Quotes(this.connection);
     this.requests = new Requests(this.connection);
+    this.console = new Console(this.connection);
   }
 
   /** POST /v1/submissions/{id}/quotes (quotes.create): `{submissionId, quotes}` once the job has succeeded. */

@@ -59,3 +59,4 @@ export type { ReceiptClaims, ReceiptItem, ReceiptKey, ReceiptKeySet, ReceiptList
 // Quotes: the client, verifyOffer (offline, jose, against the receipt keys) and their types.
 export { OFFER_TYP, offerHash, OfferVerificationError, verifyOffer } from './quotes.js';
 export type { OfferClaims, Quote, QuoteDecide, QuoteListParams, QuoteOption, QuoteReason, QuoteRequest, Quotes, QuoteStatus, QuotesCreated } from './quotes.js';
+export type { Console, ConsoleSessionCreate, ConsoleSessionLink } from './console.js';

@@ -8,6 +8,7 @@ export type * from './wire/attachments.js';
 export type * from './wire/bind.js';
 export type * from './wire/clearance.js';
 export type * from './wire/common.js';
+export type * from './wire/console.js';
 export type * from './wire/events.js';
 export type * from './wire/health.js';
 export type * from './wire/jobs.js';

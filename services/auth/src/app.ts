@@ -12,6 +12,8 @@ import { clientState, principalRegistered } from './repo.js';
 import { loadSigningKey, resealKeys } from './keys.js';
 import { fileURLToPath } from 'node:url';
 import { dbError } from '@partner/shared/db/pg';
+import { DomainError } from '@partner/shared/domain/errors';
+import { consoleSession, createConsoleLink, endConsoleSession, exchangeConsoleLink, pruneConsole } from './console-sessions.js';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 export const SCHEMA = 'auth';
@@ -64,6 +66,32 @@ export async function startAuth(config: AuthConfig, opts: StartOptions = {}): Pr
                   const r = await pool.query<{ tenant_id: string; partner_id: string }>('SELECT tenant_id, partner_id FROM partners ORDER BY tenant_id, partner_id').catch(dbError);
                   return { partners: r.rows.map((p) => ({ tenantId: p.tenant_id, partnerId: p.partner_id })) };
                 },
+                CreateConsoleLink: async (req) => {
+                  const link = await createConsoleLink(pool, req.clientId, req.readOnly).catch(dbError);
+                  if (!link) throw new DomainError('not_found', 'no such enabled client');
+                  // Now and then, not on a timer of its own: minting is rare.
+                  void pruneConsole(pool).catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'console prune failed'));
+                  return { token: link.token, expiresAt: link.expiresAt.toISOString() };
+                },
+                ExchangeConsoleLink: async (req) => {
+                  const r = await exchangeConsoleLink(pool, req.token, config.consoleSessionTtlSeconds).catch(dbError);
+                  return { outcome: r.outcome, sessionId: r.sessionId ?? '', expiresAt: r.expiresAt?.toISOString() ?? '' };
+                },
+                GetConsoleSession: async (req) => {
+                  const s = await consoleSession(pool, req.sessionId).catch(dbError);
+                  if (!s) return { found: false, clientId: '', tenantId: '', partnerId: '', readOnly: false, expiresAt: '', tokenVersion: '0', csrfToken: '' };
+                  return {
+                    found: true,
+                    clientId: s.client_id,
+                    tenantId: s.tenant_id,
+                    partnerId: s.partner_id,
+                    readOnly: s.read_only,
+                    expiresAt: s.expires_at.toISOString(),
+                    tokenVersion: s.token_version,
+                    csrfToken: s.csrf_token,
+                  };
+                },
+                EndConsoleSession: async (req) => ({ ended: await endConsoleSession(pool, req.sessionId).catch(dbError) }),
                 GetClientState: async (req) => {
                   const c = await clientState(pool, req.clientId).catch(dbError);
                   if (!c) return { found: false, disabled: true, tokenVersion: '0', permissions: [], rateLimitRps: 0, rateLimitBurst: 0, version: '0' };

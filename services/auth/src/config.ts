@@ -23,6 +23,8 @@ export interface AuthConfig extends BaseConfig, DbConfig {
   trustProxy: boolean;
   /** Credential-stuffing protection at the token endpoint. */
   attempts: { windowMs: number; maxFailuresPerSource: number; slowAfter: number; maxDelayMs: number };
+  /** Lifetime of a partner console session (its sign-in link lives 10 minutes, single use). */
+  consoleSessionTtlSeconds: number;
 }
 
 export function readAuthConfig(env = new EnvReader()): Readonly<AuthConfig> {
@@ -53,5 +55,6 @@ export function readAuthConfig(env = new EnvReader()): Readonly<AuthConfig> {
       slowAfter: env.int('AUTH_SLOW_AFTER_FAILURES', { default: 5, min: 0, max: 100_000, doc: 'failed attempts for one client id beyond this are held back, the delay doubling up to AUTH_MAX_FAILURE_DELAY_MS' }),
       maxDelayMs: env.int('AUTH_MAX_FAILURE_DELAY_MS', { default: 2_000, min: 0, max: 10_000, doc: 'ceiling of the delay of AUTH_SLOW_AFTER_FAILURES' }),
     },
+    consoleSessionTtlSeconds: env.int('CONSOLE_SESSION_TTL_SECONDS', { default: 28_800, min: 60, max: 604_800, doc: 'lifetime of a partner console session (8 h by default); it also ends when its client is disabled or its tokens are revoked' }),
   });
 }

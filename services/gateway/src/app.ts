@@ -29,6 +29,7 @@ import { apiIndexRoute, openapiRoute } from './openapi/route.js';
 import { SettlementWaiters } from './settlement-waiters.js';
 import { SettledJobs } from './jobs/settled-jobs.js';
 import { ClientStates } from './client-state.js';
+import { ConsoleSessions, consoleCookieName } from './resources/console/sessions.js';
 import { ensureRequestLogStream, natsNames } from '@partner/shared/nats/client';
 import { RequestRecorder, requestLogMetrics } from './request-log/recorder.js';
 import { tracerProviderRegistered } from '@partner/shared/telemetry/tracing';
@@ -65,7 +66,12 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
         .registered,
     config.principalCacheMs,
   );
+  const consoleAuth = {
+    cookieName: consoleCookieName(config.console.cookieSecure),
+    sessions: new ConsoleSessions(clients.auth, { cacheMs: config.console.sessionCacheMs }),
+  };
   const routeDeps: RouteDeps = {
+    console: { auth: consoleAuth, clientStates: deps.clientStates },
     config,
     clients,
     waiters: deps.waiters,
@@ -95,6 +101,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Koa<GatewayState> {
         clients: deps.clientStates,
         stateTimeoutMs: config.grpcTimeoutMs,
         onFailure: metrics.tokenFailure,
+        console: consoleAuth,
       }),
       rateLimit: rateLimiter({
         defaults: config.rateLimit,

@@ -59,6 +59,8 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   attachments: AttachmentConfig;
   /** Operations scheduled for removal (DEPRECATIONS, a JSON array; see README "Versioning and deprecation"). */
   deprecations: DeprecationRule[];
+  /** The partner console (resources/console): the session cookie's Secure flag and the session cache. */
+  console: { cookieSecure: boolean; sessionCacheMs: number };
   /** The request log's recorder (request-log/recorder.ts). */
   requestLog: RequestLogConfig;
 }
@@ -126,6 +128,10 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     trustTraceparent: env.bool('TRUST_TRACEPARENT', { default: false, doc: 'continue a caller\'s W3C traceparent (only behind a trusted edge); otherwise every request starts a trace' }),
     attachments: readAttachments(env),
     deprecations: readDeprecations(env),
+    console: {
+      cookieSecure: env.bool('CONSOLE_COOKIE_SECURE', { default: baseUrl.startsWith('https:'), doc: 'mark the partner console\'s session cookie Secure (and name it __Host-console_session); default: true when BASE_URL is https, false in local mode (http)' }),
+      sessionCacheMs: env.int('CONSOLE_SESSION_CACHE_MS', { default: 5_000, min: 0, max: 60_000, doc: 'how long a gateway keeps a resolved console session before asking the auth service again (a signed-out session may last that long on other replicas; a revoked client is refused at once)' }),
+    },
     requestLog: {
       enabled: env.bool('REQUEST_LOG_ENABLED', { default: true, doc: 'record every authenticated /v1 request in the partner\'s request log (GET /v1/requests); false: nothing recorded' }),
       bufferEntries: env.int('REQUEST_LOG_BUFFER_ENTRIES', { default: 5_000, min: 1, max: 1_000_000, doc: 'request-log entries one gateway holds at most while shipping them; beyond it new entries are dropped (partner_request_log_dropped_total), never the request' }),

@@ -35,6 +35,8 @@ export interface GatewayState {
   answer?: { done: Promise<void>; cancel(): void };
   /** The rest of a body answered early is being read and dropped (http/early-answer.ts). */
   draining?: boolean;
+  /** Set when the request was authenticated by a partner console session cookie (resources/console). */
+  console?: { readOnly: boolean };
   /** The request body as the route read it, for the request log (request-log/recorder.ts). */
   loggedRequestBody?: LoggedRequestBody;
 }

@@ -11,6 +11,7 @@ import { DomainError } from '@partner/shared/domain/errors';
 import { remainingMs, type Caller, type GatewayContext } from '../context.js';
 import type { KeyStore } from '../jwks.js';
 import type { ClientState, ClientStates } from '../client-state.js';
+import { authenticateByCookie, type ConsoleAuth } from '../resources/console/cookie-auth.js';
 
 export interface AuthenticateOptions {
   issuer: string;
@@ -25,6 +26,8 @@ export interface AuthenticateOptions {
   stateTimeoutMs: number;
   /** Called with the reason whenever a token is refused (metrics). */
   onFailure?: (reason: string) => void;
+  /** The partner console's session cookie, accepted on a request without Authorization. */
+  console?: ConsoleAuth;
 }
 
 const REALM = 'partner-api';
@@ -160,6 +163,7 @@ export function authenticator(opts: AuthenticateOptions): (ctx: GatewayContext) 
 
   return async (ctx) => {
     const header = ctx.get('authorization');
+    if (!header && opts.console && (await authenticateByCookie(ctx, opts.console, opts.clients, opts.stateTimeoutMs))) return;
     // Only a token that matched the full parse is ever cached, so "Bearer " + a cached token is one
     // the full parse would accept as it is.
     const verified = (header.startsWith('Bearer ') && cached(header.slice(7))) || (await verifyHeader(ctx, header));

@@ -7,6 +7,8 @@ import type { GatewayConfig } from '../config.js';
 import type { GatewayMiddleware } from '../context.js';
 import type { SettlementWaiters } from '../settlement-waiters.js';
 import type { ProductLookup } from '@partner/shared/domain/product-cache';
+import type { ClientStates } from '../client-state.js';
+import type { ConsoleAuth } from './console/cookie-auth.js';
 
 type Defs = ReturnType<typeof serviceDefs>;
 
@@ -27,4 +29,6 @@ export interface RouteDeps {
   products: ProductLookup;
   /** True once SIGTERM started the drain: new uploads are refused (retryable), in-flight ones finish. */
   draining?: () => boolean;
+  /** The partner console's sessions and the client states they are checked against (resources/console). */
+  console?: { auth: ConsoleAuth; clientStates: ClientStates };
 }

@@ -8,6 +8,7 @@
 import { attachments } from './attachments/index.js';
 import { bind } from './bind/index.js';
 import { clearance } from './clearance/index.js';
+import { consoleResource } from './console/index.js';
 import { events } from './events/index.js';
 import { health } from './health/index.js';
 import { jobs } from './jobs/index.js';
@@ -22,4 +23,4 @@ import { webhooks } from './webhooks/index.js';
 
 export type { PublicRoute, Resource } from './resource.js';
 
-export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, quotes, bind, requests];
+export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, quotes, bind, requests, consoleResource];
