@@ -333,6 +333,25 @@ describe('declines and supersede', () => {
   });
 });
 
+describe('withdraw', () => {
+  it('a withdrawn submission\'s open and referred quotes become not_taken (quote.updated)', async () => {
+    const s = await submit(a, { annualRevenue: 2500000, employees: 12, industry: 'retail' });
+    const quotes = await quote(a, s.submissionId, [
+      { limit: '1000000', retention: '10000' },
+      { limit: '5000000', retention: '0' },
+    ]);
+    expect(quotes.map((q) => q.status)).toEqual(['open', 'open']);
+    const w = await stack.api('POST', `/v1/submissions/${s.submissionId}/withdraw`, { token: a.token, headers: WAIT, json: { reason: 'applicant_withdrew' } });
+    expect(w.status, w.text).toBe(200);
+    // The job answered after both steps: the quotes read not_taken at once.
+    for (const q of quotes) expect((await get(a, `/v1/quotes/${q.quoteId}`)).body.status).toBe('not_taken');
+    expect(await listQuotes(a, s.submissionId, '?status=open')).toEqual([]);
+    await eventually(a, 'quote.updated (not_taken) for both', (es) =>
+      quotes.every((q) => es.some((e) => e.type === 'quote.updated' && e.data.quoteId === q.quoteId && e.data.status === 'not_taken')),
+    );
+  });
+});
+
 describe('refusals, before any quote exists', () => {
   const refused = async (p: Partner, submissionId: string, options: Json[], status: number, code: string): Promise<Json> => {
     const res = await requestQuotes(p, submissionId, options);

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { implementWithStreaming, serverStreaming, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { notFound } from '@partner/shared/domain/errors';
 import { isUuid } from '@partner/shared/domain/ids';
-import { dbError } from '@partner/shared/db/pg';
+import { dbError, withTx } from '@partner/shared/db/pg';
 import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
 import type { PolicyConfig } from './config.js';
 import { getProduct, listProducts, parseListProducts, productToProto } from './products.js';
@@ -21,6 +21,7 @@ import { sweepTransitions } from './issue/sweeper.js';
 import type { ReadPolicyDocumentContentRequest__Output } from '@partner/shared/generated/partner/policy/v1/ReadPolicyDocumentContentRequest';
 import type { ReadPolicyDocumentContentResponse } from '@partner/shared/generated/partner/policy/v1/ReadPolicyDocumentContentResponse';
 import { quoteService } from './quotes/service.js';
+import { releaseSubmissionQuotes } from './quotes/repository.js';
 import { referralMetrics } from './quotes/metrics.js';
 import { newUuid } from '@partner/shared/domain/ids';
 
@@ -151,6 +152,13 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
                     submissionId: out.submissionId,
                     ...(out.issued ? { policy: toProto(out.issued.policy), documents: out.issued.documents.map(documentToProto) } : {}),
                   };
+                },
+                ReleaseSubmissionQuotes: async (req) => {
+                  if (!isUuid(req.submissionId)) throw notFound('submission');
+                  const owner = ownerOf(req.owner);
+                  const out = await withTx(pool, (tx) => releaseSubmissionQuotes(tx, names, owner, req.submissionId)).catch(dbError);
+                  publish(out.events);
+                  return { released: out.rows.length };
                 },
                 BindQuote: async (req) => {
                   const out = await bindQuote(pool, names, clockOf, {

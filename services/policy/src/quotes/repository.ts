@@ -293,6 +293,27 @@ export async function setQuoteStatus(
   return { rows, events };
 }
 
+/**
+ * A withdrawn submission's open and referred quotes become not_taken, with quote.updated each, in one
+ * transaction (locked in id order, as every writer of quotes locks them).
+ */
+export async function releaseSubmissionQuotes(
+  c: PoolClient,
+  names: Names,
+  owner: { tenantId: string; partnerId: string },
+  submissionId: string,
+): Promise<{ rows: QuoteRow[]; events: RecordedEvent[] }> {
+  const ids = (
+    await c.query<{ quote_id: string }>(
+      `SELECT quote_id FROM quotes
+        WHERE tenant_id = $1 AND partner_id = $2 AND submission_id = $3 AND status IN ('open', 'referred')
+        ORDER BY quote_id FOR UPDATE`,
+      [owner.tenantId, owner.partnerId, submissionId],
+    )
+  ).rows.map((r) => r.quote_id);
+  return setQuoteStatus(c, names, ids, 'not_taken', ['open', 'referred']);
+}
+
 /** Referrals waiting on an underwriter (every tenant), oldest due first; `overdueAt`: only those due before it. */
 export async function referralsWaiting(db: Db, opts: { overdueAt?: Date; limit?: number } = {}): Promise<QuoteRow[]> {
   const values: unknown[] = [];
