@@ -247,13 +247,20 @@ describe('POST /v1/quotes/{id}/bind', () => {
     expect(r2.body.error.code).toBe('offer_changed');
     expect(await quoteStatus(q2!.quoteId)).toBe('open');
 
-    // A withdrawn submission.
+    // A withdrawn submission: its withdraw moved the quote to not_taken, checked first.
     const s3 = await submission(p);
     const [q3] = await quotes(p, s3.submissionId, 1);
     expect((await withdraw(p, s3.submissionId)).status).toBe(200);
+    expect(await quoteStatus(q3!.quoteId)).toBe('not_taken');
     const r3 = await bind(p, q3!.quoteId, q3!.offerSha256);
     expect(r3.status).toBe(409);
-    expect(r3.body.error).toMatchObject({ code: 'not_quotable', details: [{ field: 'status', issue: 'withdrawn' }] });
+    expect(r3.body.error).toMatchObject({ code: 'quote_not_open', details: [{ field: 'status', issue: 'not_taken' }] });
+    // The quote still open on a withdrawn submission (a withdraw job between its two steps): the
+    // submission's check answers not_quotable.
+    await stack.sql(`UPDATE policy.quotes SET status = 'open' WHERE quote_id = $1`, [q3!.quoteId]);
+    const r4 = await bind(p, q3!.quoteId, q3!.offerSha256);
+    expect(r4.status).toBe(409);
+    expect(r4.body.error).toMatchObject({ code: 'not_quotable', details: [{ field: 'status', issue: 'withdrawn' }] });
     expect(await policiesOf(s3.submissionId)).toHaveLength(0);
   });
 });
