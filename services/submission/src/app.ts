@@ -91,6 +91,7 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
               requirementsVersion: Number(req.requirementsVersion),
               attachmentRulesJson: req.attachmentRulesJson || '[]',
               contentSha256: req.contentSha256 || null,
+              testClockId: req.testClockId || null,
               receivedAt: receivedAtOf(req.receivedAt),
             }, (s) => creates.call(s)).catch(dbError);
             if (out.event) events.publishNow(out.event.outboxId, out.event);

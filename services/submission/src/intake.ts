@@ -31,6 +31,8 @@ export interface NewSubmission {
   contentSha256: string | null;
   /** The job's createdAt (ISO 8601): the receipt's receivedAt. */
   receivedAt: string;
+  /** The test clock it lives on (issue 44; the job checked it is the partner's), null on the wall clock. */
+  testClockId?: string | null;
 }
 
 const CREATED_EVENT = {
@@ -45,9 +47,9 @@ const CREATE = `WITH ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                               effective_date, product_id, applicant, submission_name, status,
                               risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
-                              requirements_version, attachment_rules, currently_due, clearance_reason)
+                              requirements_version, attachment_rules, currently_due, clearance_reason, test_clock_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'submitted', $14, $15, $16, $17, $18, $19, $20,
-             $21, $22::jsonb, initially_due($22::jsonb), $23)
+             $21, $22::jsonb, initially_due($22::jsonb), $23, $24)
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${SUBMISSION_COLUMNS}
    ), event AS (
@@ -61,20 +63,20 @@ const CREATE = `WITH ins AS (
 const CREATE_BATCH = `WITH input AS (
      SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                           $9::uuid[], $10::text[], $11::text[], $12::text[],
-                          $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::uuid[], $21::bigint[], $22::text[], $23::text[])
+                          $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::uuid[], $21::bigint[], $22::text[], $23::text[], $24::text[])
        AS t(submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date,
             product_id, applicant, submission_name, event_id,
             risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
-            requirements_version, attachment_rules, clearance_reason)
+            requirements_version, attachment_rules, clearance_reason, test_clock_id)
    ), ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                               effective_date, product_id, applicant, submission_name, status,
                               risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
-                              requirements_version, attachment_rules, currently_due, clearance_reason)
+                              requirements_version, attachment_rules, currently_due, clearance_reason, test_clock_id)
      SELECT submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date::date,
             product_id, applicant::jsonb, submission_name, 'submitted',
             risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
-            requirements_version, attachment_rules::jsonb, initially_due(attachment_rules::jsonb), clearance_reason
+            requirements_version, attachment_rules::jsonb, initially_due(attachment_rules::jsonb), clearance_reason, test_clock_id
        FROM input
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${SUBMISSION_COLUMNS}, job_id
@@ -201,6 +203,7 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
           s.requirementsVersion,
           s.attachmentRulesJson,
           s.clearanceReason,
+          s.testClockId ?? null,
         ]),
       )
     ).rows;
@@ -232,6 +235,7 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
         col('requirementsVersion'),
         col('attachmentRulesJson'),
         col('clearanceReason'),
+        rows.map((x) => x.testClockId ?? null),
       ]),
     )
   ).rows;

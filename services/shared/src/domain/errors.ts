@@ -40,6 +40,8 @@ export const ERROR_CODES = {
   quote_not_open: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: a bind of a quote that is not `open` (incl. past `validUntil`, then `expired`); `details` names the quote\'s `status`' },
   offer_changed: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the bind\'s `offerSha256` is not the hash of the quote\'s current offer' },
   not_quotable: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: a quote or bind on a submission that is withdrawn, bound or not `cleared`; `details` names `status` / `clearance.status`' },
+  clock_advancing: { http: 409, grpc: GrpcStatus.ABORTED, retryable: true, meaning: 'job failure: a quote, bind or delete on a test clock that is advancing; retry once its advance settles (UAT)' },
+  unknown_test_clock: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the create body\'s `testClockId` names no live test clock of the partner (UAT)' },
   canceled: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'the error of a job its partner cancelled (a waiting request, `GET /v1/jobs/{id}`)' },
   limit_exceeded: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: a per-partner limit is reached (e.g. 16 webhook endpoints)' },
   cursor_expired: { http: 410, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'a feed cursor older than the event retention; reconcile with the list endpoints' },
