@@ -9,7 +9,7 @@
 // operations share are in common.ts; the components in components.ts, errors.ts, schemas.ts and
 // security.ts.
 import { DEFAULT_MAX_JSON_VALUES, MAX_JSON_DEPTH } from '../http/json-scan.js';
-import { RESOURCES } from '../resources/index.js';
+import { RESOURCES as ALL_RESOURCES } from '../resources/index.js';
 import type { OpenApiParts } from '../resources/resource.js';
 import { baseHeaders, json, response, type Obj } from './common.js';
 import { components } from './components.js';
@@ -42,7 +42,9 @@ export interface OpenApiOwners {
 }
 
 /** The resources' parts of the document, in the order of the resource list, and who declared each. */
-function fromResources(): { tags: Obj[]; paths: Obj; schemas: Record<string, Schema>; webhooks: Obj; owners: OpenApiOwners } {
+function fromResources(environment = 'uat'): { tags: Obj[]; paths: Obj; schemas: Record<string, Schema>; webhooks: Obj; owners: OpenApiOwners } {
+  // A UAT-only resource (test clocks) is no part of another environment's document at all.
+  const RESOURCES = ALL_RESOURCES.filter((r) => environment === 'uat' || !r.openapi.uatOnly);
   const eventData: Record<string, Schema> = {};
   for (const r of RESOURCES) merge(eventData, r.openapi.eventData ?? {}, 'the data of event type');
   const parts: OpenApiParts = { jobResults: RESOURCES.flatMap((r) => r.openapi.jobResults ?? []), eventData };
@@ -57,7 +59,7 @@ function fromResources(): { tags: Obj[]; paths: Obj; schemas: Record<string, Sch
   own(owners.operations, operationIds(paths), 'common');
   for (const { name, openapi } of RESOURCES) {
     if (openapi.tag) tags.push({ ...openapi.tag });
-    const ownPaths = openapi.paths?.() ?? {};
+    const ownPaths = openapi.paths?.({ environment }) ?? {};
     const ownSchemas = typeof openapi.schemas === 'function' ? openapi.schemas(parts) : (openapi.schemas ?? {});
     merge(paths, ownPaths, 'path');
     merge(schemas, ownSchemas, 'schema');
@@ -181,7 +183,7 @@ Error codes: ${ERROR_CODE_TABLE.map(([code]) => `\`${code}\``).join(', ')}.`;
 
 /** The document for one environment. */
 export function buildOpenApiDocument(opts: OpenApiOptions): Obj {
-  const { tags, paths, schemas, webhooks } = fromResources();
+  const { tags, paths, schemas, webhooks } = fromResources(opts.environment);
   return {
     openapi: '3.1.0',
     info: {

@@ -16,8 +16,9 @@ import { products } from './products/index.js';
 import { receipts } from './receipts/index.js';
 import type { Resource } from './resource.js';
 import { submissions } from './submissions/index.js';
+import { testClocks } from './test-clocks/index.js';
 import { webhooks } from './webhooks/index.js';
 
 export type { PublicRoute, Resource } from './resource.js';
 
-export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, bind];
+export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, bind, testClocks];

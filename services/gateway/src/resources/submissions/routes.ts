@@ -31,6 +31,8 @@ export interface SubmissionCreate {
   effectiveDate: string;
   productId: string;
   applicant: Applicant;
+  /** UAT only: the test clock the submission lives on (issue 44). */
+  testClockId?: string;
 }
 
 /** A value that looks like a UAT sandbox directive must be a valid one, never a real submission. */
@@ -46,6 +48,12 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
   router.post('/submissions', deps.guard('submissions/write'), async (ctx) => {
     const body = validateCreate(await readJson(ctx, deps.config.jsonLimitBytes));
     if (deps.config.environment === 'uat') checkSandbox(body.externalRef);
+    // Test clocks are UAT only: production names the field it refuses (API.md "Test clocks").
+    else if (body.testClockId !== undefined) {
+      throw new DomainError('validation_error', 'the request body is invalid; see details', {
+        details: [{ field: 'testClockId', issue: 'is not accepted in production: test clocks exist in UAT only' }],
+      });
+    }
     // The receipt's content hash: of the body as the partner sent it (validation changes nothing;
     // hashed once valid, so a refused body costs no hashing), before anything is normalized.
     const sha256 = contentSha256(body);

@@ -1,0 +1,63 @@
+// Jobs test_clock.create, test_clock.advance, test_clock.delete (API.md "Test clocks", UAT only;
+// issue 44). Each is keyed by its job id in the policy service: a redelivered create makes no second
+// clock, a redelivered delete answers the clock it deleted, and an advance is a loop of one-batch
+// calls whose progress the service records per job, so a worker killed mid-advance resumes where the
+// last committed batch ended, applying nothing twice. The advance's job succeeds only after its last
+// batch (the clock's new time) committed.
+import { JOB_KINDS } from '@partner/shared/domain/jobs';
+import { testClockRecordOf } from '@partner/shared/domain/test-clocks';
+import { failOnRefusal, jobScope, type Handler } from './handler-contract.js';
+
+interface CreatePayload {
+  frozenTime: string;
+  name?: string;
+}
+
+interface ClockPayload {
+  testClockId: string;
+  frozenTime?: string;
+}
+
+/** Transitions applied per advance call (the policy service caps it). */
+export const ADVANCE_BATCH = Number(process.env.TEST_CLOCK_ADVANCE_BATCH ?? '') || 500;
+
+const createClock: Handler = async (job, payload, ctx) => {
+  const p = payload as CreatePayload;
+  const { testClock } = await ctx.clients.policy
+    .CreateTestClock({ ...jobScope(job), frozenTime: p.frozenTime, ...(p.name !== undefined ? { name: p.name } : {}) })
+    .catch(failOnRefusal);
+  return testClockRecordOf(testClock!);
+};
+
+const advanceClock: Handler = async (job, payload, ctx) => {
+  const p = payload as ClockPayload;
+  for (;;) {
+    const step = await ctx.clients.policy
+      .AdvanceTestClock({ ...jobScope(job), testClockId: p.testClockId, frozenTime: p.frozenTime ?? '', batchSize: ADVANCE_BATCH })
+      .catch(failOnRefusal);
+    if (step.done) {
+      return {
+        ...testClockRecordOf(step.testClock!),
+        // What the advance moved (a referral past its dueBy is reported here as overdue).
+        applied: {
+          quotesExpired: step.quotesExpired,
+          policiesActivated: step.policiesActivated,
+          policiesExpired: step.policiesExpired,
+          referralsOverdue: step.referralsOverdue,
+        },
+      };
+    }
+  }
+};
+
+const deleteClock: Handler = async (job, payload, ctx) => {
+  const p = payload as ClockPayload;
+  const { testClock } = await ctx.clients.policy.DeleteTestClock({ ...jobScope(job), testClockId: p.testClockId }).catch(failOnRefusal);
+  return { testClockId: testClock!.testClockId, deleted: true };
+};
+
+export const clockHandlers: Record<string, Handler> = {
+  [JOB_KINDS.testClockCreate]: createClock,
+  [JOB_KINDS.testClockAdvance]: advanceClock,
+  [JOB_KINDS.testClockDelete]: deleteClock,
+};
