@@ -18,8 +18,6 @@ interface ClockPayload {
   frozenTime?: string;
 }
 
-/** Transitions applied per advance call (the policy service caps it). */
-export const ADVANCE_BATCH = Number(process.env.TEST_CLOCK_ADVANCE_BATCH ?? '') || 500;
 
 const createClock: Handler = async (job, payload, ctx) => {
   const p = payload as CreatePayload;
@@ -33,7 +31,7 @@ const advanceClock: Handler = async (job, payload, ctx) => {
   const p = payload as ClockPayload;
   for (;;) {
     const step = await ctx.clients.policy
-      .AdvanceTestClock({ ...jobScope(job), testClockId: p.testClockId, frozenTime: p.frozenTime ?? '', batchSize: ADVANCE_BATCH })
+      .AdvanceTestClock({ ...jobScope(job), testClockId: p.testClockId, frozenTime: p.frozenTime ?? '', batchSize: ctx.advanceBatch ?? 0 })
       .catch(failOnRefusal);
     if (step.done) {
       return {

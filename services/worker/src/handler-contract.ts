@@ -22,6 +22,8 @@ export interface HandlerContext {
   sandbox: boolean;
   /** Resolves after ms, or rejects when the worker is stopping. */
   sleep(ms: number): Promise<void>;
+  /** Due transitions per call of a test clock's advance (TEST_CLOCK_ADVANCE_BATCH; the service's default when absent). */
+  advanceBatch?: number;
 }
 
 /** The job a handler runs: from the job message itself, or read from the job service (StartJob). */

@@ -15,7 +15,7 @@ import type { natsNames } from '@partner/shared/nats/client';
 import type { Owner } from '../policies.js';
 import { applyTransitions } from '../issue/apply.js';
 import { dueTransitions, type TimedPolicy, type TimedQuote } from '../issue/transitions.js';
-import { clockAdvancing, CLOCK_COLUMNS, frozenTimeError, MAX_ADVANCE_MS, parseFrozenTime, isTestClockId, type ClockRow } from './test-clocks.js';
+import { clockAdvancing, CLOCK_COLUMNS, frozenTimeError, parseFrozenTime, isTestClockId, twoYearsAfter, type ClockRow } from './test-clocks.js';
 
 type Names = ReturnType<typeof natsNames>;
 
@@ -45,7 +45,7 @@ export interface AdvanceStep {
 /** Checks a new time against a clock's (the gateway asks before queuing; the job again). */
 export function advanceProblem(current: Date, target: Date): string | undefined {
   if (target.getTime() <= current.getTime()) return `must be later than the clock's frozenTime (${current.toISOString()})`;
-  if (target.getTime() - current.getTime() > MAX_ADVANCE_MS) return 'must be at most two years after the clock\'s frozenTime';
+  if (target.getTime() > twoYearsAfter(current).getTime()) return 'must be at most two years after the clock\'s frozenTime';
   return undefined;
 }
 

@@ -16,8 +16,12 @@ type Db = Pool | PoolClient;
 
 /** Live clocks a partner may hold (API.md: the 11th create fails 422 limit_exceeded). */
 export const MAX_LIVE_CLOCKS = 10;
-/** How far one advance may move a clock: two years (of 366 days, so any two calendar years fit). */
-export const MAX_ADVANCE_MS = 2 * 366 * 86_400_000;
+/** How far one advance may move a clock: two calendar years (UTC). */
+export function twoYearsAfter(t: Date): Date {
+  const limit = new Date(t.getTime());
+  limit.setUTCFullYear(limit.getUTCFullYear() + 2);
+  return limit;
+}
 const CLOCK_ID = /^clk_[0-9a-z]{24}$/;
 
 export const isTestClockId = (s: string): boolean => CLOCK_ID.test(s);

@@ -25,9 +25,15 @@ export interface Applied {
 
 export async function applyTransitions(tx: PoolClient, names: Names, due: readonly Transition[]): Promise<Applied> {
   const out: Applied = { activated: 0, expired: 0, quotesExpired: 0, referralsOverdue: 0, events: [] };
-  for (const t of due) {
+  for (let i = 0; i < due.length; i++) {
+    const t = due[i]!;
     if (t.kind === 'quote') {
-      const r = await setQuoteStatus(tx, names, [t.id], 'expired', ['open']);
+      // A run of consecutive quote expiries is one UPDATE; their events keep the run's (time) order.
+      let j = i;
+      while (j + 1 < due.length && due[j + 1]!.kind === 'quote') j++;
+      const run = due.slice(i, j + 1).map((x) => x.id);
+      i = j;
+      const r = await setQuoteStatus(tx, names, run, 'expired', ['open'], { eventOrder: run });
       out.quotesExpired += r.rows.length;
       out.events.push(...r.events);
       continue;

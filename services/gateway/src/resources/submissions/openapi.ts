@@ -56,6 +56,7 @@ const SUBMISSION_PROPERTIES: Record<string, Schema> = {
   requirements: ref('SubmissionRequirements'),
   clearance: ref('Clearance'),
   withdrawal: ref('Withdrawal'),
+  testClockId: { type: 'string', pattern: '^clk_[0-9a-z]{24}$', description: 'UAT only: the test clock the submission lives on (present only when it has one).' },
 };
 
 export const submissionSchemas: Record<string, Schema> = {
