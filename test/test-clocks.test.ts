@@ -260,7 +260,7 @@ describe('test clocks (UAT)', () => {
       const e = await eventsAbout(stack, p, ids);
       return e.length >= 4 && e;
     });
-    expect(inOrder.map((e) => [e.type, e.data.quoteId ?? e.data.policyId, e.data.status])).toEqual([
+    expect(inOrder.map((e) => [e.type, e.type === 'quote.updated' ? e.data.quoteId : e.data.policyId, e.data.status])).toEqual([
       ['quote.updated', qC.quoteId, 'expired'],
       ['policy.updated', pA.policyId, 'active'],
       ['quote.updated', qD.quoteId, 'expired'],
