@@ -9,7 +9,7 @@ import { createConnection } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { demoPolicies, toJsonl } from './demo/policies.mjs';
-import { DEMO_PRODUCT, DEMO_REQUIREMENTS, requiresNothing } from './demo/product.mjs';
+import { DEMO_PRODUCT, DEMO_RATING_PLAN, DEMO_REQUIREMENTS, requiresNothing } from './demo/product.mjs';
 import { checkoutNames, foreignDatabasePlan, signingKeysOwner, withDatabase } from './lib/checkout-db.mjs';
 import { DEV_ENV_FILE, readDevEnv, SHARED_SETTINGS, updateDevEnv } from './lib/dev-env.mjs';
 import { banner } from './lib/banner.mjs';
@@ -267,7 +267,7 @@ async function tokenFor(demo) {
   });
   return res.ok ? (await res.json()).access_token : undefined;
 }
-const DEMO_PERMISSIONS = 'health/read,policies/read,products/read,submissions/read,submissions/write,jobs/read,events/read,webhooks/read,webhooks/write';
+const DEMO_PERMISSIONS = 'health/read,policies/read,products/read,submissions/read,submissions/write,jobs/read,events/read,webhooks/read,webhooks/write,quotes/read,quotes/write';
 let demo = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, 'utf8')) : undefined;
 if (demo && (await tokenFor(demo).catch(() => false))) {
   // A demo client from an earlier version: give it the permissions added since (events/read, webhooks/*, products/read).
@@ -303,10 +303,23 @@ try {
     const file = `${local}/demo-requirements.json`;
     writeFileSync(file, `${JSON.stringify(DEMO_REQUIREMENTS, null, 2)}\n`);
     admin('product', 'requirements', 'set', '--id', DEMO_PRODUCT.id, file);
-    say('› the demo product now requires a loss run (scripts/demo/product.mjs)');
+    say('› the demo product now requires a loss run and risk data (scripts/demo/product.mjs)');
   }
 } catch (err) {
   say(`  (demo product requirements not set: ${err.message.trim()})`);
+}
+
+// The demo product's rating plan (so the walkthrough can quote): set when it has none; an operator's
+// plan stands, and a second start bumps no ratingVersion.
+try {
+  if (admin('product', 'rating', 'show', '--id', DEMO_PRODUCT.id).ratingVersion === null) {
+    const file = `${local}/demo-rating-plan.json`;
+    writeFileSync(file, `${JSON.stringify(DEMO_RATING_PLAN, null, 2)}\n`);
+    const { ratingVersion } = admin('product', 'rating', 'set', '--id', DEMO_PRODUCT.id, file);
+    say(`› the demo product has a rating plan (ratingVersion ${ratingVersion}, scripts/demo/product.mjs)`);
+  }
+} catch (err) {
+  say(`  (demo product rating plan not set: ${err.message.trim()})`);
 }
 
 const rule = '─'.repeat(78);

@@ -1,7 +1,7 @@
 // Docs that run as written: the shell blocks of README.md and docs/partners.md (every ```sh block
 // not marked `<!-- docs-test: skip (why) -->`, see test/support/doc-blocks.ts) run in order, one bash
 // per document under `set -euo pipefail`, against a test stack seeded as `npm start` seeds the demo
-// (a client, the demo-broker principal, the demo product with its requirements from
+// (a client, the demo-broker principal, the demo product with its requirements and rating plan from
 // scripts/demo/product.mjs, the demo policies, `.local/demo.json`),
 // with the documents' addresses replaced by the stack's.
 import { describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { ROOT, type ClientCreds } from './support/stack.js';
 import { runProcess, type ProcessRun } from './support/run.js';
 import { useStack } from './support/use-stack.js';
 import { fileBlocks, shellBlocks } from './support/doc-blocks.js';
-import { DEMO_PRODUCT as PRODUCT, DEMO_REQUIREMENTS } from '../scripts/demo/product.mjs';
+import { DEMO_PRODUCT as PRODUCT, DEMO_RATING_PLAN, DEMO_REQUIREMENTS } from '../scripts/demo/product.mjs';
 
 const DEMO_PRODUCT = PRODUCT.id;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -25,6 +25,8 @@ const stack = useStack(async (stack) => {
   await stack.admin('product', 'add', '--id', DEMO_PRODUCT, '--name', PRODUCT.name);
   writeFileSync(join(dir, 'requirements.json'), JSON.stringify(DEMO_REQUIREMENTS));
   await stack.admin('product', 'requirements', 'set', '--id', DEMO_PRODUCT, join(dir, 'requirements.json'));
+  writeFileSync(join(dir, 'rating-plan.json'), JSON.stringify(DEMO_RATING_PLAN));
+  await stack.admin('product', 'rating', 'set', '--id', DEMO_PRODUCT, join(dir, 'rating-plan.json'));
   creds = await stack.createClient();
   await stack.admin('principal', 'add', '--tenant', creds.tenant, '--partner', creds.partnerId, '--principal', 'demo-broker');
   writeFileSync(join(dir, 'policies.jsonl'), execFileSync(process.execPath, [join(ROOT, 'scripts/demo/policies.mjs')]));
@@ -133,5 +135,10 @@ describe('the documents run as written', () => {
     expect(r.stdout).toMatch(/"valid": true/);
     // The later stretch, checked from its declared start.
     expect(r.stdout).toMatch(/"start": "declared",\s+"fromSeq": 2/);
+    // "Getting a quote": two open quotes of the demo plan, the open list, the offer verified by the SDK and the CLI.
+    expect(r.stdout).toContain('"status":"open","premium":{"amount":"3125.00","currency":"USD"}');
+    expect(r.stdout).toMatch(/^\[\{"limit":"\d+","retention":"\d+"\},\{"limit":"\d+","retention":"\d+"\}\]$/m);
+    expect(r.stdout).toMatch(/ 3125\.00 USD \S+ [0-9a-f]{64}$/m);
+    expect(r.stdout).toMatch(/"matchesQuote": true/);
   });
 });

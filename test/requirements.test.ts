@@ -291,7 +291,7 @@ describe('attachment rules and currentlyDue', () => {
     // (every response here is checked against it) still describes it.
     await stack.sql(
       `UPDATE job.jobs SET result = result - ARRAY['externalRef', 'submissionType', 'effectiveDate', 'productId', 'applicant', 'principalId',
-         'createdAt', 'updatedAt', 'requirements'] WHERE job_id = $1`,
+         'createdAt', 'updatedAt', 'requirements', 'risk'] WHERE job_id = $1`,
       [jobId],
     );
     const old = await stack.api('GET', `/v1/jobs/${jobId}`, { token });

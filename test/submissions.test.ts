@@ -221,6 +221,8 @@ describe('the job handle and polling', () => {
       // A product without requirements: version 1, nothing due.
       requirements: { version: 1, currentlyDue: [] },
       clearance: done.body.result.clearance,
+      // The create body had no risk data.
+      risk: null,
     });
   });
 

@@ -295,7 +295,7 @@ export class BenchStack {
     onStep('services ready');
     this.client = await this.admin(
       'client', 'create', '--tenant', this.tenant, '--partner', this.partnerId, '--name', 'bench',
-      '--permissions', 'health/read,policies/read,products/read,submissions/read,submissions/write,jobs/read,events/read,webhooks/read,webhooks/write',
+      '--permissions', 'health/read,policies/read,products/read,submissions/read,submissions/write,jobs/read,events/read,webhooks/read,webhooks/write,quotes/read,quotes/write',
     );
     await this.admin('principal', 'add', '--tenant', this.tenant, '--partner', this.partnerId, '--principal', this.principalId);
     await this.admin('product', 'add', '--id', this.productId, '--name', 'Bench product');

@@ -5,10 +5,12 @@
 // OpenAPI document's and the Postman collection's examples show. test/docs.test.ts seeds its stack
 // from here too.
 //
-// Quotes and bind (issues 42 and 43) are not there yet: the demo product's rating plan goes here
-// beside its requirements once they land, and the walkthrough's "Quote and bind" note becomes its steps.
+// Its requirements also carry a risk schema (API.md "Risk data": every create body then has `risk`
+// with these fields), and the product has a rating plan (API.md "Rating plan", issue 42), set at seed,
+// so the walkthrough can quote.
 //
-//   node scripts/demo/product.mjs      prints the requirements file for `npm run admin -- product requirements set`
+//   node scripts/demo/product.mjs              prints the requirements file for `npm run admin -- product requirements set`
+//   node scripts/demo/product.mjs rating       prints the rating plan file for `npm run admin -- product rating set`
 import { pathToFileURL } from 'node:url';
 
 export const DEMO_PRODUCT = { id: '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b', name: 'Demo General Liability' };
@@ -16,6 +18,46 @@ export const DEMO_PRODUCT = { id: '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b', name: 
 /** The demo product's requirements file (the admin CLI's format, services/shared/src/domain/requirements.ts). */
 export const DEMO_REQUIREMENTS = {
   attachments: [{ documentType: 'loss_run', min: 1, max: 5, mediaTypes: ['application/pdf'], maxBytes: 10 * 1024 * 1024 }],
+  risk: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['annualRevenue', 'employees', 'industry'],
+    properties: {
+      annualRevenue: { type: 'number', minimum: 0, maximum: 100000000000, description: 'Annual revenue in USD' },
+      employees: { type: 'integer', minimum: 0, maximum: 1000000 },
+      industry: { type: 'string', enum: ['retail', 'office', 'restaurant', 'manufacturing', 'construction'] },
+    },
+  },
+};
+
+/** A risk that the demo's rating plan quotes `open` (no rule matches): the README's create body. */
+export const DEMO_RISK = { annualRevenue: 2500000, employees: 12, industry: 'retail' };
+
+/**
+ * The demo product's rating plan: revenue per 1,000 × 1.25, by industry and region, three limits and
+ * three retentions; construction and revenue over 50 million go to an underwriter, more than 5,000
+ * employees is declined.
+ */
+export const DEMO_RATING_PLAN = {
+  currency: 'USD',
+  exposure: { field: 'risk.annualRevenue', per: '1000' },
+  rate: '1.25',
+  factors: [
+    { field: 'risk.industry', values: { retail: '1', office: '0.85', restaurant: '1.2', manufacturing: '1.4' }, default: '1.6' },
+    { field: 'applicant.address.region', values: { CA: '1.1', NY: '1.15', FL: '1.2' }, default: '1' },
+  ],
+  options: {
+    limit: { 1000000: '1', 2000000: '1.6', 5000000: '2.5' },
+    retention: { 0: '1.1', 10000: '1', 25000: '0.9' },
+  },
+  minimumPremium: '500.00',
+  refer: [
+    { field: 'risk.annualRevenue', op: 'gt', value: 50000000, code: 'revenue_above_authority' },
+    { field: 'risk.industry', op: 'eq', value: 'construction', code: 'construction_review' },
+  ],
+  decline: [{ field: 'risk.employees', op: 'gt', value: 5000, code: 'too_many_employees' }],
+  validDays: 30,
+  referralHours: 24,
 };
 
 /**
@@ -28,10 +70,11 @@ export function requiresNothing(requirements) {
   return (
     (requirements.applicant?.required ?? []).length === 0 &&
     (requirements.effectiveDate ?? null) === null &&
-    (requirements.attachments ?? []).length === 0
+    (requirements.attachments ?? []).length === 0 &&
+    !(requirements.submissionSchema?.required ?? []).includes('risk')
   );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  process.stdout.write(`${JSON.stringify(DEMO_REQUIREMENTS, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(process.argv[2] === 'rating' ? DEMO_RATING_PLAN : DEMO_REQUIREMENTS, null, 2)}\n`);
 }

@@ -36,7 +36,7 @@ const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 /** Settings that switch a hot path to its second version (README "Tests"), passed through to every service. */
 const HOT_PATH_SWITCHES = ['GRPC_CALL_STREAMS', 'DB_BATCH_MAX_SIZE'];
 
-export const ALL_PERMISSIONS = ['health/read', 'policies/read', 'products/read', 'submissions/read', 'submissions/write', 'jobs/read', 'events/read', 'webhooks/read', 'webhooks/write'];
+export const ALL_PERMISSIONS = ['health/read', 'policies/read', 'products/read', 'submissions/read', 'submissions/write', 'jobs/read', 'events/read', 'webhooks/read', 'webhooks/write', 'quotes/read', 'quotes/write'];
 
 export interface ClientCreds {
   clientId: string;

@@ -20,6 +20,8 @@ import { WEBHOOK_COMMANDS } from './commands/webhooks.js';
 import { LISTEN_COMMANDS } from './commands/listen.js';
 import { PRODUCT_COMMANDS } from './commands/products.js';
 import { RECEIPT_COMMANDS } from './commands/receipts.js';
+import { BIND_COMMANDS } from './commands/bind.js';
+import { QUOTE_COMMANDS } from './commands/quotes.js';
 
 export { EXIT, UsageError, type Command, type Context } from './command.js';
 
@@ -35,6 +37,8 @@ export const COMMANDS: Record<string, Command> = {
   ...WEBHOOK_COMMANDS,
   ...LISTEN_COMMANDS,
   ...RECEIPT_COMMANDS,
+  ...BIND_COMMANDS,
+  ...QUOTE_COMMANDS,
   ...API_COMMANDS,
   completion: {
     usage: 'completion bash|zsh',
@@ -44,7 +48,7 @@ export const COMMANDS: Record<string, Command> = {
     options: [],
     run: async (ctx, [shell]) => {
       if (shell !== 'bash' && shell !== 'zsh') throw new UsageError('completion: bash or zsh');
-      ctx.io.stdout.write(completionScript(shell, COMMANDS, GLOBAL.filter((o) => o !== 'version'), { status: [...POLICY_STATUSES, 'processing', 'succeeded', 'failed', 'canceled', 'submitted', 'withdrawn'], type: DOCUMENT_TYPES, reason: WITHDRAWAL_REASONS, clearance: ['cleared', 'duplicate', 'blocked', 'review'] }));
+      ctx.io.stdout.write(completionScript(shell, COMMANDS, GLOBAL.filter((o) => o !== 'version'), { status: [...POLICY_STATUSES, 'processing', 'succeeded', 'failed', 'canceled', 'submitted', 'withdrawn', 'bound'], type: DOCUMENT_TYPES, reason: WITHDRAWAL_REASONS, clearance: ['cleared', 'duplicate', 'blocked', 'review'] }));
       return EXIT.ok;
     },
   },

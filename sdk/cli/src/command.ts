@@ -82,6 +82,9 @@ export const OPTIONS = {
   jwks: { type: 'string' },
   'from-seq': { type: 'string' },
   prev: { type: 'string' },
+  offer: { type: 'string' },
+  download: { type: 'string' },
+  option: { type: 'string', multiple: true },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

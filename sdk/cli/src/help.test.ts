@@ -32,7 +32,7 @@ describe('bash completion', () => {
 
   it('completes commands, subcommands, options and fixed option values', () => {
     expect(complete('partner', 'sub')).toEqual(['submissions']);
-    expect(complete('partner', 'policies', '')).toEqual(['list', 'get']);
+    expect(complete('partner', 'policies', '')).toEqual(['list', 'get', 'documents']);
     expect(complete('partner', 'submissions', 'create', '--')).toEqual(expect.arrayContaining(['--file', '--wait', '--idempotency-key', '--json', '--profile']));
     expect(complete('partner', 'submissions', 'create', '--')).not.toContain('--status');
     expect(complete('partner', 'policies', 'list', '--status', 'a')).toEqual(['active']);

@@ -53,11 +53,14 @@ export const OPTION_HELP: Record<string, string> = {
   reason: 'why: duplicate, applicant_withdrew, entered_in_error or other',
   note: 'a note of up to 500 characters',
   clearance: 'only submissions with this clearance: cleared, duplicate, blocked or review',
-  submission: "only this submission's receipts",
+  submission: "the submission (receipts list: only this submission's receipts; quotes: the submission quoted)",
   'after-seq': 'only receipts after this seq (the last one you stored)',
   jwks: 'a copy of /.well-known/receipt-keys.json (partner receipts keys > jwks.json)',
   'from-seq': 'the seq of the first receipt in the file, when it is not 1 (with --prev); default: the chain must start at seq 1',
   prev: 'the hash the receipt of --from-seq N links to: the lastHash printed by the check that ended at N-1 (hex SHA-256 of receipt N-1)',
+  offer: 'the offer JWS accepted, as read before (default: the quote\'s current offer, read with GET /v1/quotes/{id}); the CLI sends its SHA-256',
+  download: 'a folder to save each document in (created if missing), its sha256 checked against the listing',
+  option: "a limit and a retention, LIMIT/RETENTION (e.g. 1000000/10000), keys of the product's rating plan; repeat for up to 5 options",
 };
 
 /** The placeholder an option's value is shown with. */
@@ -67,7 +70,8 @@ const ARG_NAMES: Record<string, string> = {
   since: 'TIME', types: 'T1,T2', type: 'TYPE', kind: 'KIND', 'content-type': 'MEDIA_TYPE', 'external-ref': 'REF',
   'principal-id': 'ID', principal: 'ID', profile: 'NAME', data: 'JSON|@FILE|-', header: '"NAME: VALUE"', 'base-url': 'URL',
   'auth-url': 'URL', 'client-id': 'ID', scope: 'SCOPE', 'idempotency-key': 'KEY', url: 'URL', description: 'TEXT', event: 'EVENT_ID',
-  'forward-to': 'URL', secret: 'whsec_…', reason: 'REASON', note: 'TEXT', clearance: 'STATUS', submission: 'SUBMISSION_ID', 'after-seq': 'SEQ', jwks: 'FILE', 'from-seq': 'N', prev: 'HASH',
+  'forward-to': 'URL', secret: 'whsec_…', reason: 'REASON', note: 'TEXT', clearance: 'STATUS', submission: 'SUBMISSION_ID', 'after-seq': 'SEQ', jwks: 'FILE', 'from-seq': 'N', prev: 'HASH', option: 'LIMIT/RETENTION',
+  offer: 'JWS', download: 'DIR',
 };
 
 

@@ -24,6 +24,7 @@ import type { MutationOutcome } from './mutations.js';
 import type { CallOptions, MutationOptions, PartnerClientOptions, UploadOptions, WaitOptions } from './options.js';
 import { Policies, type Policy, type PolicyListParams } from './policies.js';
 import { Products, type Product, type ProductListParams, type ProductRequirements } from './products.js';
+import { Quotes, type QuoteRequest, type QuotesCreated } from './quotes.js';
 import { Receipts, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams } from './receipts.js';
 import { Submissions, type Submission, type SubmissionCreate, type SubmissionListParams, type SubmissionResult, type ValidationResult } from './submissions.js';
 import type { WithResponse } from './transport.js';
@@ -46,7 +47,7 @@ export class PartnerClient {
   private readonly connection: Connection;
   /** Jobs: get, list, iterate, cancel, waitFor. */
   readonly jobs: Jobs;
-  /** Policies: list, iterate, get. */
+  /** Policies: list, iterate, get, documents, downloadDocument. */
   readonly policies: Policies;
   /** Products and their requirements: list, iterate, get, requirements. */
   readonly products: Products;
@@ -60,6 +61,8 @@ export class PartnerClient {
   readonly events: EventFeed;
   /** Webhook endpoints: create, list, iterate, get, update, delete, secret, rotateSecret, deliveries, iterateDeliveries, recover, ping. */
   readonly webhookEndpoints: WebhookEndpoints;
+  /** Quotes: create, get, list, iterate, decideReferral (UAT), bind; verify offers offline with verifyOffer. */
+  readonly quotes: Quotes;
 
   constructor(opts: PartnerClientOptions) {
     this.connection = connect(opts);
@@ -71,6 +74,12 @@ export class PartnerClient {
     this.attachments = new Attachments(this.connection);
     this.events = new EventFeed(this.connection);
     this.webhookEndpoints = new WebhookEndpoints(this.connection);
+    this.quotes = new Quotes(this.connection);
+  }
+
+  /** POST /v1/submissions/{id}/quotes (quotes.create): `{submissionId, quotes}` once the job has succeeded. */
+  requestQuotes(submissionId: string, input: QuoteRequest, opts: MutationOptions = {}): Promise<WithResponse<QuotesCreated>> {
+    return this.quotes.create(submissionId, input, opts);
   }
 
   /**

@@ -36,6 +36,9 @@ export type ApiErrorCode =
   | 'conflict'
   | 'job_not_cancelable'
   | 'not_withdrawable'
+  | 'not_quotable'
+  | 'option_not_offered'
+  | 'product_not_rated'
   | 'canceled'
   | 'unsupported_media_type'
   | 'payload_too_large'
@@ -180,6 +183,30 @@ export class JobNotCancelableError extends PartnerApiError {
   override readonly name: string = 'JobNotCancelableError';
 }
 
+/**
+ * 409 not_quotable: a quote request's job failed because the submission cannot be quoted: it is
+ * withdrawn or bound (`details` names `status`), or its clearance is not `cleared` (`clearance.status`).
+ */
+export class NotQuotableError extends PartnerApiError {
+  override readonly name: string = 'NotQuotableError';
+}
+
+/**
+ * 422 option_not_offered: an option's limit or retention is not in the product's rating plan.
+ * `fields` names each (`options[1].limit`, `options[0].retention`).
+ */
+export class OptionNotOfferedError extends PartnerApiError {
+  override readonly name: string = 'OptionNotOfferedError';
+  get fields(): string[] {
+    return [...new Set((this.details ?? []).map((d) => d.field))];
+  }
+}
+
+/** 422 product_not_rated: the submission's product has no rating plan, so it cannot be quoted. */
+export class ProductNotRatedError extends PartnerApiError {
+  override readonly name: string = 'ProductNotRatedError';
+}
+
 type ApiErrorClass = new (init: PartnerApiErrorInit) => PartnerApiError;
 
 function categoryOf(code: string, status: number): ApiErrorClass {
@@ -208,6 +235,12 @@ function categoryOf(code: string, status: number): ApiErrorClass {
       return JobCanceledError;
     case 'job_not_cancelable':
       return JobNotCancelableError;
+    case 'not_quotable':
+      return NotQuotableError;
+    case 'option_not_offered':
+      return OptionNotOfferedError;
+    case 'product_not_rated':
+      return ProductNotRatedError;
     case 'unavailable':
     case 'internal':
       return PartnerUnavailableError;

@@ -15,7 +15,8 @@ export type { UploadProgress } from './multipart.js';
 export type * from './types.js';
 export type { Address, Applicant, Submission, SubmissionCreate, SubmissionListParams, SubmissionResult, Submissions, ValidationError, ValidationResult } from './submissions.js';
 export type { Clearance, ClearanceBasis, ClearanceStatus, SubmissionStatus, SubmissionWithdraw, Withdrawal, WithdrawalReason } from './clearance.js';
-export type { Policies, Policy, PolicyListParams, PolicyStatus } from './policies.js';
+export type { Policies, Policy, PolicyDocument, PolicyDocumentDownload, PolicyListParams, PolicyStatus } from './policies.js';
+export { offerSha256, QuoteBinding, type AcceptedOffer } from './quote-bind.js';
 export type {
   CanceledErrorObject,
   Job,
@@ -54,3 +55,6 @@ export * from './webhooks.js';
 // Signed receipts: verifyReceipt / verifyChain (offline, jose) and their types.
 export { receiptHash, ReceiptVerificationError, verifyChain, verifyReceipt } from './receipts.js';
 export type { ReceiptClaims, ReceiptItem, ReceiptKey, ReceiptKeySet, ReceiptListParams, Receipts, VerifyChainOptions } from './receipts.js';
+// Quotes: the client, verifyOffer (offline, jose, against the receipt keys) and their types.
+export { OFFER_TYP, offerHash, OfferVerificationError, verifyOffer } from './quotes.js';
+export type { OfferClaims, Quote, QuoteDecide, QuoteListParams, QuoteOption, QuoteReason, QuoteRequest, Quotes, QuoteStatus, QuotesCreated } from './quotes.js';

@@ -30,7 +30,7 @@ export interface ReceiptClaims {
   seq: number;
   /** Lowercase hex SHA-256 of the previous receipt's compact JWS; null for seq 1. */
   prev: string | null;
-  kind: 'submission.received' | 'attachment.received';
+  kind: 'submission.received' | 'attachment.received' | 'bind.received' | 'policy.issued';
   submissionId: string;
   jobId: string;
   externalRef: string;
@@ -40,7 +40,26 @@ export interface ReceiptClaims {
   content?: { canon: 'RFC8785'; sha256: string | null };
   /** attachment.received: the file. */
   attachment?: { attachmentId: string; fileName: string; contentType: string; sizeBytes: number; sha256: string };
+  /** bind.received: the quote bound and the hash of the offer JWS accepted. */
+  quoteId?: string;
+  offerSha256?: string;
+  /** policy.issued: the policy and its documents' hashes. */
+  policyId?: string;
+  policyNumber?: string;
+  documents?: { documentId: string; sha256: string }[];
 }
+
+/** Every receipt kind, and the claims each must carry beside the common ones. */
+const KIND_CLAIMS: Record<ReceiptClaims['kind'], (c: ReceiptClaims) => boolean> = {
+  'submission.received': (c) => typeof c.content === 'object' && c.content !== null,
+  'attachment.received': (c) => typeof c.attachment === 'object' && c.attachment !== null,
+  'bind.received': (c) => typeof c.quoteId === 'string' && typeof c.offerSha256 === 'string' && /^[0-9a-f]{64}$/.test(c.offerSha256),
+  'policy.issued': (c) =>
+    typeof c.policyId === 'string' &&
+    typeof c.policyNumber === 'string' &&
+    Array.isArray(c.documents) &&
+    c.documents.every((d) => typeof d?.documentId === 'string' && /^[0-9a-f]{64}$/.test(String(d?.sha256))),
+};
 
 /**
  * A receipt key as published: a JWK with the time range it signed. Typed by jose's JWK, which
@@ -94,7 +113,9 @@ export async function verifyReceipt(jws: string, jwks: ReceiptKeySet): Promise<R
   if (claims.seq === 1 ? claims.prev !== null : !/^[0-9a-f]{64}$/.test(String(claims.prev))) {
     throw new ReceiptVerificationError(`prev is malformed for seq ${claims.seq}`, claims.seq);
   }
-  if (claims.kind !== 'submission.received' && claims.kind !== 'attachment.received') throw new ReceiptVerificationError(`unknown kind ${String(claims.kind)}`, claims.seq);
+  const kindCheck = Object.hasOwn(KIND_CLAIMS, claims.kind) ? KIND_CLAIMS[claims.kind] : undefined;
+  if (!kindCheck) throw new ReceiptVerificationError(`unknown kind ${String(claims.kind)}`, claims.seq);
+  if (!kindCheck(claims)) throw new ReceiptVerificationError(`a ${claims.kind} receipt lacks the claims of its kind`, claims.seq);
   const second = (iso: string) => Math.floor(Date.parse(iso) / 1000);
   if ((key.signedFrom && claims.iat < second(key.signedFrom)) || (key.signedUntil && claims.iat > second(key.signedUntil))) {
     throw new ReceiptVerificationError(`key ${key.kid} was not signing at iat ${claims.iat}`, claims.seq);

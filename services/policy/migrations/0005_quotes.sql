@@ -63,5 +63,7 @@ CREATE INDEX quotes_submission_created_idx ON quotes (tenant_id, partner_id, sub
 CREATE INDEX quotes_submission_status_idx ON quotes (tenant_id, partner_id, submission_id, status, created_at, quote_id);
 -- Referrals waiting (admin `quote referrals`, the metrics, the overdue alert): few rows, by due time.
 CREATE INDEX quotes_referred_due_idx ON quotes (referral_due_by) WHERE status = 'referred';
+-- Decisions by outcome (the referral metrics count them at each scrape).
+CREATE INDEX quotes_decided_idx ON quotes (decision_outcome) WHERE decision_outcome IS NOT NULL;
 -- Open quotes by validUntil (expiry, issue 44's transitions).
 CREATE INDEX quotes_open_valid_until_idx ON quotes (valid_until) WHERE status = 'open';

@@ -3,7 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseRequirements, REQUIRABLE_APPLICANT_FIELDS } from '@partner/shared/domain/requirements';
 import { DOCUMENT_TYPES } from '@partner/shared/domain/attachments';
-import { POLICIES_FILE, product, policy, REQUIREMENTS_FILE } from './admin.js';
+import { NO_REQUIREMENTS } from '@partner/shared/domain/requirements';
+import { submissionSchemaFor } from '@partner/shared/domain/submission-rules';
+import { POLICIES_FILE, product, policy, RATING_PLAN_FILE, REQUIREMENTS_FILE } from './admin.js';
+import { parseRatingPlan, RULE_OPS } from './rating/index.js';
 import { parsePolicyLine } from './import.js';
 import { POLICY_STATUSES } from './values.js';
 
@@ -13,7 +16,8 @@ describe('the admin file formats', () => {
     const parsed = parseRequirements(JSON.parse(REQUIREMENTS_FILE.example));
     expect(parsed.attachments.map((a) => a.documentType)).toEqual(['loss_run']);
     const format = REQUIREMENTS_FILE.format.join('\n');
-    for (const part of ['applicant.required', 'effectiveDate', 'minDaysAhead', 'maxDaysAhead', 'attachments', 'documentType', 'min, max', 'mediaTypes', 'maxBytes']) expect(format).toContain(part);
+    expect(parsed.risk).toMatchObject({ type: 'object' });
+    for (const part of ['applicant.required', 'effectiveDate', 'minDaysAhead', 'maxDaysAhead', 'attachments', 'documentType', 'min, max', 'mediaTypes', 'maxBytes', 'risk']) expect(format).toContain(part);
     for (const value of [...REQUIRABLE_APPLICANT_FIELDS, ...DOCUMENT_TYPES]) expect(format).toContain(value);
   });
 
@@ -26,5 +30,19 @@ describe('the admin file formats', () => {
     const first = JSON.parse(lines[0]!) as Record<string, unknown>;
     for (const field of [...Object.keys(first), 'insured.legalName', 'premium.amount', 'premium.currency', 'submissionId']) expect(format).toContain(field);
     for (const status of POLICY_STATUSES) expect(format).toContain(status);
+  });
+
+  it('the rating plan example is a plan product rating set accepts for a product with a risk schema, and the format names every part', () => {
+    expect(product.commands['rating set']!.file).toBe(RATING_PLAN_FILE);
+    const risk = {
+      type: 'object',
+      required: ['annualRevenue', 'employees', 'industry'],
+      properties: { annualRevenue: { type: 'number' }, employees: { type: 'integer' }, industry: { type: 'string' } },
+    };
+    const schema = submissionSchemaFor({ productId: '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b', requirementsVersion: 2, requirements: { ...NO_REQUIREMENTS, risk } });
+    const example = JSON.parse(RATING_PLAN_FILE.example) as Record<string, unknown>;
+    expect(parseRatingPlan(example, schema)).toEqual({ ok: true, plan: example });
+    const format = RATING_PLAN_FILE.format.join('\n');
+    for (const part of [...Object.keys(example), 'exposure.field', 'exposure.per', 'options.limit', 'options.retention', ...RULE_OPS]) expect(format).toContain(part);
   });
 });

@@ -6,8 +6,9 @@ import { isUuid } from '@partner/shared/domain/ids';
 import { createReadStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { MIGRATIONS_DIR, SCHEMA } from './app.js';
-import { productRecord, setRequirements, upsertProduct } from './products.js';
+import { MIGRATIONS_DIR, QUOTE_CURSOR_CONTEXT, SCHEMA } from './app.js';
+import { quoteGroup } from './quotes/admin.js';
+import { getProduct, productRecord, setRequirements, upsertProduct } from './products.js';
 import { readFile } from 'node:fs/promises';
 import { EnvReader } from '@partner/shared/config/env';
 import { readNats } from '@partner/shared/process/config';
@@ -16,6 +17,11 @@ import { MAX_ATTACHMENT_RULES, MAX_DAYS_AHEAD, parseRequirements, REQUIRABLE_APP
 import { DOCUMENT_TYPES } from '@partner/shared/domain/attachments';
 import { POLICY_STATUSES } from './values.js';
 import { importPolicies } from './import.js';
+import { withTx } from '@partner/shared/db/pg';
+import { requirementsFromJson } from '@partner/shared/domain/requirements';
+import { submissionSchemaFor } from '@partner/shared/domain/submission-rules';
+import { MAX_FACTORS, MAX_OPTIONS, MAX_REFERRAL_HOURS, MAX_RULES, MAX_VALID_DAYS, parseRatingPlan, RULE_OPS, type PlanProblem } from './rating/index.js';
+import { currentRatingPlan, setRatingPlan } from './rating/repository.js';
 
 const withPool = <T>(fn: (pool: Pool) => Promise<T>): Promise<T> =>
   withAdminPool({ name: 'policy', schema: SCHEMA, migrationsDir: MIGRATIONS_DIR }, fn);
@@ -32,6 +38,8 @@ export const REQUIREMENTS_FILE: FileFormat = {
     '    min, max               how many a submission needs (0-1000; max null: no limit); min above 0 keeps it in currentlyDue until uploaded',
     '    mediaTypes             allowed media types, type/subtype in lower case (empty: any the API accepts)',
     "    maxBytes               the largest file in bytes (null: the API's limit)",
+    "  risk                     a JSON Schema (2020-12) of the create body's risk object: type \"object\", self-contained (no $ref, $id, $schema),",
+    '                           compiled by Ajv in strict mode; the published submissionSchema then requires risk and embeds it',
     'Unknown keys are refused; every bad part is named and nothing is changed.',
   ],
   example: [
@@ -40,11 +48,60 @@ export const REQUIREMENTS_FILE: FileFormat = {
     '  "effectiveDate": { "minDaysAhead": 0, "maxDaysAhead": 90 },',
     '  "attachments": [',
     '    { "documentType": "loss_run", "min": 1, "max": 5, "mediaTypes": ["application/pdf"], "maxBytes": 10485760 }',
-    '  ]',
+    '  ],',
+    '  "risk": {',
+    '    "type": "object",',
+    '    "required": ["annualRevenue", "industry"],',
+    '    "properties": { "annualRevenue": { "type": "number", "minimum": 0 }, "industry": { "type": "string", "enum": ["retail", "office"] } }',
+    '  }',
     '}',
     '',
   ].join('\n'),
 };
+
+/** The plan file of `product rating set` (its example is checked by admin.test.ts). */
+export const RATING_PLAN_FILE: FileFormat = {
+  name: 'FILE.json',
+  format: [
+    'A JSON object, the whole rating plan (every part required; amounts and factors are decimal strings such as "1.25", never JSON numbers):',
+    '  currency                 an ISO 4217 code such as USD',
+    "  exposure.field           a dotted path into the submission that the product's submissionSchema requires and types as a number (risk.annualRevenue)",
+    '  exposure.per             the exposure unit, a positive decimal: premium = value ÷ per × rate × every factor × limit factor × retention factor',
+    '  rate                     a positive decimal',
+    `  factors                  up to ${MAX_FACTORS}: {field, values: {<value>: <factor>}, default}; a value missing from values (or absent) takes default`,
+    `  options.limit            {<limit>: <factor>}, at least one (up to ${MAX_OPTIONS}); keys are the limits partners ask for ("1000000")`,
+    '  options.retention        {<retention>: <factor>}, at least one; keys are the retentions partners ask for ("10000")',
+    '  minimumPremium           the least premium, an amount with at most 2 decimals ("500.00")',
+    `  refer, decline           up to ${MAX_RULES} rules each: {field, op, value, code}; op one of ${RULE_OPS.join(', ')} (in/nin take a list); code a reason such as revenue_above_authority`,
+    `  validDays                days an open quote stays bindable (1-${MAX_VALID_DAYS})`,
+    `  referralHours            hours an underwriter has for a referral (1-${MAX_REFERRAL_HOURS})`,
+    "Every field must be a path the product's published submissionSchema can produce (set a risk schema with product requirements set first).",
+    'Unknown keys are refused; every bad part is named and nothing is changed. Each change bumps ratingVersion.',
+  ],
+  example: `${JSON.stringify(
+    {
+      currency: 'USD',
+      exposure: { field: 'risk.annualRevenue', per: '1000' },
+      rate: '1.25',
+      factors: [{ field: 'risk.industry', values: { retail: '1', office: '0.85' }, default: '1.6' }],
+      options: { limit: { '1000000': '1', '2000000': '1.6' }, retention: { '0': '1.1', '10000': '1' } },
+      minimumPremium: '500.00',
+      refer: [{ field: 'risk.annualRevenue', op: 'gt', value: 50000000, code: 'revenue_above_authority' }],
+      decline: [{ field: 'risk.employees', op: 'gt', value: 5000, code: 'too_many_employees' }],
+      validDays: 30,
+      referralHours: 24,
+    },
+    null,
+    2,
+  )}\n`,
+};
+
+/** A plan refused: the problems as one line, each part named. */
+class PlanRefused extends Error {
+  constructor(readonly problems: PlanProblem[]) {
+    super(problems.map((p) => `${p.path} ${p.issue}`).join('; '));
+  }
+}
 
 /** The policies file of `policy import` (its example is checked by admin.test.ts). */
 export const POLICIES_FILE: FileFormat = {
@@ -71,7 +128,7 @@ export const POLICIES_FILE: FileFormat = {
 };
 
 export const product: CommandGroup = {
-  summary: 'the product catalogue: add or update a product, set its requirements',
+  summary: 'the product catalogue: add or update a product, set its requirements and its rating plan',
   commands: {
     add: command({
       usage: 'product add --id <uuid> --name <name> [--inactive]',
@@ -141,6 +198,71 @@ export const product: CommandGroup = {
         };
       },
     }),
+    'rating set': command({
+      usage: 'product rating set --id <uuid> FILE.json',
+      summary:
+        "replace a product's rating plan with the plan in FILE.json, checked against the product's published submissionSchema: prints the new ratingVersion; a bad file names each bad part and changes nothing",
+      options: { id: { type: 'string', value: '<uuid>', help: 'the product (product add first; its risk schema with product requirements set)' } },
+      args: [{ name: 'FILE.json', help: 'the rating plan (its format below)' }],
+      file: RATING_PLAN_FILE,
+      examples: ['product rating set --id 6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b rating-plan.json'],
+      run: async ({ values, positionals }) => {
+        const productId = required(values, 'id').toLowerCase();
+        if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
+        if (positionals.length !== 1) throw new UsageError('give exactly one FILE.json');
+        const file = positionals[0]!;
+        let text: string;
+        try {
+          text = await readFile(file, 'utf8');
+        } catch (err) {
+          throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        }
+        let doc: unknown;
+        try {
+          doc = JSON.parse(text);
+        } catch (err) {
+          throw new UsageError(`${file} is not valid JSON: ${(err as Error).message}`);
+        }
+        try {
+          return await withPool((pool) =>
+            // The product's row is locked while the plan is checked against its requirements and stored:
+            // a requirements change cannot slip in between.
+            withTx(pool, async (c) => {
+              const r = await c.query<{ requirements: unknown; requirements_version: string }>(
+                'SELECT requirements, requirements_version FROM products WHERE product_id = $1 FOR UPDATE',
+                [productId],
+              );
+              const row = r.rows[0];
+              if (!row) throw new UsageError(`unknown product ${productId} (add it with: product add --id ${productId} --name NAME)`);
+              const requirementsVersion = Number(row.requirements_version);
+              const schema = submissionSchemaFor({ productId, requirementsVersion, requirements: requirementsFromJson(JSON.stringify(row.requirements)) });
+              const parsed = parseRatingPlan(doc, schema);
+              if (!parsed.ok) throw new PlanRefused(parsed.problems);
+              const ratingVersion = await setRatingPlan(c, productId, parsed.plan);
+              return { productId, ratingVersion, requirementsVersion };
+            }),
+          );
+        } catch (err) {
+          if (err instanceof PlanRefused) throw new UsageError(`${file}: ${err.message} (nothing was changed)`);
+          throw err;
+        }
+      },
+    }),
+    'rating show': command({
+      usage: 'product rating show --id <uuid>',
+      summary: "print a product's current rating plan and its ratingVersion (both null when it has none: it cannot be quoted)",
+      options: { id: { type: 'string', value: '<uuid>', help: 'the product' } },
+      examples: ['product rating show --id 6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b'],
+      run: async ({ values }) => {
+        const productId = required(values, 'id').toLowerCase();
+        if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
+        return withPool(async (pool) => {
+          if (!(await getProduct(pool, productId))) throw new UsageError(`unknown product ${productId}`);
+          const current = await currentRatingPlan(pool, productId);
+          return { productId, ratingVersion: current?.ratingVersion ?? null, plan: current?.plan ?? null };
+        });
+      },
+    }),
   },
 };
 
@@ -183,4 +305,6 @@ export const policy: CommandGroup = {
   },
 };
 
-export const groups: Record<string, CommandGroup> = { product, policy };
+export const quote: CommandGroup = quoteGroup({ withPool, cursorContext: QUOTE_CURSOR_CONTEXT });
+
+export const groups: Record<string, CommandGroup> = { product, policy, quote };

@@ -23,6 +23,9 @@ import { clockOfRecord, clockToProto, createClock, deleteClock, getClock, listCl
 import { advanceStep } from './clocks/advance.js';
 import type { ReadPolicyDocumentContentRequest__Output } from '@partner/shared/generated/partner/policy/v1/ReadPolicyDocumentContentRequest';
 import type { ReadPolicyDocumentContentResponse } from '@partner/shared/generated/partner/policy/v1/ReadPolicyDocumentContentResponse';
+import { quoteService } from './quotes/service.js';
+import { referralMetrics } from './quotes/metrics.js';
+import { newUuid } from '@partner/shared/domain/ids';
 
 export const SCHEMA = 'policy';
 /** Names the policy list in its cursors (a cursor of another list never passes). */
@@ -31,6 +34,8 @@ export const CURSOR_CONTEXT = 'partner.policy.v1/list-cursor';
 export const PRODUCT_CURSOR_CONTEXT = 'partner.policy.v1/product-list-cursor';
 /** Names the test clock list in its cursors. */
 export const CLOCK_CURSOR_CONTEXT = 'partner.policy.v1/test-clock-list-cursor';
+/** Names the quote list in its cursors. */
+export const QUOTE_CURSOR_CONTEXT = 'partner.policy.v1/quote-list-cursor';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 
 export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Promise<RunningProcess> {
@@ -91,6 +96,17 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
         publish(eventsOf(err));
         return dbError(err);
       };
+      referralMetrics(registry, pool);
+      const quoteCodec = await loadCursorCodec(pool, config.cursorSecrets, QUOTE_CURSOR_CONTEXT).catch(dbError);
+      const quotes = quoteService({
+        pool,
+        names: natsNames(config.natsPrefix),
+        codec: quoteCodec,
+        published: (recorded) => {
+          for (const e of recorded) events.publishNow(e.outboxId, e);
+        },
+        newId: newUuid,
+      });
       return {
         grpc: [
           {
@@ -99,6 +115,7 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
             impl: implementWithStreaming(
               serviceDefs().policy,
               {
+                ...quotes,
                 GetProduct: async (req) => {
                   const row = isUuid(req.productId) ? await getProduct(pool, req.productId).catch(dbError) : undefined;
                   if (!row) throw notFound('product');

@@ -13,7 +13,7 @@ import { eventOutbox } from '@partner/shared/nats/event-outbox';
 import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import type { SubmissionConfig } from './config.js';
 import * as repo from './repo.js';
-import { createSubmission, createSubmissions, type NewSubmission } from './intake.js';
+import { createSubmission, createSubmissions, riskJsonOf, type NewSubmission } from './intake.js';
 import { toProto } from './submission-row.js';
 import { PgBlobStore } from './blob-store.js';
 import { attachmentService, sweepAttachments } from './attachments.js';
@@ -90,6 +90,7 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
               applicant: applicantFromMessage(req.applicant),
               requirementsVersion: Number(req.requirementsVersion),
               attachmentRulesJson: req.attachmentRulesJson || '[]',
+              riskJson: riskJsonOf(req.riskJson),
               contentSha256: req.contentSha256 || null,
               testClockId: req.testClockId || null,
               receivedAt: receivedAtOf(req.receivedAt),

@@ -2,6 +2,7 @@
 // clearance decision (clearance.ts, under the risks' locks), the partners' receipt chain heads
 // (receipts/issue.ts), the insert with each submission.created event, and the receipts.
 import { newUuid } from '@partner/shared/domain/ids';
+import { DomainError } from '@partner/shared/domain/errors';
 import { prepared, withTx, sqlIso, type Pool, type PoolClient } from '@partner/shared/db/pg';
 import { newEventId } from '@partner/shared/domain/events';
 import { outboxInsertSql, type RecordedEvent } from '@partner/shared/nats/event-outbox';
@@ -27,12 +28,27 @@ export interface NewSubmission {
   /** The product's requirements version that judged it, and that version's attachment rules (JSON array). */
   requirementsVersion: number;
   attachmentRulesJson: string;
+  /** The create body's risk object as JSON text, or null when it had none. */
+  riskJson: string | null;
   /** The receipt's content.sha256 (RFC 8785 hash of the body as sent; null for a job queued before receipts). */
   contentSha256: string | null;
   /** The job's createdAt (ISO 8601): the receipt's receivedAt. */
   receivedAt: string;
   /** The test clock it lives on (issue 44; the job checked it is the partner's), null on the wall clock. */
   testClockId?: string | null;
+}
+
+/** CreateSubmission's risk_json as stored: null when empty; a JSON object's text, else validation_error. */
+export function riskJsonOf(text: string): string | null {
+  if (text === '') return null;
+  let risk: unknown;
+  try {
+    risk = JSON.parse(text);
+  } catch {
+    risk = undefined;
+  }
+  if (typeof risk !== 'object' || risk === null || Array.isArray(risk)) throw new DomainError('validation_error', 'risk_json must be the text of a JSON object (or empty)');
+  return text;
 }
 
 const CREATED_EVENT = {
@@ -47,9 +63,9 @@ const CREATE = `WITH ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                               effective_date, product_id, applicant, submission_name, status,
                               risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
-                              requirements_version, attachment_rules, currently_due, clearance_reason, test_clock_id)
+                              requirements_version, attachment_rules, currently_due, clearance_reason, risk_data, test_clock_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'submitted', $14, $15, $16, $17, $18, $19, $20,
-             $21, $22::jsonb, initially_due($22::jsonb), $23, $24)
+             $21, $22::jsonb, initially_due($22::jsonb), $23, $24::jsonb, $25)
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${SUBMISSION_COLUMNS}
    ), event AS (
@@ -63,20 +79,20 @@ const CREATE = `WITH ins AS (
 const CREATE_BATCH = `WITH input AS (
      SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                           $9::uuid[], $10::text[], $11::text[], $12::text[],
-                          $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::uuid[], $21::bigint[], $22::text[], $23::text[], $24::text[])
+                          $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::uuid[], $21::bigint[], $22::text[], $23::text[], $24::text[], $25::text[])
        AS t(submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date,
             product_id, applicant, submission_name, event_id,
             risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
-            requirements_version, attachment_rules, clearance_reason, test_clock_id)
+            requirements_version, attachment_rules, clearance_reason, risk_data, test_clock_id)
    ), ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                               effective_date, product_id, applicant, submission_name, status,
                               risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
-                              requirements_version, attachment_rules, currently_due, clearance_reason, test_clock_id)
+                              requirements_version, attachment_rules, currently_due, clearance_reason, risk_data, test_clock_id)
      SELECT submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date::date,
             product_id, applicant::jsonb, submission_name, 'submitted',
             risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
-            requirements_version, attachment_rules::jsonb, initially_due(attachment_rules::jsonb), clearance_reason, test_clock_id
+            requirements_version, attachment_rules::jsonb, initially_due(attachment_rules::jsonb), clearance_reason, risk_data::jsonb, test_clock_id
        FROM input
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${SUBMISSION_COLUMNS}, job_id
@@ -203,6 +219,7 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
           s.requirementsVersion,
           s.attachmentRulesJson,
           s.clearanceReason,
+          s.riskJson,
           s.testClockId ?? null,
         ]),
       )
@@ -235,6 +252,7 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
         col('requirementsVersion'),
         col('attachmentRulesJson'),
         col('clearanceReason'),
+        col('riskJson'),
         rows.map((x) => x.testClockId ?? null),
       ]),
     )

@@ -12,6 +12,7 @@ import { webhookHandlers } from './webhooks.js';
 import { withdrawHandlers } from './withdraw.js';
 import { bindHandlers } from './bind.js';
 import { clockHandlers } from './clocks.js';
+import { quoteHandlers } from './quotes.js';
 import { submissionRecord } from '@partner/shared/domain/submission-record';
 import { failOnRefusal, JobFailed, jobScope, type Handler } from './handler-contract.js';
 
@@ -23,6 +24,8 @@ interface SubmissionPayload {
   effectiveDate: string;
   productId: string;
   applicant: Applicant;
+  /** Product-defined risk data (API.md "Risk data"), judged by the product's risk schema below. */
+  risk?: Record<string, unknown>;
   /** Hex SHA-256 of the body's RFC 8785 form as the partner sent it (the gateway's; absent in jobs queued before receipts). */
   contentSha256?: string;
   /** UAT: the partner's test clock the submission lives on (issue 44). */
@@ -100,6 +103,7 @@ const createSubmission: Handler = async (job, payload, ctx) => {
     applicant: applicantToMessage(p.applicant),
     requirementsVersion: product?.requirementsVersion ?? 0,
     attachmentRulesJson: JSON.stringify(product?.requirements.attachments ?? []),
+    riskJson: p.risk === undefined ? '' : JSON.stringify(p.risk),
     contentSha256: p.contentSha256 ?? '',
     receivedAt: job.createdAt,
     testClockId: p.testClockId ?? '',
@@ -117,4 +121,5 @@ export const HANDLERS: Record<string, Handler> = {
   ...withdrawHandlers,
   ...bindHandlers,
   ...clockHandlers,
+  ...quoteHandlers,
 };

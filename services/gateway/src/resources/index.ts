@@ -13,6 +13,7 @@ import { health } from './health/index.js';
 import { jobs } from './jobs/index.js';
 import { policies } from './policies/index.js';
 import { products } from './products/index.js';
+import { quotes } from './quotes/index.js';
 import { receipts } from './receipts/index.js';
 import type { Resource } from './resource.js';
 import { submissions } from './submissions/index.js';
@@ -21,4 +22,4 @@ import { webhooks } from './webhooks/index.js';
 
 export type { PublicRoute, Resource } from './resource.js';
 
-export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, bind, testClocks];
+export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, quotes, bind, testClocks];

@@ -83,11 +83,15 @@ export async function checkBind(
   const out = await withTx(pool, async (tx) => {
     const q = await lockQuote(tx, a.owner, a.quoteId);
     if (!q) throw notFound('quote');
+    // Read again under the quote's lock: a concurrent delivery of this very job may have bound it
+    // while this one waited (JetStream redelivers a job whose ack is late).
+    const mine = await issuedByJob(tx, a.jobId);
+    if (mine) return { issued: mine, submissionId: q.submission_id, events: [] };
     const r = await check(tx, names, q, a.offerSha256, clock(q).now());
     return { ...r, submissionId: q.submission_id };
   });
-  if (out.error) throw Object.assign(out.error, { events: out.events });
-  return { submissionId: out.submissionId, events: out.events };
+  if ('error' in out && out.error) throw Object.assign(out.error, { events: out.events });
+  return out;
 }
 
 /** Attached to a failure that recorded events (an expiry) the caller must still publish. */
@@ -108,10 +112,12 @@ export async function bindQuote(
   if (!/^\d{4}-\d{2}-\d{2}$/.test(a.effectiveDate) || !a.insuredLegalName) throw new DomainError('validation_error', 'insured_legal_name and effective_date are required');
   const failed: { error?: DomainError; events: RecordedEvent[] } = { events: [] };
   const out = await withTx(pool, async (tx) => {
-    const done = await issuedByJob(tx, a.jobId);
-    if (done) return { ...done, events: [] };
     const q = await lockQuote(tx, a.owner, a.quoteId);
     if (!q) throw notFound('quote');
+    // Under the quote's lock (READ COMMITTED: this statement sees what a concurrent delivery of this
+    // job committed while this one waited): the policy this job issued already.
+    const done = await issuedByJob(tx, a.jobId);
+    if (done) return { ...done, events: [] };
     const now = clock(q).now();
     const checked = await check(tx, names, q, a.offerSha256, now);
     if (checked.error) {

@@ -44,20 +44,23 @@ async function sweepOnce(pool: Pool, names: Names, now: Date, batch: number): Pr
   return withTx(pool, async (tx) => {
     // Today (UTC) as the due queries compare dates; the pure function decides.
     const today = now.toISOString().slice(0, 10);
-    const policies = (
-      await tx.query<{ policy_id: string; status: TimedPolicy['status']; effective_date: string; expiration_date: string }>(
-        prepared(
-          `(SELECT policy_id, status, effective_date, expiration_date FROM policies
-             WHERE status = 'pending' AND quote_id IS NOT NULL AND test_clock_id IS NULL AND effective_date <= $1::date
-             ORDER BY effective_date LIMIT $2 FOR UPDATE SKIP LOCKED)
-           UNION ALL
-           (SELECT policy_id, status, effective_date, expiration_date FROM policies
-             WHERE status = 'active' AND quote_id IS NOT NULL AND test_clock_id IS NULL AND expiration_date < $1::date
-             ORDER BY expiration_date LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-          [today, batch],
-        ),
-      )
-    ).rows;
+    // Two queries (a locking clause is not allowed beside UNION), each one range of its partial index.
+    type Due = { policy_id: string; status: TimedPolicy['status']; effective_date: string; expiration_date: string };
+    const dueOf = async (where: string, order: string) =>
+      (
+        await tx.query<Due>(
+          prepared(
+            `SELECT policy_id, status, effective_date, expiration_date FROM policies
+              WHERE ${where} AND quote_id IS NOT NULL AND test_clock_id IS NULL
+              ORDER BY ${order} LIMIT $2 FOR UPDATE SKIP LOCKED`,
+            [today, batch],
+          ),
+        )
+      ).rows;
+    const policies = [
+      ...(await dueOf(`status = 'pending' AND effective_date <= $1::date`, 'effective_date')),
+      ...(await dueOf(`status = 'active' AND expiration_date < $1::date`, 'expiration_date')),
+    ];
     const quotes = (
       await tx.query<{ quote_id: string; valid_until: Date }>(
         prepared(

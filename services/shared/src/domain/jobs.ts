@@ -20,6 +20,8 @@ export const JOB_KINDS = {
   testClockCreate: 'test_clock.create',
   testClockAdvance: 'test_clock.advance',
   testClockDelete: 'test_clock.delete',
+  quoteCreate: 'quote.create',
+  quoteDecide: 'quote.decide',
 } as const;
 export type JobKind = (typeof JOB_KINDS)[keyof typeof JOB_KINDS];
 
@@ -39,6 +41,8 @@ export const JOB_KIND_PERMISSION: Record<JobKind, Permission> = {
   'test_clock.create': 'submissions/write',
   'test_clock.advance': 'submissions/write',
   'test_clock.delete': 'submissions/write',
+  'quote.create': 'quotes/write',
+  'quote.decide': 'quotes/write',
 };
 
 /** The write permission cancelling a job of this kind needs (undefined for an unknown kind). */

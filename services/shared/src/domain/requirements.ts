@@ -3,8 +3,10 @@
 // the policy service stores, the gateway publishes and the worker and submission service enforce.
 //
 //   {applicant: {required: ["taxId", "address"]}, effectiveDate: {minDaysAhead, maxDaysAhead},
-//    attachments: [{documentType, min, max, mediaTypes: [...], maxBytes}]}      (all parts optional)
+//    attachments: [{documentType, min, max, mediaTypes: [...], maxBytes}],
+//    risk: <JSON Schema of the create body's `risk` object>}                      (all parts optional)
 
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { DOCUMENT_TYPES, isDocumentType } from './attachments.js';
 
 /** Applicant fields a product may require (optional in the generic schema). */
@@ -40,9 +42,47 @@ export interface Requirements {
   applicant: { required: RequirableApplicantField[] };
   effectiveDate: DayWindow | null;
   attachments: AttachmentRule[];
+  /**
+   * The JSON Schema (2020-12, an object schema) of the create body's `risk` (API.md "Risk data"): the
+   * published submissionSchema then requires `risk` and embeds it. Null: `risk` is optional and free.
+   */
+  risk?: Record<string, unknown> | null;
 }
 
 export const NO_REQUIREMENTS: Requirements = { applicant: { required: [] }, effectiveDate: null, attachments: [] };
+
+/** Largest risk schema, as JSON text. */
+export const MAX_RISK_SCHEMA_BYTES = 64 * 1024;
+/**
+ * Keywords a risk schema may not hold anywhere: it is embedded in a larger document and compiled once
+ * per requirements version, so it must not name itself or point outside (`$id`, `$ref`, …).
+ */
+const SELF_CONTAINED = ['$id', '$schema', '$ref', '$dynamicRef', '$anchor', '$dynamicAnchor', '$recursiveRef', '$recursiveAnchor'];
+
+/** The problems of a risk schema: not an object schema, not self-contained, or not compilable by Ajv 2020 in strict mode. */
+export function riskSchemaProblems(risk: unknown): { path: string; issue: string }[] {
+  if (!isObject(risk)) return [{ path: 'risk', issue: 'must be a JSON Schema object' }];
+  if (risk.type !== 'object') return [{ path: 'risk.type', issue: 'must be "object": the schema describes the create body\'s risk object' }];
+  if (JSON.stringify(risk).length > MAX_RISK_SCHEMA_BYTES) return [{ path: 'risk', issue: `must be at most ${MAX_RISK_SCHEMA_BYTES} bytes of JSON` }];
+  const problems: { path: string; issue: string }[] = [];
+  const walk = (v: unknown, at: string): void => {
+    if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${at}[${i}]`));
+    if (!isObject(v)) return;
+    for (const [k, x] of Object.entries(v)) {
+      if (SELF_CONTAINED.includes(k)) problems.push({ path: `${at}.${k}`, issue: `is not allowed: a risk schema is embedded in the submissionSchema and must be self-contained (no ${SELF_CONTAINED.join(', ')})` });
+      else walk(x, `${at}.${k}`);
+    }
+  };
+  walk(risk, 'risk');
+  if (problems.length > 0) return problems;
+  try {
+    // Ajv 2020 in strict mode, as the server and a partner compile the published schema.
+    new Ajv2020({ strict: true, allErrors: true }).compile(risk);
+  } catch (err) {
+    return [{ path: 'risk', issue: `is not a schema Ajv 2020 compiles in strict mode: ${(err as Error).message}` }];
+  }
+  return [];
+}
 
 /** A requirements file that breaks the rules: `problems` names each bad part (`attachments[1].max`). */
 export class RequirementsError extends Error {
@@ -72,7 +112,7 @@ export function parseRequirements(doc: unknown): Requirements {
   };
   const out: Requirements = { applicant: { required: [] }, effectiveDate: null, attachments: [] };
   if (!isObject(doc)) throw new RequirementsError([{ path: '(document)', issue: 'must be a JSON object' }]);
-  unknownKeys(doc, ['applicant', 'effectiveDate', 'attachments'], '');
+  unknownKeys(doc, ['applicant', 'effectiveDate', 'attachments', 'risk'], '');
 
   if (doc.applicant !== undefined) {
     const a = doc.applicant;
@@ -155,6 +195,11 @@ export function parseRequirements(doc: unknown): Requirements {
       });
     }
   }
+  if (doc.risk !== undefined && doc.risk !== null) {
+    const found = riskSchemaProblems(doc.risk);
+    if (found.length > 0) problems.push(...found);
+    else out.risk = structuredClone(doc.risk) as Record<string, unknown>;
+  }
   if (problems.length > 0) throw new RequirementsError(problems);
   return out;
 }
@@ -163,7 +208,12 @@ export function parseRequirements(doc: unknown): Requirements {
 export function requirementsFromJson(json: string | null | undefined): Requirements {
   if (!json) return NO_REQUIREMENTS;
   const r = JSON.parse(json) as Partial<Requirements>;
-  return { applicant: { required: r.applicant?.required ?? [] }, effectiveDate: r.effectiveDate ?? null, attachments: r.attachments ?? [] };
+  return {
+    applicant: { required: r.applicant?.required ?? [] },
+    effectiveDate: r.effectiveDate ?? null,
+    attachments: r.attachments ?? [],
+    ...(r.risk ? { risk: r.risk } : {}),
+  };
 }
 
 /** The attachment types whose `min` is not met by these counts of active attachments per type. */

@@ -22,5 +22,6 @@ export function submissionRecord(s: Submission__Output): Record<string, unknown>
     ...withdrawalFieldFromMessage(s.withdrawal),
     // The test clock it lives on (UAT, issue 44), only when it has one.
     ...(s.testClockId ? { testClockId: s.testClockId } : {}),
+    risk: s.riskJson ? (JSON.parse(s.riskJson) as Record<string, unknown>) : null,
   };
 }

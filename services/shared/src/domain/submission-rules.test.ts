@@ -88,3 +88,54 @@ describe('parseRequirements', () => {
     expect(currentlyDue(r.attachments, { loss_run: 2 })).toEqual([]);
   });
 });
+
+describe('a risk schema (API.md "Risk data")', () => {
+  const RISK = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['annualRevenue'],
+    properties: { annualRevenue: { type: 'number', minimum: 0 }, industry: { type: 'string', enum: ['retail', 'office'] } },
+  };
+  const risky = (version = 77): ProductRules => rules({ risk: RISK }, version);
+
+  it('is kept by parseRequirements, and refused naming the part when Ajv cannot compile it in strict mode or it is not self-contained', () => {
+    expect(parseRequirements({ risk: RISK }).risk).toEqual(RISK);
+    expect(parseRequirements({}).risk).toBeUndefined();
+    const problems = (risk: unknown) => {
+      try {
+        parseRequirements({ risk });
+        return [];
+      } catch (err) {
+        return (err as RequirementsError).problems.map((p) => p.path);
+      }
+    };
+    expect(problems({ type: 'object', properties: { a: { type: 'string', colour: 'red' } } })).toEqual(['risk']);
+    expect(problems({ type: 'object', properties: { a: { type: 'string', format: 'email' } } })).toEqual(['risk']);
+    expect(problems({ type: 'string' })).toEqual(['risk.type']);
+    expect(problems({ type: 'object', $id: 'urn:x', properties: { a: { $ref: '#/x' } } })).toEqual(['risk.$id', 'risk.properties.a.$ref']);
+    expect(problems([RISK])).toEqual(['risk']);
+  });
+
+  it('makes risk required in the published schema and is enforced as Ajv enforces it, naming risk.<field>', () => {
+    const schema = submissionSchemaFor(risky());
+    expect(schema.required).toContain('risk');
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    const accepts = ajv.compile(schema);
+    const cases: [unknown, string[]][] = [
+      [body({ risk: { annualRevenue: 10, industry: 'retail' } }), []],
+      [body(), ['risk']],
+      [body({ risk: {} }), ['risk.annualRevenue']],
+      [body({ risk: { annualRevenue: -1, industry: 'mining' } }), ['risk.annualRevenue', 'risk.industry']],
+      [body({ risk: { annualRevenue: 1, extra: true } }), ['risk.extra']],
+      [body({ risk: 'big' }), ['risk']],
+    ];
+    for (const [b, fields] of cases) {
+      const errors = checkSubmission(b, risky(), { today: '2026-01-01', sandbox: false });
+      expect(errors.map((e) => e.field).sort(), JSON.stringify(b)).toEqual(fields);
+      expect(accepts(b)).toBe(fields.length === 0);
+    }
+    // Without a risk schema: risk is optional, any object.
+    expect(checkSubmission(body({ risk: { anything: 1 } }), rules({}, 78), { today: '2026-01-01', sandbox: false })).toEqual([]);
+    expect(checkSubmission(body(), rules({}, 78), { today: '2026-01-01', sandbox: false })).toEqual([]);
+  });
+});

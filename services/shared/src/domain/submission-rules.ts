@@ -66,6 +66,7 @@ export const submissionCreateSchema = {
         },
       },
     },
+    risk: { type: 'object', description: 'Product-defined risk data; a product with a risk schema requires it (see its submissionSchema).' },
   },
 } as const;
 
@@ -103,12 +104,18 @@ export interface ProductRules {
 
 /**
  * The create body for one product as a JSON Schema 2020-12 document: the generic rules plus the
- * product's required applicant fields (`submissionSchema` of GET /v1/products/{id}/requirements).
+ * product's required applicant fields and its risk schema, if any (`submissionSchema` of
+ * GET /v1/products/{id}/requirements).
  */
 export function submissionSchemaFor(product: Pick<ProductRules, 'productId' | 'requirementsVersion' | 'requirements'>): Record<string, unknown> {
   const schema = withoutFormats(submissionCreateSchema) as Record<string, unknown> & { properties: Record<string, Record<string, unknown>> };
   const applicant = schema.properties.applicant as { required: string[] };
   applicant.required = [...applicant.required, ...product.requirements.applicant.required];
+  // A product's risk schema (API.md "Risk data"): `risk` becomes required and is judged by it.
+  if (product.requirements.risk) {
+    schema.properties.risk = structuredClone(product.requirements.risk);
+    (schema as unknown as { required: string[] }).required = [...(schema as unknown as { required: string[] }).required, 'risk'];
+  }
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     $id: `urn:partner-submission:product:${product.productId}:requirements:${product.requirementsVersion}:submission`,

@@ -12,6 +12,11 @@ import { createPool, migrate, type Pool } from '../db/pg.js';
 
 export class UsageError extends Error {}
 
+/** A command's result printed as JSON Lines (one JSON value per line, none for an empty list) instead of one object. */
+export class JsonLines {
+  constructor(readonly items: readonly unknown[]) {}
+}
+
 /** How the admin CLI is run, the start of every usage line. */
 export const ADMIN = 'npm run -s admin --';
 
@@ -186,7 +191,8 @@ export async function runGroup(groupName: string, group: CommandGroup, argv: str
     const { values, positionals } = parseFlags(rest, entry.options);
     if (positionals.length > (entry.args?.length ?? 0)) throw new UsageError(`unexpected argument: ${positionals[entry.args?.length ?? 0]}`);
     const result = await entry.run({ values: values as never, positionals });
-    io.stdout.write(`${JSON.stringify(result)}\n`);
+    if (result instanceof JsonLines) io.stdout.write(result.items.map((item) => `${JSON.stringify(item)}\n`).join(''));
+    else io.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {

@@ -10,6 +10,8 @@ import { KEY_LOCK_SQL, type ReceiptKeyring } from './keys.js';
 type Queryable = Pick<PoolClient, 'query'>;
 
 export const RECEIPT_TYP = 'receipt+jws';
+/** The JWS type of a quote's offer (signed with the same keys, see offers.ts). */
+export const OFFER_TYP = 'offer+jws';
 export const RECEIPT_KINDS = {
   submission: 'submission.received',
   attachment: 'attachment.received',
@@ -101,8 +103,8 @@ const b64url = (s: string | Buffer): string => Buffer.from(s).toString('base64ur
  * needs the JWS before it), so the per-receipt cost is what bounds one partner's throughput. The
  * JWS is verified by jose in the tests and the SDK.
  */
-export function signCompact(key: KeyObject, kid: string, payload: object): string {
-  const input = `${b64url(JSON.stringify({ alg: 'ES256', kid, typ: RECEIPT_TYP }))}.${b64url(JSON.stringify(payload))}`;
+export function signCompact(key: KeyObject, kid: string, payload: object, typ: string = RECEIPT_TYP): string {
+  const input = `${b64url(JSON.stringify({ alg: 'ES256', kid, typ }))}.${b64url(JSON.stringify(payload))}`;
   const signature = sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' });
   return `${input}.${b64url(signature)}`;
 }

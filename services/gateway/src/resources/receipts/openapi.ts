@@ -47,7 +47,7 @@ export const receiptSchemas: Record<string, Schema> = {
     required: ['seq', 'kind', 'submissionId', 'jws', 'issuedAt'],
     properties: {
       seq: { type: 'integer', minimum: 1, description: "The receipt's place in the partner's chain." },
-      kind: { type: 'string', enum: ['submission.received', 'attachment.received'] },
+      kind: { type: 'string', enum: ['submission.received', 'attachment.received', 'bind.received', 'policy.issued'] },
       submissionId: ref('Uuid'),
       jws: ref('ReceiptJws'),
       issuedAt: ref('Timestamp'),

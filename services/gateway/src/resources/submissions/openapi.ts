@@ -28,6 +28,7 @@ export const EXAMPLE_SUBMISSION = {
   updatedAt: '2026-11-21T12:00:08.012Z',
   requirements: { version: 3, currentlyDue: ['attachments.loss_run'] },
   clearance: { status: 'cleared', basis: null, decidedAt: '2026-11-21T12:00:08.012Z' },
+  risk: { annualRevenue: 2500000, employees: 12, industry: 'retail' },
 };
 
 const SUBMISSION_PAGE_EXAMPLES: Obj = {
@@ -57,14 +58,19 @@ const SUBMISSION_PROPERTIES: Record<string, Schema> = {
   clearance: ref('Clearance'),
   withdrawal: ref('Withdrawal'),
   testClockId: { type: 'string', pattern: '^clk_[0-9a-z]{24}$', description: 'UAT only: the test clock the submission lives on (present only when it has one).' },
+  risk: {
+    type: ['object', 'null'],
+    description: "The create body's `risk` object as it was sent (product-defined fields, judged by the product's risk schema); null when the create had none.",
+    examples: [{ annualRevenue: 2500000, employees: 12, industry: 'retail' }],
+  },
 };
 
 export const submissionSchemas: Record<string, Schema> = {
   SubmissionCreate: {
     ...submissionCreate,
     description:
-      'A new-business submission. All five fields are required and unknown fields anywhere are refused (`validation_error`, ' +
-      'each listed in `details`). In the `uat` environment an `externalRef` of `sandbox:delay=<1..60>` makes the job take that many ' +
+      'A new-business submission. The five fields other than `risk` are required and unknown fields anywhere outside `risk` are refused (`validation_error`, ' +
+      'each listed in `details`). `risk` is optional here; a product with a risk schema requires it (its `submissionSchema`). In the `uat` environment an `externalRef` of `sandbox:delay=<1..60>` makes the job take that many ' +
       'seconds, `sandbox:fail=<code>` makes it fail with that code (status and `retryable` as the error table says), and ' +
       '`sandbox:delay=<n>;fail=<code>` does both. `<code>` is one of ' + JOB_FAILURE_CODES.map((c) => '`' + c + '`').join(', ') + '. ' +
       '`sandbox:hold=<1..60>` keeps the job `accepted` (not started) that many seconds, so `POST /v1/jobs/{jobId}/cancel` can be tried; ' +
@@ -102,6 +108,14 @@ export const submissionSchemas: Record<string, Schema> = {
             examples: [{ line1: '1 Main Street', city: 'Springfield', region: 'IL', postalCode: '62701', country: 'US' }],
           },
         },
+      },
+      risk: {
+        ...submissionCreate.properties.risk,
+        description:
+          "Product-defined risk data (the fields a quote is rated on). A product whose requirements carry a risk schema requires `risk` and judges it " +
+          "by that schema, embedded in its `submissionSchema` (`GET /v1/products/{productId}/requirements`): a body that breaks it fails the job with " +
+          "`requirements_not_met` naming `risk.<field>`, and `POST /v1/submissions/validate` says the same. Stored with the submission and shown as its `risk`.",
+        examples: [{ annualRevenue: 2500000, employees: 12, industry: 'retail' }],
       },
     },
   },

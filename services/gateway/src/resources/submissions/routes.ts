@@ -33,6 +33,8 @@ export interface SubmissionCreate {
   applicant: Applicant;
   /** UAT only: the test clock the submission lives on (issue 44). */
   testClockId?: string;
+  /** Product-defined risk data (API.md "Risk data"). */
+  risk?: Record<string, unknown>;
 }
 
 /** A value that looks like a UAT sandbox directive must be a valid one, never a real submission. */

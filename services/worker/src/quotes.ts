@@ -1,0 +1,146 @@
+// Jobs quote.create and quote.decide (API.md "Quotes, underwriting referrals, bind and issue").
+//
+// quote.create, as idempotent steps keyed by the job id: (1) the quotes this job created already, if
+// any, are the answer (a redelivery never rates twice, nor refuses what it did); (2) the submission,
+// read from the submission service, must be quotable: not withdrawn or bound (409 not_quotable naming
+// `status`), cleared (naming `clearance.status`), nothing currently due (422 requirements_not_met);
+// (3) the policy service rates the options (422 product_not_rated, option_not_offered); (4) the
+// submission service signs each open quote's offer with the receipt keys; (5) the policy service
+// stores the quotes and supersedes the earlier ones in one transaction, once per job id. No quote
+// exists before every refusal has been checked.
+//
+// quote.decide (UAT: a partner plays the underwriter): the same two steps as the operator's command,
+// prepare (the terms an approval offers) → sign → record; a redelivery answers with the quote it decided.
+import { JOB_KINDS } from '@partner/shared/domain/jobs';
+import { submissionRecord } from '@partner/shared/domain/submission-record';
+import type { QuoteRecord } from '@partner/shared/domain/quotes';
+import { failOnRefusal, JobFailed, jobScope, type Handler, type HandlerContext, type JobToRun } from './handler-contract.js';
+
+interface CreatePayload {
+  submissionId: string;
+  options: { limit: string; retention: string }[];
+}
+
+interface DecidePayload {
+  quoteId: string;
+  outcome: 'approved' | 'declined';
+  premium?: string;
+  note?: string;
+}
+
+const records = (quotes: { recordJson: string }[]): QuoteRecord[] => quotes.map((q) => JSON.parse(q.recordJson) as QuoteRecord);
+
+/** Why a submission (as GET shows it) cannot be quoted, in the contract's order; undefined when it can. */
+export function quoteRefusal(s: { status: string; clearance: { status: string }; requirements: { currentlyDue: unknown[] } }): JobFailed | undefined {
+  if (s.status === 'withdrawn' || s.status === 'bound') {
+    return new JobFailed({
+      code: 'not_quotable',
+      message: `the submission is ${s.status}: it cannot be quoted`,
+      retryable: false,
+      detailsJson: JSON.stringify([{ field: 'status', issue: `is ${s.status}` }]),
+    });
+  }
+  if (s.clearance.status !== 'cleared') {
+    return new JobFailed({
+      code: 'not_quotable',
+      message: `the submission's clearance is ${s.clearance.status}, not cleared: it cannot be quoted`,
+      retryable: false,
+      detailsJson: JSON.stringify([{ field: 'clearance.status', issue: `is ${s.clearance.status}, not cleared` }]),
+    });
+  }
+  if (s.requirements.currentlyDue.length > 0) {
+    return new JobFailed({
+      code: 'requirements_not_met',
+      message: 'the submission does not meet its product\'s requirements yet: requirements.currentlyDue is not empty',
+      retryable: false,
+      detailsJson: JSON.stringify([{ field: 'requirements.currentlyDue', issue: `${s.requirements.currentlyDue.length} still due` }]),
+    });
+  }
+  return undefined;
+}
+
+async function sign(ctx: HandlerContext, job: JobToRun, claims: unknown): Promise<{ jws: string; sha256: string }> {
+  const { jws, sha256 } = await ctx.clients.submission.SignOffer({ owner: jobScope(job).owner, claimsJson: JSON.stringify(claims) }).catch(failOnRefusal);
+  return { jws, sha256 };
+}
+
+const createQuotes: Handler = async (job, payload, ctx) => {
+  const p = payload as CreatePayload;
+  const scope = jobScope(job);
+  const done = await ctx.clients.policy.GetJobQuotes({ owner: scope.owner, jobId: job.id });
+  if (done.quotes.length > 0) return { submissionId: p.submissionId, quotes: records(done.quotes) };
+
+  const { submission } = await ctx.clients.submission.GetSubmission({ owner: scope.owner, submissionId: p.submissionId }).catch(failOnRefusal);
+  const record = submissionRecord(submission!) as Parameters<typeof quoteRefusal>[0] & { submissionId: string; productId: string };
+  const refusal = quoteRefusal(record);
+  if (refusal) throw refusal;
+
+  const rated = await ctx.clients.policy
+    .RateQuotes({ owner: scope.owner, productId: record.productId, submissionJson: JSON.stringify(record), options: p.options, clockTime: '' })
+    .catch(failOnRefusal);
+  const quotes = JSON.parse(rated.ratedJson) as {
+    quoteId: string;
+    option: { limit: string; retention: string };
+    status: string;
+    premium: { amount: string; currency: string } | null;
+    validUntil: string | null;
+    offer?: { jws: string; sha256: string };
+  }[];
+  const ratingVersion = Number(rated.ratingVersion);
+  for (const q of quotes) {
+    if (q.status !== 'open' || !q.premium || !q.validUntil) continue;
+    q.offer = await sign(ctx, job, {
+      quoteId: q.quoteId,
+      submissionId: record.submissionId,
+      productId: record.productId,
+      option: q.option,
+      premium: q.premium,
+      validUntil: q.validUntil,
+      ratingVersion,
+    });
+  }
+  const created = await ctx.clients.policy
+    .CreateQuotes({
+      owner: scope.owner,
+      jobId: job.id,
+      submissionId: record.submissionId,
+      productId: record.productId,
+      ratingVersion,
+      testClockId: '',
+      quotesJson: JSON.stringify(quotes),
+    })
+    .catch(failOnRefusal);
+  return { submissionId: record.submissionId, quotes: records(created.quotes) };
+};
+
+const decideQuote: Handler = async (job, payload, ctx) => {
+  const p = payload as DecidePayload;
+  // A test helper: production has no such path, and its worker does not decide for a partner either.
+  if (!ctx.sandbox) throw new JobFailed({ code: 'not_found', message: 'not found', retryable: false });
+  const scope = jobScope(job);
+  const prepared = await ctx.clients.policy
+    .PrepareDecision({ owner: scope.owner, quoteId: p.quoteId, outcome: p.outcome, premium: p.premium ?? '', jobId: job.id, clockTime: '' })
+    .catch(failOnRefusal);
+  if (prepared.decided) return JSON.parse(prepared.quote!.recordJson) as QuoteRecord;
+  const offer = prepared.offerClaimsJson !== '' ? await sign(ctx, job, JSON.parse(prepared.offerClaimsJson)) : undefined;
+  const decided = await ctx.clients.policy
+    .DecideQuote({
+      owner: scope.owner,
+      quoteId: p.quoteId,
+      outcome: p.outcome,
+      note: p.note ?? '',
+      decidedBy: `partner:${job.caller.partnerId}${job.caller.principalId ? `/${job.caller.principalId}` : ''}`,
+      jobId: job.id,
+      offerClaimsJson: prepared.offerClaimsJson,
+      offerJws: offer?.jws ?? '',
+      offerSha256: offer?.sha256 ?? '',
+      reason: '',
+    })
+    .catch(failOnRefusal);
+  return JSON.parse(decided.quote!.recordJson) as QuoteRecord;
+};
+
+export const quoteHandlers: Record<string, Handler> = {
+  [JOB_KINDS.quoteCreate]: createQuotes,
+  [JOB_KINDS.quoteDecide]: decideQuote,
+};
