@@ -6,7 +6,8 @@
 // batch (the clock's new time) committed.
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { testClockRecordOf } from '@partner/shared/domain/test-clocks';
-import { failOnRefusal, jobScope, type Handler } from './handler-contract.js';
+import { DomainError } from '@partner/shared/domain/errors';
+import { failOnRefusal, JobFailed, jobScope, type Handler, type HandlerContext } from './handler-contract.js';
 
 interface CreatePayload {
   frozenTime: string;
@@ -59,3 +60,22 @@ export const clockHandlers: Record<string, Handler> = {
   [JOB_KINDS.testClockAdvance]: advanceClock,
   [JOB_KINDS.testClockDelete]: deleteClock,
 };
+
+/**
+ * The time a record on a test clock reads (quote.create's validUntil and dueBy, a decision's new
+ * validUntil): its clock's frozenTime, '' on the wall clock. While the clock advances the job fails
+ * 409 clock_advancing (retryable); a clock gone (deleted) fails it 422 unknown_test_clock.
+ */
+export async function clockTimeOf(ctx: HandlerContext, owner: { tenantId: string; partnerId: string }, testClockId: string | null | undefined): Promise<string> {
+  if (!testClockId) return '';
+  const { testClock } = await ctx.clients.policy.GetTestClock({ owner, testClockId }).catch((err: unknown) => {
+    if (err instanceof DomainError && err.code === 'not_found') {
+      throw new JobFailed({ code: 'unknown_test_clock', message: `the submission's test clock ${testClockId} no longer exists`, retryable: false });
+    }
+    throw err;
+  });
+  if (testClock!.status === 'advancing') {
+    throw new JobFailed({ code: 'clock_advancing', message: `test clock ${testClockId} is advancing; retry once its advance has settled`, retryable: true });
+  }
+  return testClock!.frozenTime;
+}
