@@ -18,6 +18,7 @@ import { ALL_PERMISSIONS } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 import { until } from './support/poll.js';
 import { PRODUCT } from './support/fixtures.js';
+import { DEMO_RATING_PLAN } from '../scripts/demo/product.mjs';
 
 const WAIT = { prefer: 'wait=25' };
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -31,6 +32,19 @@ interface Partner {
 }
 
 const T0 = '2030-01-01T00:00:00.000Z';
+const RATED = randomUUID();
+const RISK_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['annualRevenue', 'employees', 'industry'],
+  properties: { annualRevenue: { type: 'number' }, employees: { type: 'integer' }, industry: { type: 'string' } },
+};
+const DIR = mkdtempSync(join(tmpdir(), 'clocks-'));
+const file = (doc: unknown) => {
+  const f = join(DIR, `${randomUUID()}.json`);
+  writeFileSync(f, JSON.stringify(doc));
+  return f;
+};
 const at = (iso: string) => new Date(iso);
 
 async function partner(s: Stack): Promise<Partner> {
@@ -49,7 +63,7 @@ async function clock(s: Stack, who: Partner, frozenTime = T0, name?: string): Pr
   return res.body;
 }
 
-async function submission(s: Stack, who: Partner, o: { effectiveDate: string; testClockId?: string; product?: string }) {
+async function submission(s: Stack, who: Partner, o: { effectiveDate: string; testClockId?: string; product?: string; risk?: Json }) {
   return s.api('POST', '/v1/submissions', {
     token: who.token,
     headers: WAIT,
@@ -60,6 +74,7 @@ async function submission(s: Stack, who: Partner, o: { effectiveDate: string; te
       productId: o.product ?? PRODUCT,
       applicant: { legalName: `Clock Test ${randomUUID()} LLC` },
       ...(o.testClockId ? { testClockId: o.testClockId } : {}),
+      ...(o.risk ? { risk: o.risk } : {}),
     },
   });
 }
@@ -110,6 +125,9 @@ describe('test clocks (UAT)', () => {
   const stack = useStack(async (s) => {
     await s.startAll({ OUTBOX_RELAY_INTERVAL_MS: '100', POLICY_SWEEP_INTERVAL_MS: '200' });
     await s.admin('product', 'add', '--id', PRODUCT, '--name', 'Cyber Liability');
+    await s.admin('product', 'add', '--id', RATED, '--name', 'Rated GL');
+    await s.admin('product', 'requirements', 'set', '--id', RATED, file({ risk: RISK_SCHEMA }));
+    await s.admin('product', 'rating', 'set', '--id', RATED, file(DEMO_RATING_PLAN));
     p = await partner(s);
     other = await partner(s);
   });
@@ -286,6 +304,38 @@ describe('test clocks (UAT)', () => {
       [pB.policyId, 'expired'],
     ]);
     expect(all).toHaveLength(6);
+  });
+
+  it('quote.create reads the clock: validUntil and dueBy from its time; an advance expires the quote; 409 clock_advancing while it advances', async () => {
+    const c = await clock(stack, p);
+    const risk = { annualRevenue: 2_000_000, employees: 12, industry: 'retail' };
+    const s = (await submission(stack, p, { effectiveDate: '2030-02-01', testClockId: c.testClockId, product: RATED, risk })).body;
+    expect(s.testClockId).toBe(c.testClockId);
+    const quoted = await stack.api('POST', `/v1/submissions/${s.submissionId}/quotes`, { token: p.token, headers: WAIT, json: { options: [{ limit: '1000000', retention: '10000' }] } });
+    expect(quoted.status, quoted.text).toBe(200);
+    const [q] = quoted.body.quotes as Json[];
+    expect(q).toMatchObject({ status: 'open', validUntil: '2030-01-31T00:00:00.000Z', testClockId: c.testClockId });
+    const referredSub = (await submission(stack, p, { effectiveDate: '2030-02-01', testClockId: c.testClockId, product: RATED, risk: { ...risk, industry: 'construction' } })).body;
+    const referred = await stack.api('POST', `/v1/submissions/${referredSub.submissionId}/quotes`, { token: p.token, headers: WAIT, json: { options: [{ limit: '1000000', retention: '10000' }] } });
+    expect(referred.body.quotes[0]).toMatchObject({ status: 'referred', referral: { dueBy: '2030-01-02T00:00:00.000Z' } });
+
+    const moved = await advance(stack, p, c.testClockId, '2030-01-31T00:00:00Z');
+    expect(moved.body.applied).toEqual({ quotesExpired: 1, policiesActivated: 0, policiesExpired: 0, referralsOverdue: 1 });
+    const read = await stack.api('GET', `/v1/quotes/${q!.quoteId}`, { token: p.token });
+    expect(read.body).toMatchObject({ status: 'expired', validUntil: '2030-01-31T00:00:00.000Z' });
+    const [event] = await until('quote.updated expired', async () => {
+      const e = await eventsAbout(stack, p, [q!.quoteId]);
+      return e.length > 0 && e;
+    });
+    expect(event!.data).toMatchObject({ quoteId: q!.quoteId, status: 'expired' });
+
+    await stack.sql(`UPDATE policy.test_clocks SET status = 'advancing', advance_job_id = 'job_elsewhere', advance_to = $2 WHERE test_clock_id = $1`, [
+      c.testClockId,
+      at('2030-03-01T00:00:00Z'),
+    ]);
+    const blocked = await stack.api('POST', `/v1/submissions/${s.submissionId}/quotes`, { token: p.token, headers: WAIT, json: { options: [{ limit: '1000000', retention: '10000' }] } });
+    expect(blocked.status, blocked.text).toBe(409);
+    expect(blocked.body.error).toMatchObject({ code: 'clock_advancing', retryable: true });
   });
 
   it('while a clock advances, binds on its submissions and its delete fail 409 clock_advancing (retryable)', async () => {
