@@ -25,6 +25,7 @@ import type { CallOptions, MutationOptions, PartnerClientOptions, UploadOptions,
 import { Policies, type Policy, type PolicyListParams } from './policies.js';
 import { Products, type Product, type ProductListParams, type ProductRequirements } from './products.js';
 import { Quotes, type QuoteRequest, type QuotesCreated } from './quotes.js';
+import { TestClocks } from './test-clocks.js';
 import { Receipts, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams } from './receipts.js';
 import { Submissions, type Submission, type SubmissionCreate, type SubmissionListParams, type SubmissionResult, type ValidationResult } from './submissions.js';
 import type { WithResponse } from './transport.js';
@@ -63,6 +64,8 @@ export class PartnerClient {
   readonly webhookEndpoints: WebhookEndpoints;
   /** Quotes: create, get, list, iterate, decideReferral (UAT), bind; verify offers offline with verifyOffer. */
   readonly quotes: Quotes;
+  /** UAT only: test clocks (create, get, list, iterate, advance, delete). */
+  readonly testClocks: TestClocks;
 
   constructor(opts: PartnerClientOptions) {
     this.connection = connect(opts);
@@ -75,6 +78,7 @@ export class PartnerClient {
     this.events = new EventFeed(this.connection);
     this.webhookEndpoints = new WebhookEndpoints(this.connection);
     this.quotes = new Quotes(this.connection);
+    this.testClocks = new TestClocks(this.connection);
   }
 
   /** POST /v1/submissions/{id}/quotes (quotes.create): `{submissionId, quotes}` once the job has succeeded. */

@@ -58,3 +58,5 @@ export type { ReceiptClaims, ReceiptItem, ReceiptKey, ReceiptKeySet, ReceiptList
 // Quotes: the client, verifyOffer (offline, jose, against the receipt keys) and their types.
 export { OFFER_TYP, offerHash, OfferVerificationError, verifyOffer } from './quotes.js';
 export type { OfferClaims, Quote, QuoteDecide, QuoteListParams, QuoteOption, QuoteReason, QuoteRequest, Quotes, QuoteStatus, QuotesCreated } from './quotes.js';
+// Test clocks (UAT only): the client class and their types.
+export type { TestClock, TestClockAdvance, TestClockAdvanced, TestClockCreate, TestClockDeleted, TestClockListParams, TestClocks } from './test-clocks.js';
