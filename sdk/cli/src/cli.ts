@@ -22,6 +22,7 @@ import { PRODUCT_COMMANDS } from './commands/products.js';
 import { RECEIPT_COMMANDS } from './commands/receipts.js';
 import { BIND_COMMANDS } from './commands/bind.js';
 import { QUOTE_COMMANDS } from './commands/quotes.js';
+import { CLOCK_COMMANDS } from './commands/clocks.js';
 
 export { EXIT, UsageError, type Command, type Context } from './command.js';
 
@@ -39,6 +40,7 @@ export const COMMANDS: Record<string, Command> = {
   ...RECEIPT_COMMANDS,
   ...BIND_COMMANDS,
   ...QUOTE_COMMANDS,
+  ...CLOCK_COMMANDS,
   ...API_COMMANDS,
   completion: {
     usage: 'completion bash|zsh',

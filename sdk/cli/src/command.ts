@@ -85,6 +85,9 @@ export const OPTIONS = {
   offer: { type: 'string' },
   download: { type: 'string' },
   option: { type: 'string', multiple: true },
+  time: { type: 'string' },
+  name: { type: 'string' },
+  clock: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
