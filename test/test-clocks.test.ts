@@ -19,6 +19,7 @@ import { useStack } from './support/use-stack.js';
 import { until } from './support/poll.js';
 import { PRODUCT } from './support/fixtures.js';
 import { DEMO_RATING_PLAN } from '../scripts/demo/product.mjs';
+import { PartnerClient } from '../sdk/client/src/index.js';
 
 const WAIT = { prefer: 'wait=25' };
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -176,6 +177,30 @@ describe('test clocks (UAT)', () => {
     expect(del.body).toEqual({ testClockId: c.testClockId, deleted: true });
     expect((await stack.api('GET', `/v1/test_clocks/${c.testClockId}`, { token: who.token })).status).toBe(404);
     await clock(stack, who);
+  });
+
+  it('the SDK: testClocks.create/get/list/advance/delete, and a failed job as a typed error', async () => {
+    const who = await partner(stack);
+    const client = new PartnerClient({
+      baseUrl: stack.gatewayUrl,
+      authUrl: stack.authUrl,
+      clientId: who.creds.clientId,
+      clientSecret: who.creds.clientSecret,
+      scope: stack.scope,
+    });
+    const c = await client.testClocks.create({ frozenTime: T0, name: 'sdk' });
+    expect(c).toMatchObject({ name: 'sdk', frozenTime: T0, status: 'ready' });
+    expect(await client.testClocks.get(c.testClockId)).toMatchObject({ testClockId: c.testClockId });
+    expect((await client.testClocks.list()).items.map((x) => x.testClockId)).toEqual([c.testClockId]);
+    const ids: string[] = [];
+    for await (const x of client.testClocks.iterate({ limit: 1 })) ids.push(x.testClockId);
+    expect(ids).toEqual([c.testClockId]);
+    const moved = await client.testClocks.advance(c.testClockId, new Date('2030-03-01T00:00:00Z'));
+    expect(moved).toMatchObject({ frozenTime: '2030-03-01T00:00:00.000Z', status: 'ready', applied: { quotesExpired: 0 } });
+    for (let i = 0; i < 9; i++) await client.testClocks.create({ frozenTime: T0 });
+    await expect(client.testClocks.create({ frozenTime: T0 })).rejects.toMatchObject({ code: 'limit_exceeded' });
+    expect(await client.testClocks.delete(c.testClockId)).toEqual({ testClockId: c.testClockId, deleted: true });
+    await expect(client.testClocks.get(c.testClockId)).rejects.toMatchObject({ status: 404 });
   });
 
   it('refuses bad input: frozenTime without a zone, not later, more than two years ahead (400 naming frozenTime); unknown fields', async () => {
