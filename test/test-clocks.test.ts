@@ -248,6 +248,12 @@ describe('test clocks (UAT)', () => {
     const wall = await submission(stack, p, { effectiveDate: '2030-06-10', product });
     expect(wall.status).toBe(422);
     expect(wall.body.error.code).toBe('requirements_not_met');
+    // POST /v1/submissions/validate judges on the same day.
+    const body = { externalRef: 'validate-on-clock', submissionType: 'application', effectiveDate: '2030-06-10', productId: product, applicant: { legalName: 'Validated LLC' } };
+    const onClockVerdict = await stack.api('POST', '/v1/submissions/validate', { token: p.token, json: { ...body, testClockId: c.testClockId } });
+    expect(onClockVerdict.body).toMatchObject({ valid: true });
+    const wallVerdict = await stack.api('POST', '/v1/submissions/validate', { token: p.token, json: body });
+    expect(wallVerdict.body).toMatchObject({ valid: false, errors: [expect.objectContaining({ field: 'effectiveDate' })] });
     // The clock's day itself is before the window (minDaysAhead 1); 31 days after it is past it.
     for (const d of ['2030-06-01', '2030-07-02']) {
       const r = await submission(stack, p, { effectiveDate: d, testClockId: c.testClockId, product });
