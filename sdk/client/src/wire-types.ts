@@ -5,6 +5,7 @@
 // own names from the file of each resource (submissions.ts, jobs.ts, …).
 
 export type * from './wire/attachments.js';
+export type * from './wire/bind.js';
 export type * from './wire/clearance.js';
 export type * from './wire/common.js';
 export type * from './wire/events.js';
@@ -12,6 +13,7 @@ export type * from './wire/health.js';
 export type * from './wire/jobs.js';
 export type * from './wire/policies.js';
 export type * from './wire/products.js';
+export type * from './wire/quotes.js';
 export type * from './wire/receipts.js';
 export type * from './wire/submissions.js';
 export type * from './wire/webhooks.js';

@@ -30,7 +30,7 @@ export interface Submission {
   /** The legal name, trimmed, inner white space collapsed. */
   submissionName: string;
   /** `submitted`, or `withdrawn` once its partner withdrew it. */
-  status: 'submitted' | 'withdrawn';
+  status: 'submitted' | 'withdrawn' | 'bound';
   externalRef: string;
   submissionType: 'application';
   effectiveDate: string;
@@ -43,13 +43,19 @@ export interface Submission {
   requirements: SubmissionRequirements;
   clearance: Clearance;
   withdrawal?: Withdrawal;
+  /**
+   * The create body's `risk` object as it was sent (product-defined fields, judged by the product's risk
+   * schema); null when the create had none.
+   */
+  risk?: Record<string, unknown> | null;
 }
 
 /**
- * A new-business submission. All five fields are required and unknown fields anywhere are refused
- * (`validation_error`, each listed in `details`). In the `uat` environment an `externalRef` of
- * `sandbox:delay=<1..60>` makes the job take that many seconds, `sandbox:fail=<code>` makes it fail with that
- * code (status and `retryable` as the error table says), and `sandbox:delay=<n>;fail=<code>` does both.
+ * A new-business submission. The five fields other than `risk` are required and unknown fields anywhere
+ * outside `risk` are refused (`validation_error`, each listed in `details`). `risk` is optional here; a
+ * product with a risk schema requires it (its `submissionSchema`). In the `uat` environment an `externalRef`
+ * of `sandbox:delay=<1..60>` makes the job take that many seconds, `sandbox:fail=<code>` makes it fail with
+ * that code (status and `retryable` as the error table says), and `sandbox:delay=<n>;fail=<code>` does both.
  * `<code>` is one of `unknown_product`, `requirements_not_met`, `validation_error`, `not_found`, `conflict`,
  * `unavailable`, `internal`. `sandbox:hold=<1..60>` keeps the job `accepted` (not started) that many seconds,
  * so `POST /v1/jobs/{jobId}/cancel` can be tried; it combines with the others
@@ -110,6 +116,14 @@ export interface SubmissionCreate {
         | 'VN' | 'VU' | 'WF' | 'WS' | 'YE' | 'YT' | 'ZA' | 'ZM' | 'ZW';
     };
   };
+  /**
+   * Product-defined risk data (the fields a quote is rated on). A product whose requirements carry a risk
+   * schema requires `risk` and judges it by that schema, embedded in its `submissionSchema`
+   * (`GET /v1/products/{productId}/requirements`): a body that breaks it fails the job with
+   * `requirements_not_met` naming `risk.<field>`, and `POST /v1/submissions/validate` says the same. Stored
+   * with the submission and shown as its `risk`.
+   */
+  risk?: Record<string, unknown>;
 }
 
 export interface SubmissionPage {
@@ -134,7 +148,7 @@ export interface SubmissionResult {
    * `submitted`. A job delivered again after its submission was withdrawn (a worker lost before it settled)
    * answers the submission as it is then.
    */
-  status: 'submitted' | 'withdrawn';
+  status: 'submitted' | 'withdrawn' | 'bound';
   externalRef?: string;
   submissionType?: 'application';
   effectiveDate?: string;
@@ -147,6 +161,11 @@ export interface SubmissionResult {
   requirements?: SubmissionRequirements;
   clearance: Clearance;
   withdrawal?: Withdrawal;
+  /**
+   * The create body's `risk` object as it was sent (product-defined fields, judged by the product's risk
+   * schema); null when the create had none.
+   */
+  risk?: Record<string, unknown> | null;
   receipt?: string;
 }
 
@@ -185,7 +204,7 @@ export interface ListSubmissionsQuery {
   /** Only submissions with exactly this `externalRef`. */
   externalRef?: string;
   /** Only submissions with this status. */
-  status?: 'submitted' | 'withdrawn';
+  status?: 'submitted' | 'withdrawn' | 'bound';
   /** Only submissions with this clearance status (e.g. `blocked`). */
   clearance?: 'cleared' | 'duplicate' | 'blocked' | 'review';
   /**

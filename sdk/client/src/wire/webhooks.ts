@@ -10,7 +10,8 @@ export interface WebhookDelivery {
   eventType:
     | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
     | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
-    | 'submission.requirements_updated' | 'product.requirements_changed' | 'webhook_endpoint.ping';
+    | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated'
+    | 'policy.issued' | 'policy.updated' | 'submission.updated' | 'webhook_endpoint.ping';
   status: 'pending' | 'succeeded' | 'failed';
   attempts: number;
   /** Null before the first attempt. */
@@ -56,13 +57,15 @@ export interface WebhookEndpointCreate {
   /**
    * either a list of distinct event types (job.succeeded, job.failed, job.canceled, submission.created,
    * submission.withdrawn, submission.clearance_changed, attachment.created, attachment.deleted,
-   * webhook_endpoint.disabled, submission.requirements_updated, product.requirements_changed) or ["*"] alone
-   * (every event type, also those added later)
+   * webhook_endpoint.disabled, submission.requirements_updated, product.requirements_changed, quote.created,
+   * quote.updated, policy.issued, policy.updated, submission.updated) or ["*"] alone (every event type, also
+   * those added later)
    */
   eventTypes: Array<
     | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
     | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
-    | 'submission.requirements_updated' | 'product.requirements_changed'> | Array<'*'>;
+    | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated'
+    | 'policy.issued' | 'policy.updated' | 'submission.updated'> | Array<'*'>;
   description?: string;
   /**
    * Optional: the signing secret, `whsec_` and the standard base64 of 24 to 64 random bytes, made by the
@@ -94,13 +97,15 @@ export interface WebhookEndpointUpdate {
   /**
    * either a list of distinct event types (job.succeeded, job.failed, job.canceled, submission.created,
    * submission.withdrawn, submission.clearance_changed, attachment.created, attachment.deleted,
-   * webhook_endpoint.disabled, submission.requirements_updated, product.requirements_changed) or ["*"] alone
-   * (every event type, also those added later)
+   * webhook_endpoint.disabled, submission.requirements_updated, product.requirements_changed, quote.created,
+   * quote.updated, policy.issued, policy.updated, submission.updated) or ["*"] alone (every event type, also
+   * those added later)
    */
   eventTypes?: Array<
     | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
     | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
-    | 'submission.requirements_updated' | 'product.requirements_changed'> | Array<'*'>;
+    | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated'
+    | 'policy.issued' | 'policy.updated' | 'submission.updated'> | Array<'*'>;
   description?: string;
   status?: 'enabled' | 'disabled';
 }
@@ -109,7 +114,8 @@ export interface WebhookEndpointUpdate {
 export type WebhookEventType =
   | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
   | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
-  | 'submission.requirements_updated' | 'product.requirements_changed' | '*';
+  | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated'
+  | 'policy.issued' | 'policy.updated' | 'submission.updated' | '*';
 
 export interface WebhookPinged {
   endpointId: string;
