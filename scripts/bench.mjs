@@ -12,6 +12,7 @@
 //                                      stage, webhook fan-out, 10,000 waiters (≤ 3 min)
 //   npm run bench -- --only reads      the reads alone beside the read floor (issue 34; ~2 min)
 //   npm run bench -- --only noisy      the noisy neighbour alone: request flood, then validate flood (issue 48; ~1 min)
+//   npm run bench -- --only bind       bind + wait beside submit + wait, sequential, with the PDF's share (issue 43)
 //   npm run bench -- --profile --only reads   CPU profiles of every process under the read load alone
 //   options: --no-build (use the existing dist/), --out FILE (write the JSON there instead)
 //
@@ -42,6 +43,7 @@ import { receiptsCost } from '../bench/lib/receipts.mjs';
 import { eventPathRows } from '../bench/lib/event-stages.mjs';
 import { readPhases, startReadFloor } from '../bench/lib/reads.mjs';
 import { buildReadsTable } from '../bench/lib/report.mjs';
+import { bindCost, bindRows } from '../bench/lib/bind.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -54,7 +56,7 @@ if (smoke) process.env.BENCH_DB_POOL_MAX ??= '4';
 const profile = flag('--profile');
 // --only validate | receipts | reads | events | noisy: start the stack, run that phase alone, write its results.
 const only = option('--only');
-const ONLY = ['validate', 'receipts', 'reads', 'events', 'noisy'];
+const ONLY = ['validate', 'receipts', 'reads', 'events', 'noisy', 'bind'];
 if (only !== undefined && !ONLY.includes(only)) {
   process.stderr.write(`✖ --only takes: ${ONLY.join(', ')}\n`);
   process.exit(2);
@@ -188,6 +190,19 @@ async function main() {
   }
   if (only === 'events') {
     await eventsOnly(loadBefore);
+    return;
+  }
+  if (only === 'bind') {
+    const bind = await bindCost(stack, { total: Math.min(P.seq, smoke ? 10 : 100), block: P.block / 2 });
+    say(`bind+wait sequential p50 ${bind.bind.p50} ms (n ${bind.bind.n}, errors ${bind.bind.errors}), submit+wait p50 ${bind.submit.p50} ms, ratio ${bind.ratio}; declarations PDF ${bind.pdfRenderMs} ms (${bind.pdfShare} of the bind)`);
+    const table = [];
+    bindRows(bind, (metric, product, unit, baseline, baselineName, target) => {
+      const ratio = Number.isFinite(product) && Number.isFinite(baseline) && baseline !== 0 ? round(product / baseline, 2) : null;
+      table.push({ metric, product, unit, baseline, baselineName, ratio, target: target?.text ?? null, pass: !smoke && target ? target.check(ratio) : null });
+    });
+    process.stdout.write(`\n${renderTable(table)}\n\n`);
+    const files = writeResults({ meta: { ...meta(), loadavgBefore: loadBefore, only: 'bind' }, table, bind, serviceErrors: stack.serviceErrors() }, 'bind');
+    say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
     return;
   }
   // --- reads (issue 34): the three reads beside the read floor, alone -------------------------------

@@ -216,6 +216,7 @@ describe('POST /v1/quotes/{id}/bind', () => {
     const other = await stack.createClient({ permissions: [...ALL_PERMISSIONS, 'quotes/write'] });
     const foreign = await bind({ creds: other, token: await stack.token(other) }, q!.quoteId, q!.offerSha256);
     expect(foreign.status).toBe(404);
+    expect(foreign.body.jobId).toBeUndefined(); // 404 at once: no job
     expect(await quoteStatus(q!.quoteId)).toBe('open');
     expect(await policiesOf(s.submissionId)).toHaveLength(0);
     // Without quotes/write: 403.

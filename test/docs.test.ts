@@ -27,11 +27,21 @@ const stack = useStack(async (stack) => {
   await stack.admin('product', 'requirements', 'set', '--id', DEMO_PRODUCT, join(dir, 'requirements.json'));
   writeFileSync(join(dir, 'rating-plan.json'), JSON.stringify(DEMO_RATING_PLAN));
   await stack.admin('product', 'rating', 'set', '--id', DEMO_PRODUCT, join(dir, 'rating-plan.json'));
+  writeFileSync(join(dir, 'policies.jsonl'), execFileSync(process.execPath, [join(ROOT, 'scripts/demo/policies.mjs')]));
+  policiesFile = join(dir, 'policies.jsonl');
+  await newPartner();
+});
+let policiesFile = '';
+
+/**
+ * A partner of its own for each document: README's walkthrough and partners.md submit the same insured,
+ * so under one partner the second submission is a `duplicate`, which cannot be quoted or bound.
+ */
+async function newPartner(): Promise<void> {
   creds = await stack.createClient();
   await stack.admin('principal', 'add', '--tenant', creds.tenant, '--partner', creds.partnerId, '--principal', 'demo-broker');
-  writeFileSync(join(dir, 'policies.jsonl'), execFileSync(process.execPath, [join(ROOT, 'scripts/demo/policies.mjs')]));
-  await stack.admin('policy', 'import', '--tenant', creds.tenant, '--partner', creds.partnerId, join(dir, 'policies.jsonl'));
-});
+  await stack.admin('policy', 'import', '--tenant', creds.tenant, '--partner', creds.partnerId, policiesFile);
+}
 
 /** The document's runnable blocks as one script, its addresses the stack's, reporting the variables it set. */
 function script(doc: string, report: string[]): { text: string; lines: number[] } {
@@ -114,11 +124,15 @@ describe('the documents run as written', () => {
     const due = r.stdout.indexOf('{"version":2,"currentlyDue":["attachments.loss_run"]}');
     expect(due).toBeGreaterThanOrEqual(0);
     expect(r.stdout.indexOf('{"version":2,"currentlyDue":[]}', due)).toBeGreaterThan(due);
+    // Quote and bind: the walkthrough ends with a policy and its declarations PDF.
+    expect(r.stdout).toMatch(/"policyNumber":"P-2027-\d{8}"/);
+    expect(r.stdout).toMatch(/declarations declarations-P-2027-\d{8}\.pdf [0-9a-f]{64}$/m);
     // Step 9: the receipts verified offline by the CLI.
     expect(r.stdout).toMatch(/"valid": true/);
   });
 
   it('docs/partners.md: the five curl steps, and the receipt verified with jose and with the CLI', async () => {
+    await newPartner();
     const { text, lines } = script('docs/partners.md', ['SUBMISSION_ID']);
     expect(lines.length).toBeGreaterThanOrEqual(1);
     expect(fileBlocks(join(ROOT, 'docs/partners.md')).map((f) => f.name)).toContain('verify-receipt.mjs');
@@ -140,6 +154,12 @@ describe('the documents run as written', () => {
     expect(r.stdout).toMatch(/^\[\{"limit":"\d+","retention":"\d+"\},\{"limit":"\d+","retention":"\d+"\}\]$/m);
     expect(r.stdout).toMatch(/ 3125\.00 USD \S+ [0-9a-f]{64}$/m);
     expect(r.stdout).toMatch(/"matchesQuote": true/);
+    // "From quote to policy": the bound quote's policy, listed, its PDF's sha256 checked, the deal's receipts.
+    expect(r.stdout).toContain('{"status":"pending","premium":{"amount":"3125.00","currency":"USD"},"option":{"limit":"1000000","retention":"10000"}}');
+    expect(r.stdout).toMatch(/^\["[0-9a-f-]{36}"\]$/m);
+    expect(r.stdout).toContain('declarations.pdf: OK');
+    expect(r.stdout).toMatch(/"bind\.received","policy\.issued"\]$/m);
+    expect(r.stdout).toMatch(/"file": ".*policy-documents\/declarations-P-\d{4}-\d{8}\.pdf"/);
     // "Testing time": a quote that expires and a policy that takes effect as the test clock moves.
     expect(r.stdout).toContain('{"status":"open","validUntil":"2030-01-31T00:00:00.000Z"}');
     expect(r.stdout).toContain('{"frozenTime":"2030-02-01T00:00:00.000Z","quotesExpired":1}');

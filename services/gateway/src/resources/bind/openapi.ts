@@ -34,7 +34,7 @@ export function bindPaths(): Obj {
           'issued with its declarations PDF; the result is the policy. Of any number of binds of one submission\'s quotes, and of a bind ' +
           'racing a withdraw, exactly one wins (the losers fail `quote_not_open` naming the status their quote ends in, or the withdraw ' +
           'fails `not_withdrawable`). Receipts `bind.received` and `policy.issued` join the partner\'s chain; events `quote.updated`, ' +
-          `\`policy.issued\`, \`submission.updated\`. An unknown quote or another partner's fails the job with 404. ${MUTATION_DESCRIPTION}`,
+          `\`policy.issued\`, \`submission.updated\`. An unknown quote or another partner's is 404 at once (no job). ${MUTATION_DESCRIPTION}`,
         parameters: [param('IdempotencyKey'), param('Prefer'), param('PrincipalId')],
         requestBody: {
           required: true,

@@ -7,7 +7,7 @@ import type Router from '@koa/router';
 import { isUuid } from '@partner/shared/domain/ids';
 import { notFound } from '@partner/shared/domain/errors';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
-import type { GatewayState } from '../../context.js';
+import { grpcOptions, ownerOf, type GatewayState } from '../../context.js';
 import { readJson } from '../../http/body.js';
 import { validator } from '../../http/validate.js';
 import { runMutation } from '../../jobs/mutations.js';
@@ -34,7 +34,8 @@ export function bindRoutes(router: Router<GatewayState>, deps: RouteDeps): void 
     if (!isUuid(raw)) throw notFound('quote');
     const quoteId = raw.toLowerCase();
     const body = validate(await readJson(ctx, deps.config.jsonLimitBytes));
-    // An unknown quote or another partner's fails the job with not_found before any effect (CheckBind is step 1).
+    // An unknown quote or another partner's: 404 at once, nothing queued (the job's CheckBind checks again).
+    await deps.clients.policy.GetQuote({ owner: ownerOf(ctx), quoteId }, grpcOptions(ctx, deps.config.grpcTimeoutMs));
     const payload = { quoteId, offerSha256: body.offerSha256 };
     await runMutation(ctx, deps, { kind: JOB_KINDS.quoteBind, payload, ids: { id: quoteId }, fingerprintOf: payload });
   });
