@@ -91,15 +91,14 @@ async function lockClock(tx: PoolClient, owner: Owner, id: string): Promise<Cloc
 
 /**
  * The clock a record on `testClockId` reads (quotes, binds, the create job's requirements window):
- * its frozen time; clock_advancing while it advances. A deleted clock stops moving: its records keep
+ * its frozen time (reading it while the clock advances throws clock_advancing). A deleted clock stops moving: its records keep
  * the time it had (null id: the wall clock, undefined: unknown clock).
  */
 export async function clockOfRecord(db: Db, testClockId: string | null): Promise<Clock> {
   if (!testClockId) return clockAt(null);
   const r = (await db.query<ClockRow>(prepared(`SELECT ${CLOCK_COLUMNS} FROM test_clocks WHERE test_clock_id = $1`, [testClockId]))).rows[0];
   if (!r) throw new DomainError('unknown_test_clock', `test clock ${testClockId} does not exist`);
-  if (r.status === 'advancing') throw clockAdvancing(testClockId);
-  return clockAt(r.frozen_time);
+  return r.status === 'advancing' ? advancingClock(testClockId) : clockAt(r.frozen_time);
 }
 
 /** Creates a clock for the create job (idempotent by job id); limit_exceeded past MAX_LIVE_CLOCKS. */
@@ -190,3 +189,24 @@ export async function listClocks(db: Db, owner: Owner, args: ClockListArgs, code
   const last = page[page.length - 1]!;
   return { rows: page, nextCursor: codec.encode({ createdAtMs: last.created_at.getTime(), id: last.test_clock_id }, bindingOf(owner, [])) };
 }
+
+/**
+ * In a bind's transaction, before the quote's lock (the order an advance takes them: clock, then its
+ * records): the quote's test clock, held FOR SHARE so no advance begins until the bind commits; read
+ * while one runs, it throws clock_advancing. Undefined for a quote on the wall clock.
+ */
+export async function holdClockOfQuote(tx: PoolClient, quoteId: string): Promise<Clock | undefined> {
+  const id = (await tx.query<{ test_clock_id: string | null }>(prepared(`SELECT test_clock_id FROM quotes WHERE quote_id = $1::uuid`, [quoteId.toLowerCase()]))).rows[0]
+    ?.test_clock_id;
+  if (!id) return undefined;
+  const c = (await tx.query<ClockRow>(`SELECT ${CLOCK_COLUMNS} FROM test_clocks WHERE test_clock_id = $1 FOR SHARE`, [id])).rows[0];
+  if (!c) return undefined;
+  return c.status === 'advancing' ? advancingClock(id) : clockAt(c.frozen_time);
+}
+
+/** A clock that refuses to be read (clock_advancing): what a record reads while its clock advances, so a job's own earlier result still answers first. */
+export const advancingClock = (id: string): Clock => ({
+  now: () => {
+    throw clockAdvancing(id);
+  },
+});
