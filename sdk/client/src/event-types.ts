@@ -2,14 +2,14 @@
 // delivery per event type, `data` from each gateway resource's eventData). Do not edit:
 // change the document, `npm run build`, then `npm run -s gen:sdk`; test/sdk-events.test.ts fails when
 // it is stale.
-import type { Attachment, JobCanceled, JobFailed, JobSucceeded, Product, Quote, Submission, WebhookEndpoint } from './wire-types.js';
+import type { Attachment, JobCanceled, JobFailed, JobSucceeded, Policy, Product, Quote, Submission, WebhookEndpoint } from './wire-types.js';
 
 /** Every event type: what a feed page or a webhook delivery can carry. */
-export const EVENT_TYPES = ['job.succeeded', 'job.failed', 'job.canceled', 'submission.created', 'submission.withdrawn', 'submission.clearance_changed', 'attachment.created', 'attachment.deleted', 'webhook_endpoint.disabled', 'submission.requirements_updated', 'product.requirements_changed', 'quote.created', 'quote.updated', 'webhook_endpoint.ping'] as const;
+export const EVENT_TYPES = ['job.succeeded', 'job.failed', 'job.canceled', 'submission.created', 'submission.withdrawn', 'submission.clearance_changed', 'attachment.created', 'attachment.deleted', 'webhook_endpoint.disabled', 'submission.requirements_updated', 'product.requirements_changed', 'quote.created', 'quote.updated', 'policy.issued', 'policy.updated', 'submission.updated', 'webhook_endpoint.ping'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The feed's event types, which an endpoint subscribes to and `types` filters by (every type but the ping). */
-export const FEED_EVENT_TYPES = ['job.succeeded', 'job.failed', 'job.canceled', 'submission.created', 'submission.withdrawn', 'submission.clearance_changed', 'attachment.created', 'attachment.deleted', 'webhook_endpoint.disabled', 'submission.requirements_updated', 'product.requirements_changed', 'quote.created', 'quote.updated'] as const;
+export const FEED_EVENT_TYPES = ['job.succeeded', 'job.failed', 'job.canceled', 'submission.created', 'submission.withdrawn', 'submission.clearance_changed', 'attachment.created', 'attachment.deleted', 'webhook_endpoint.disabled', 'submission.requirements_updated', 'product.requirements_changed', 'quote.created', 'quote.updated', 'policy.issued', 'policy.updated', 'submission.updated'] as const;
 export type FeedEventType = (typeof FEED_EVENT_TYPES)[number];
 
 /** Each event type's `data`. */
@@ -30,6 +30,9 @@ export interface EventDataMap {
   'product.requirements_changed': Product;
   'quote.created': Quote;
   'quote.updated': Quote;
+  'policy.issued': Policy;
+  'policy.updated': Policy;
+  'submission.updated': Submission;
   'webhook_endpoint.ping': {
     endpointId: string;
   };

@@ -5,6 +5,7 @@
 // own names from the file of each resource (submissions.ts, jobs.ts, …).
 
 export type * from './wire/attachments.js';
+export type * from './wire/bind.js';
 export type * from './wire/clearance.js';
 export type * from './wire/common.js';
 export type * from './wire/events.js';

@@ -74,6 +74,8 @@ export interface ErrorDetail {
  * | `conflict` | 409 | false | job failure: the change conflicts with the current state |
  * | `job_not_cancelable` | 409 | false | the job has started or settled and can no longer be cancelled; read the job for its outcome |
  * | `not_withdrawable` | 409 | false | job failure: the submission is withdrawn (withdrawing it again, or adding an attachment to it) |
+ * | `quote_not_open` | 409 | false | job failure: a bind of a quote that is not `open` (incl. past `validUntil`, then `expired`); `details` names the quote's `status` |
+ * | `offer_changed` | 409 | false | job failure: the bind's `offerSha256` is not the hash of the quote's current offer |
  * | `not_quotable` | 409 | false | job failure: the submission cannot be quoted: it is withdrawn or bound, or its clearance is not `cleared`; `details` names `status` or `clearance.status` |
  * | `option_not_offered` | 422 | false | job failure: a quote option's limit or retention is not in the product's rating plan; `details` names `options[i].limit` / `options[i].retention` |
  * | `product_not_rated` | 422 | false | job failure: the submission's product has no rating plan, so it cannot be quoted |

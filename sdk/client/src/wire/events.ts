@@ -34,7 +34,8 @@ export interface EventPage {
 export type EventType =
   | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
   | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
-  | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated';
+  | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated'
+  | 'policy.issued' | 'policy.updated' | 'submission.updated';
 
 /** The query of `GET /v1/events` (listEvents). */
 export interface ListEventsQuery {
@@ -53,7 +54,8 @@ export interface ListEventsQuery {
    * Only events of these types (a comma list of `job.succeeded`, `job.failed`, `job.canceled`,
    * `submission.created`, `submission.withdrawn`, `submission.clearance_changed`, `attachment.created`,
    * `attachment.deleted`, `webhook_endpoint.disabled`, `submission.requirements_updated`,
-   * `product.requirements_changed`, `quote.created`, `quote.updated`).
+   * `product.requirements_changed`, `quote.created`, `quote.updated`, `policy.issued`, `policy.updated`,
+   * `submission.updated`).
    */
   types?: string;
 }

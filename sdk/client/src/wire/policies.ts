@@ -24,8 +24,32 @@ export interface Policy {
   premium: Money;
   /** Present only when the policy came from a submission. */
   submissionId?: string;
+  /** Present only when a bind issued the policy: the quote bound. */
+  quoteId?: string;
+  /** Present only when a bind issued the policy: the quote's option (decimal strings). */
+  option?: {
+    limit: string;
+    retention: string;
+  };
+  /** Present only for a policy issued on a test clock (UAT). */
+  testClockId?: string;
   createdAt: string;
   updatedAt: string;
+}
+
+export interface PolicyDocument {
+  documentId: string;
+  kind: 'declarations';
+  fileName: string;
+  contentType: 'application/pdf';
+  sizeBytes: number;
+  /** Lowercase hex SHA-256 of the bytes (the content's `ETag`). */
+  sha256: string;
+  createdAt: string;
+}
+
+export interface PolicyDocumentList {
+  items: PolicyDocument[];
 }
 
 export interface PolicyPage {

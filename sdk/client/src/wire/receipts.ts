@@ -7,7 +7,7 @@
 export interface Receipt {
   /** The receipt's place in the partner's chain. */
   seq: number;
-  kind: 'submission.received' | 'attachment.received';
+  kind: 'submission.received' | 'attachment.received' | 'bind.received' | 'policy.issued';
   submissionId: string;
   jws: string;
   issuedAt: string;

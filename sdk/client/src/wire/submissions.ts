@@ -30,7 +30,7 @@ export interface Submission {
   /** The legal name, trimmed, inner white space collapsed. */
   submissionName: string;
   /** `submitted`, or `withdrawn` once its partner withdrew it. */
-  status: 'submitted' | 'withdrawn';
+  status: 'submitted' | 'withdrawn' | 'bound';
   externalRef: string;
   submissionType: 'application';
   effectiveDate: string;
@@ -148,7 +148,7 @@ export interface SubmissionResult {
    * `submitted`. A job delivered again after its submission was withdrawn (a worker lost before it settled)
    * answers the submission as it is then.
    */
-  status: 'submitted' | 'withdrawn';
+  status: 'submitted' | 'withdrawn' | 'bound';
   externalRef?: string;
   submissionType?: 'application';
   effectiveDate?: string;
@@ -204,7 +204,7 @@ export interface ListSubmissionsQuery {
   /** Only submissions with exactly this `externalRef`. */
   externalRef?: string;
   /** Only submissions with this status. */
-  status?: 'submitted' | 'withdrawn';
+  status?: 'submitted' | 'withdrawn' | 'bound';
   /** Only submissions with this clearance status (e.g. `blocked`). */
   clearance?: 'cleared' | 'duplicate' | 'blocked' | 'review';
   /**

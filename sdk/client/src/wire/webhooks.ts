@@ -11,7 +11,7 @@ export interface WebhookDelivery {
     | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
     | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
     | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated'
-    | 'webhook_endpoint.ping';
+    | 'policy.issued' | 'policy.updated' | 'submission.updated' | 'webhook_endpoint.ping';
   status: 'pending' | 'succeeded' | 'failed';
   attempts: number;
   /** Null before the first attempt. */
@@ -58,12 +58,14 @@ export interface WebhookEndpointCreate {
    * either a list of distinct event types (job.succeeded, job.failed, job.canceled, submission.created,
    * submission.withdrawn, submission.clearance_changed, attachment.created, attachment.deleted,
    * webhook_endpoint.disabled, submission.requirements_updated, product.requirements_changed, quote.created,
-   * quote.updated) or ["*"] alone (every event type, also those added later)
+   * quote.updated, policy.issued, policy.updated, submission.updated) or ["*"] alone (every event type, also
+   * those added later)
    */
   eventTypes: Array<
     | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
     | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
-    | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated'> | Array<'*'>;
+    | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated'
+    | 'policy.issued' | 'policy.updated' | 'submission.updated'> | Array<'*'>;
   description?: string;
   /**
    * Optional: the signing secret, `whsec_` and the standard base64 of 24 to 64 random bytes, made by the
@@ -96,12 +98,14 @@ export interface WebhookEndpointUpdate {
    * either a list of distinct event types (job.succeeded, job.failed, job.canceled, submission.created,
    * submission.withdrawn, submission.clearance_changed, attachment.created, attachment.deleted,
    * webhook_endpoint.disabled, submission.requirements_updated, product.requirements_changed, quote.created,
-   * quote.updated) or ["*"] alone (every event type, also those added later)
+   * quote.updated, policy.issued, policy.updated, submission.updated) or ["*"] alone (every event type, also
+   * those added later)
    */
   eventTypes?: Array<
     | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
     | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
-    | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated'> | Array<'*'>;
+    | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated'
+    | 'policy.issued' | 'policy.updated' | 'submission.updated'> | Array<'*'>;
   description?: string;
   status?: 'enabled' | 'disabled';
 }
@@ -110,7 +114,8 @@ export interface WebhookEndpointUpdate {
 export type WebhookEventType =
   | 'job.succeeded' | 'job.failed' | 'job.canceled' | 'submission.created' | 'submission.withdrawn'
   | 'submission.clearance_changed' | 'attachment.created' | 'attachment.deleted' | 'webhook_endpoint.disabled'
-  | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated' | '*';
+  | 'submission.requirements_updated' | 'product.requirements_changed' | 'quote.created' | 'quote.updated'
+  | 'policy.issued' | 'policy.updated' | 'submission.updated' | '*';
 
 export interface WebhookPinged {
   endpointId: string;
