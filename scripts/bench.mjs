@@ -13,6 +13,7 @@
 //   npm run bench -- --only reads      the reads alone beside the read floor (issue 34; ~2 min)
 //   npm run bench -- --only noisy      the noisy neighbour alone: request flood, then validate flood (issue 48; ~1 min)
 //   npm run bench -- --only bind       bind + wait beside submit + wait, sequential, with the PDF's share (issue 43)
+//   npm run bench -- --only quotes     quote+wait beside submit+wait, sequential, same run (issue 42; ~1 min)
 //   npm run bench -- --profile --only reads   CPU profiles of every process under the read load alone
 //   options: --no-build (use the existing dist/), --out FILE (write the JSON there instead)
 //
@@ -44,6 +45,7 @@ import { eventPathRows } from '../bench/lib/event-stages.mjs';
 import { readPhases, startReadFloor } from '../bench/lib/reads.mjs';
 import { buildReadsTable } from '../bench/lib/report.mjs';
 import { bindCost, bindRows } from '../bench/lib/bind.mjs';
+import { quoteCost } from '../bench/lib/quotes.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -56,7 +58,7 @@ if (smoke) process.env.BENCH_DB_POOL_MAX ??= '4';
 const profile = flag('--profile');
 // --only validate | receipts | reads | events | noisy: start the stack, run that phase alone, write its results.
 const only = option('--only');
-const ONLY = ['validate', 'receipts', 'reads', 'events', 'noisy', 'bind'];
+const ONLY = ['validate', 'receipts', 'reads', 'events', 'noisy', 'bind', 'quotes'];
 if (only !== undefined && !ONLY.includes(only)) {
   process.stderr.write(`✖ --only takes: ${ONLY.join(', ')}\n`);
   process.exit(2);
@@ -202,6 +204,15 @@ async function main() {
     });
     process.stdout.write(`\n${renderTable(table)}\n\n`);
     const files = writeResults({ meta: { ...meta(), loadavgBefore: loadBefore, only: 'bind' }, table, bind, serviceErrors: stack.serviceErrors() }, 'bind');
+    say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
+    return;
+  }
+  if (only === 'quotes') {
+    const quotes = await quoteCost(stack, { total: P.seq, warm: smoke ? 2 : 20 });
+    say(`quotes: quote+wait p50 ${quotes.quote.p50} ms (p99 ${quotes.quote.p99}), submit+wait p50 ${quotes.submit.p50} ms (p99 ${quotes.submit.p99}), ratio ${quotes.p50Ratio}; ${quotes.errors} errors`);
+    const table = buildTable({ quotes }, { judge: !smoke, only: 'quotes' });
+    process.stdout.write(`\n${renderTable(table)}\n\n`);
+    const files = writeResults({ meta: { ...meta(), loadavgBefore: loadBefore, only: 'quotes' }, table, quotes, serviceErrors: stack.serviceErrors() }, 'quotes');
     say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
     return;
   }

@@ -13,6 +13,11 @@ import { useStack } from './support/use-stack.js';
 import { until } from './support/poll.js';
 import { PRODUCT } from './support/fixtures.js';
 import { verifyChain } from '../sdk/client/src/index.js';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from './support/stack.js';
+import { runProcess } from './support/run.js';
 
 const WAIT = { prefer: 'wait=20' };
 const sha256 = (s: string | Uint8Array) => createHash('sha256').update(s).digest('hex');
@@ -251,6 +256,43 @@ describe('POST /v1/quotes/{id}/bind', () => {
     expect(r3.body.error).toMatchObject({ code: 'not_quotable', details: [{ field: 'status', issue: 'withdrawn' }] });
     expect(await policiesOf(s3.submissionId)).toHaveLength(0);
   });
+});
+
+describe('CLI', () => {
+  it('partner quotes bind prints the policy (exit 1 with quote_not_open for the sibling); partner policies documents --download saves the PDF, sha256 checked', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'bind-cli-'));
+    const cli = (...args: string[]) =>
+      runProcess(process.execPath, [join(ROOT, 'sdk/cli/dist/main.js'), ...args, '--json'], {
+        cwd: home,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: home,
+          XDG_CONFIG_HOME: join(home, 'config'),
+          PARTNER_BASE_URL: stack.gatewayUrl,
+          PARTNER_AUTH_URL: stack.authUrl,
+          PARTNER_CLIENT_ID: p.creds.clientId,
+          PARTNER_CLIENT_SECRET: p.creds.clientSecret,
+          PARTNER_SCOPE: stack.scope,
+        },
+      });
+    const s = await submission(p);
+    const [q1, q2] = await quotes(p, s.submissionId);
+    const bound = await cli('quotes', 'bind', q1!.quoteId);
+    expect(bound.code, bound.stderr).toBe(0);
+    const policy = JSON.parse(bound.stdout);
+    expect(policy).toMatchObject({ quoteId: q1!.quoteId, submissionId: s.submissionId, policyNumber: expect.stringMatching(/^P-/) });
+    const lost = await cli('quotes', 'bind', q2!.quoteId);
+    expect(lost.code).toBe(1);
+    expect(lost.stderr + lost.stdout).toContain('quote_not_open');
+    const listed = await cli('policies', 'documents', policy.policyId);
+    expect(listed.code, listed.stderr).toBe(0);
+    const doc = JSON.parse(listed.stdout).items[0];
+    const saved = await cli('policies', 'documents', policy.policyId, '--download', 'docs');
+    expect(saved.code, saved.stderr).toBe(0);
+    const file = JSON.parse(saved.stdout).items[0].file as string;
+    expect(file).toBe(join(home, 'docs', doc.fileName));
+    expect(sha256(readFileSync(file))).toBe(doc.sha256);
+  }, 60_000);
 });
 
 describe('races', () => {

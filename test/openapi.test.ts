@@ -144,7 +144,7 @@ describe('GET / (issue 49, 7)', () => {
 describe('the document and the gateway stay in step', () => {
   it('lists exactly the operations the gateway routes', () => {
     const router = new Router<GatewayState>({ prefix: '/v1' });
-    const deps = { config: { grpcTimeoutMs: 1000, jsonLimitBytes: 1024 }, clients: {}, waiters: {}, guard: () => async (_ctx: unknown, next: () => Promise<void>) => next() } as unknown as RouteDeps;
+    const deps = { config: { grpcTimeoutMs: 1000, jsonLimitBytes: 1024, environment: 'uat' }, clients: {}, waiters: {}, guard: () => async (_ctx: unknown, next: () => Promise<void>) => next() } as unknown as RouteDeps;
     for (const resource of RESOURCES) resource.routes?.(router, deps);
     const routed = new Set<string>();
     for (const layer of router.stack) {

@@ -24,9 +24,19 @@ export function buildReadsTable(r, { judge }) {
   return rows;
 }
 
-export function buildTable(r, { judge }) {
+/** Issue 42: a quote request (one option, Prefer: wait) beside the submit it follows, same run. */
+function quoteRows(q, add) {
+  add('quote+wait sequential p50', q.quote.p50, 'ms', q.submit.p50, 'submit+wait sequential p50, same run', { text: '≤ 1.5×', check: (x) => x !== null && x <= 1.5 });
+  add('quote+wait sequential p99', q.quote.p99, 'ms', q.submit.p99, 'submit+wait sequential p99, same run');
+}
+
+export function buildTable(r, { judge, only } = {}) {
   const rows = [];
   const add = rowAdder(rows, judge);
+  if (only === 'quotes') {
+    quoteRows(r.quotes, add);
+    return rows;
+  }
   const s = r.submit;
   const f = r.baselines.floor;
   add('submit+wait sequential p50', s.sequential.product.latencyMs.p50, 'ms', f.sequential.latencyMs.p50, 'floor pipeline', { text: '≤ 2.5× floor (stretch 2×)', check: (x) => x !== null && x <= 2.5 });
@@ -112,6 +122,7 @@ export function buildTable(r, { judge }) {
       check: (x) => x !== null && x <= 2,
     });
   }
+  if (r.quotes) quoteRows(r.quotes, add);
   if (r.noisy) {
     const n = r.noisy;
     const twice = { text: '≤ 2× alone', check: (x) => x !== null && x <= 2 };

@@ -68,10 +68,15 @@ async function sign(ctx: HandlerContext, job: JobToRun, claims: unknown): Promis
 const createQuotes: Handler = async (job, payload, ctx) => {
   const p = payload as CreatePayload;
   const scope = jobScope(job);
-  const done = await ctx.clients.policy.GetJobQuotes({ owner: scope.owner, jobId: job.id });
-  if (done.quotes.length > 0) return { submissionId: p.submissionId, quotes: records(done.quotes) };
-
-  const { submission } = await ctx.clients.submission.GetSubmission({ owner: scope.owner, submissionId: p.submissionId }).catch(failOnRefusal);
+  // Steps 1 and 2 read in parallel (one round trip): the submission is only judged when the job made no quotes.
+  const [done, read] = await Promise.allSettled([
+    ctx.clients.policy.GetJobQuotes({ owner: scope.owner, jobId: job.id }),
+    ctx.clients.submission.GetSubmission({ owner: scope.owner, submissionId: p.submissionId }),
+  ]);
+  if (done.status === 'rejected') throw done.reason;
+  if (done.value.quotes.length > 0) return { submissionId: p.submissionId, quotes: records(done.value.quotes) };
+  if (read.status === 'rejected') failOnRefusal(read.reason);
+  const { submission } = read.value;
   const record = submissionRecord(submission!) as Parameters<typeof quoteRefusal>[0] & { submissionId: string; productId: string };
   const refusal = quoteRefusal(record);
   if (refusal) throw refusal;

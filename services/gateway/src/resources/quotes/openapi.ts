@@ -81,8 +81,8 @@ export const quoteSchemas: Record<string, Schema> = {
       status: ref('QuoteStatus'),
       option: ref('QuoteOption'),
       premium: { anyOf: [ref('Money'), { type: 'null' }], description: 'Null when declined.' },
-      ratingVersion: { type: 'integer', minimum: 1, description: 'The version of the rating plan that priced it.' },
-      validUntil: { type: ['string', 'null'], format: 'date-time', description: 'While `open`: bindable until then. Null until the quote is open.' },
+      ratingVersion: { type: 'integer', minimum: 1, description: 'The version of the rating plan that priced it.', examples: [3] },
+      validUntil: { type: ['string', 'null'], format: 'date-time', description: 'While `open`: bindable until then. Null until the quote is open.', examples: ['2026-12-21T12:00:08.012Z'] },
       referral: {
         type: ['object', 'null'],
         additionalProperties: false,
@@ -116,8 +116,9 @@ export const quoteSchemas: Record<string, Schema> = {
           'While `open`: a compact JWS (ES256, header `typ: "offer+jws"`, a `kid` of `/.well-known/receipt-keys.json`) whose payload is ' +
           '`{iss, tenant, partnerId, quoteId, submissionId, productId, option, premium, validUntil, ratingVersion, iat}`, the quote\'s own ' +
           'values. Verify it offline against the receipt keys (the SDK\'s `verifyOffer`); a bind names its SHA-256. A new offer whenever the terms change.',
+        examples: [OFFER_EXAMPLE],
       },
-      testClockId: { type: ['string', 'null'], description: 'The submission\'s test clock (UAT), or null.' },
+      testClockId: { type: ['string', 'null'], description: 'The submission\'s test clock (UAT), or null.', examples: [null] },
       createdAt: ref('Timestamp'),
       updatedAt: ref('Timestamp'),
     },
