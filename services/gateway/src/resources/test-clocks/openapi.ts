@@ -58,6 +58,7 @@ export const testClockSchemas: Record<string, Schema> = {
   TestClockAdvanced: {
     type: 'object',
     description: 'The clock after its advance, and what the advance moved (a referral past its `dueBy` is reported as overdue here).',
+    examples: [{ ...clockExample, frozenTime: '2027-02-01T00:00:00.000Z', updatedAt: '2026-11-27T05:01:00.000Z', applied: { quotesExpired: 2, policiesActivated: 1, policiesExpired: 0, referralsOverdue: 0 } }],
     required: ['testClockId', 'name', 'frozenTime', 'status', 'createdAt', 'updatedAt', 'applied'],
     additionalProperties: false,
     properties: {
@@ -83,6 +84,7 @@ export const testClockSchemas: Record<string, Schema> = {
   TestClockDeleted: {
     type: 'object',
     required: ['testClockId', 'deleted'],
+    examples: [{ testClockId: EXAMPLE_ID, deleted: true }],
     additionalProperties: false,
     properties: { testClockId: ref('TestClockId'), deleted: { type: 'boolean', const: true } },
   },
