@@ -124,7 +124,8 @@ describe('test clocks (UAT)', () => {
   let p: Partner;
   let other: Partner;
   const stack = useStack(async (s) => {
-    await s.startAll({ OUTBOX_RELAY_INTERVAL_MS: '100', POLICY_SWEEP_INTERVAL_MS: '200' });
+    // Two transitions per batch: an advance's time order must hold across its batches too.
+    await s.startAll({ OUTBOX_RELAY_INTERVAL_MS: '100', POLICY_SWEEP_INTERVAL_MS: '200', TEST_CLOCK_ADVANCE_BATCH: '2' });
     await s.admin('product', 'add', '--id', PRODUCT, '--name', 'Cyber Liability');
     await s.admin('product', 'add', '--id', RATED, '--name', 'Rated GL');
     await s.admin('product', 'requirements', 'set', '--id', RATED, file({ risk: RISK_SCHEMA }));
