@@ -9,7 +9,7 @@ import { createConnection } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { demoPolicies, toJsonl } from './demo/policies.mjs';
-import { DEMO_PRODUCT, DEMO_RATING_PLAN, DEMO_REQUIREMENTS, requiresNothing } from './demo/product.mjs';
+import { DEMO_PRODUCT, DEMO_RATING_PLAN, DEMO_REQUIREMENTS, isDemoBeforeRisk, requiresNothing } from './demo/product.mjs';
 import { checkoutNames, foreignDatabasePlan, signingKeysOwner, withDatabase } from './lib/checkout-db.mjs';
 import { DEV_ENV_FILE, readDevEnv, SHARED_SETTINGS, updateDevEnv } from './lib/dev-env.mjs';
 import { banner } from './lib/banner.mjs';
@@ -292,14 +292,15 @@ if (demo && (await tokenFor(demo).catch(() => false))) {
   demo = { clientId: client.clientId, clientSecret: client.clientSecret, tenant: 'demo', partnerId: 'demo-partner', principalId: 'demo-broker', productId: DEMO_PRODUCT.id };
   writeFileSync(demoFile, JSON.stringify(demo, null, 2), { mode: 0o600 });
 }
-// What the demo product requires (a loss run), read as a partner reads it: set when it requires
-// nothing (just added, or seeded before it had requirements); an operator's own requirements stand,
-// and a second start changes nothing.
+// What the demo product requires (a loss run and risk data), read as a partner reads it: set when it
+// requires nothing (just added, or seeded before it had requirements) or only the loss run (seeded
+// before it had risk data); an operator's own requirements stand, and a second start changes nothing.
 try {
   const token = await tokenFor(demo);
   const res = await fetch(`${env.BASE_URL}/v1/products/${DEMO_PRODUCT.id}/requirements`, { headers: { authorization: `Bearer ${token}` } });
   if (!res.ok) throw new Error(`GET /v1/products/${DEMO_PRODUCT.id}/requirements answered ${res.status}`);
-  if (requiresNothing(await res.json())) {
+  const current = await res.json();
+  if (requiresNothing(current) || isDemoBeforeRisk(current)) {
     const file = `${local}/demo-requirements.json`;
     writeFileSync(file, `${JSON.stringify(DEMO_REQUIREMENTS, null, 2)}\n`);
     admin('product', 'requirements', 'set', '--id', DEMO_PRODUCT.id, file);

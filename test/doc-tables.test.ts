@@ -59,7 +59,7 @@ describe('the generated tables of README.md and docs/webhooks.md', () => {
     expect(noHold).not.toBe(readme);
     expect(fill('README.md', noHold, all).stale).toEqual(['sandbox-directives']);
     // The list filters without status=withdrawn.
-    const noWithdrawn = readme.replace('One of `submitted` or `withdrawn`.', 'One of `submitted`.');
+    const noWithdrawn = readme.replace('One of `submitted`, `withdrawn` or `bound`.', 'One of `submitted` or `bound`.');
     expect(noWithdrawn).not.toBe(readme);
     expect(fill('README.md', noWithdrawn, all).stale).toEqual(['list-filters']);
     // The webhooks page listing fewer event types than eventTypes accepts.

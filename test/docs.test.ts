@@ -124,6 +124,10 @@ describe('the documents run as written', () => {
     const due = r.stdout.indexOf('{"version":2,"currentlyDue":["attachments.loss_run"]}');
     expect(due).toBeGreaterThanOrEqual(0);
     expect(r.stdout.indexOf('{"version":2,"currentlyDue":[]}', due)).toBeGreaterThan(due);
+    // The quote of the Acme submission: open, at the demo plan's premium, with an offer.
+    const quoted = /\{"quotes":\[.*?\],"submissionId":"[^"]+"\}/.exec(r.stdout);
+    expect(quoted, 'the quote request of the walkthrough').not.toBeNull();
+    expect(JSON.parse(quoted![0]).quotes[0]).toMatchObject({ status: 'open', option: { limit: '1000000', retention: '10000' }, premium: { amount: '3125.00', currency: 'USD' }, offer: expect.stringMatching(/^eyJ/) });
     // Quote and bind: the walkthrough ends with a policy and its declarations PDF.
     expect(r.stdout).toMatch(/"policyNumber":"P-2027-\d{8}"/);
     expect(r.stdout).toMatch(/declarations declarations-P-2027-\d{8}\.pdf [0-9a-f]{64}$/m);

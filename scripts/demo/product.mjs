@@ -75,6 +75,20 @@ export function requiresNothing(requirements) {
   );
 }
 
+/**
+ * True when they are exactly what the demo required before it had risk data (the loss run alone): a
+ * database seeded then. `npm start` sets the current ones then, so the walkthrough can quote; an
+ * operator's own change still stands.
+ */
+export function isDemoBeforeRisk(requirements) {
+  return (
+    (requirements.applicant?.required ?? []).length === 0 &&
+    (requirements.effectiveDate ?? null) === null &&
+    JSON.stringify(requirements.attachments ?? []) === JSON.stringify(DEMO_REQUIREMENTS.attachments) &&
+    !(requirements.submissionSchema?.required ?? []).includes('risk')
+  );
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   process.stdout.write(`${JSON.stringify(process.argv[2] === 'rating' ? DEMO_RATING_PLAN : DEMO_REQUIREMENTS, null, 2)}\n`);
 }

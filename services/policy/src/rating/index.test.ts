@@ -113,6 +113,38 @@ describe('rate: premium', () => {
     expect(rate(p, submission({ annualRevenue: 10, employees: 1, industry: 'retail' }), { limit: '1', retention: '0' }).premium.amount).toBe('15.01');
   });
 
+  it('stays exact with many long factors (checked against BigInt arithmetic)', () => {
+    const big = (v: string): [bigint, number] => [BigInt(v.replace('.', '')), v.includes('.') ? v.length - v.indexOf('.') - 1 : 0];
+    const values = ['1.0000000001', '0.9999999999', '1.2345678901', '0.3333333333', '2.7182818284', '1.4142135623', '0.5772156649', '1.6180339887'];
+    const factors = Array.from({ length: 40 }, (_, i) => ({ field: 'risk.industry', values: {}, default: values[i % values.length]! }));
+    const exposure = 987654321.123;
+    const p = plan({ exposure: { field: 'risk.annualRevenue', per: '7' }, rate: '3.1415926535', factors, minimumPremium: '0', options: { limit: { '1': '1.0000000003' }, retention: { '0': '0.9999999997' } } });
+    let [num, scale] = big(String(exposure));
+    for (const f of ['3.1415926535', ...factors.map((f) => f.default), '1.0000000003', '0.9999999997']) {
+      const [n, s] = big(f);
+      num *= n;
+      scale += s;
+    }
+    const den = 7n * 10n ** BigInt(scale);
+    let cents = (num * 100n) / den;
+    if (((num * 100n) % den) * 2n >= den) cents += 1n;
+    const expected = `${cents / 100n}.${String(cents % 100n).padStart(2, '0')}`;
+    expect(rate(p, submission({ annualRevenue: exposure, employees: 1, industry: 'retail' }), { limit: '1', retention: '0' }).premium.amount).toBe(expected);
+  });
+
+  it('stays exact at a half cent reached through long intermediate products', () => {
+    // 1005 × (2⁻¹⁰)²⁵ × 1024²⁵ ÷ 1000 = 1.005 exactly, through a product of about 180 digits: any
+    // rounding on the way leaves it a hair off the half cent.
+    const factors = [
+      ...Array.from({ length: 25 }, () => ({ field: 'risk.industry', values: {}, default: '0.0009765625' })),
+      ...Array.from({ length: 25 }, () => ({ field: 'risk.employees', values: {}, default: '1024' })),
+    ];
+    for (const [exposure, expected] of [[1005, '1.01'], [1015, '1.02'], [2675, '2.68'], [1004.999, '1.00']] as const) {
+      const p = plan({ exposure: { field: 'risk.annualRevenue', per: '1000' }, rate: '1', factors, minimumPremium: '0', options: { limit: { '1': '1' }, retention: { '0': '1' } } });
+      expect(rate(p, submission({ annualRevenue: exposure, employees: 3, industry: 'retail' }), { limit: '1', retention: '0' }).premium.amount).toBe(expected);
+    }
+  });
+
   it('is a case where binary floating point rounds the other way', () => {
     const floatCents = Math.round(((1005 / 1000) * 1) * 100) / 100;
     expect(floatCents).toBe(1); // the float answer

@@ -1,7 +1,8 @@
 // Rating (API.md "Quotes, underwriting referrals, bind and issue", "Rating plan"): a product's rating
 // plan, how an operator's plan file is checked (every bad part named), and the one pure function
 // (plan, submission, option) → premium and the decline/refer reasons that matched. Amounts are decimal
-// strings; arithmetic is exact decimal (decimal.js), rounded half-up to cents once, at the end.
+// strings; arithmetic is exact decimal (the Decimal type of the decimal library this package depends on),
+// rounded half-up to cents once, at the end.
 //
 // What a rule or factor reads: the value at a dotted `field` path of the submission record. A factor
 // looks the value up as a string (`5` → "5", `true` → "true"); a value that is missing, not a scalar or
@@ -74,11 +75,17 @@ export interface RatingResult {
   refer: RuleMatch[];
 }
 
-// Precision beyond any product of a plan's operands (at most MAX_FACTORS + 3 factors of at most 25
-// digits, and a double's 17), so every multiplication is exact; the one division (by `per`, to whole
-// cents) is an exact integer division with its remainder, rounded half-up once.
+// Each plan computes with a precision beyond any product of its operands (parsedPlan: the digits of a
+// double, of the rate and of the longest value of each factor and option table, added up), so every
+// multiplication is exact; the one division (by `per`, to whole cents) is an exact integer division
+// with its remainder, rounded half-up once. (A fixed precision large enough for any plan made every
+// operation 2x slower.)
 const Decimal = DecimalBase.clone({ precision: 4000, rounding: DecimalBase.ROUND_HALF_UP, toExpNeg: -9e15, toExpPos: 9e15 });
 type Decimal = InstanceType<typeof Decimal>;
+/** Significant digits of a plan's decimal string (an upper bound: every digit counts). */
+const digitsOf = (s: string): number => s.replace(/[^0-9]/g, '').length;
+/** A double's significant digits, at most (its shortest round-trip form). */
+const DOUBLE_DIGITS = 17;
 
 export const MAX_FACTORS = 50;
 export const MAX_RULES = 100;
@@ -306,13 +313,15 @@ function tableKey(v: unknown): string | undefined {
   return undefined;
 }
 
-const same = (a: Scalar, b: Scalar): boolean =>
-  typeof a === 'number' && typeof b === 'number' ? new Decimal(a).eq(b) : a === b;
+// Comparing two JSON numbers needs no arithmetic: each is exactly the double its text names, and two
+// doubles compare (and equal) exactly, so 5 and 5.0 are equal and no rounding is involved.
+const same = (a: Scalar, b: Scalar): boolean => a === b;
 
 /** -1, 0, 1, or undefined when the two cannot be ordered (not two numbers, not two strings). */
 function order(a: Scalar, b: unknown): number | undefined {
-  if (typeof a === 'number' && typeof b === 'number' && Number.isFinite(b)) return new Decimal(a).cmp(b);
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if ((typeof a === 'number' && typeof b === 'number' && Number.isFinite(b)) || (typeof a === 'string' && typeof b === 'string')) {
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
   return undefined;
 }
 
@@ -344,24 +353,66 @@ const matching = (rules: readonly RatingRule[], submission: unknown): RuleMatch[
  * Rates one option of a submission (the submission record as JSON). Pure; never throws for a submission
  * the product's schema accepts and an offered option. Every matching decline and refer rule is listed.
  */
+/** A plan's decimal strings parsed once (plans are immutable once parsed; a quote job rates several options). */
+interface Parsed {
+  /** The Decimal of this plan's precision. */
+  K: typeof Decimal;
+  one: Decimal;
+  rate: Decimal;
+  per: Decimal;
+  minimum: Decimal;
+  /** minimumPremium × per: a product at or below it rates as the minimum. */
+  floor: Decimal;
+  factors: { field: string; values: Map<string, Decimal>; default: Decimal }[];
+  limit: Map<string, Decimal>;
+  retention: Map<string, Decimal>;
+}
+const parsedPlans = new WeakMap<RatingPlan, Parsed>();
+function parsedPlan(plan: RatingPlan): Parsed {
+  let p = parsedPlans.get(plan);
+  if (!p) {
+    const longest = (table: Record<string, string>, also = '1') => Math.max(digitsOf(also), ...Object.values(table).map(digitsOf));
+    // The product's digits are at most the sum of its operands' (exposure, rate, one value per factor,
+    // the two option factors), times 100 and 2 for the rounding step, with room to spare.
+    const precision =
+      DOUBLE_DIGITS + digitsOf(plan.rate) + plan.factors.reduce((n, f) => n + longest(f.values, f.default), 0) +
+      longest(plan.options.limit) + longest(plan.options.retention) + digitsOf(plan.minimumPremium) + digitsOf(plan.exposure.per) + 20;
+    const K = Decimal.clone({ precision });
+    const decimals = (table: Record<string, string>) => new Map(Object.entries(table).map(([k, v]) => [k, new K(v)]));
+    const minimum = new K(plan.minimumPremium);
+    const per = new K(plan.exposure.per);
+    p = {
+      K,
+      rate: new K(plan.rate),
+      per,
+      minimum,
+      floor: minimum.times(per),
+      factors: plan.factors.map((f) => ({ field: f.field, values: decimals(f.values), default: new K(f.default) })),
+      limit: decimals(plan.options.limit),
+      retention: decimals(plan.options.retention),
+      one: new K(1),
+    };
+    parsedPlans.set(plan, p);
+  }
+  return p;
+}
+
 export function rate(plan: RatingPlan, submission: Record<string, unknown>, option: RatingOption): RatingResult {
+  const p = parsedPlan(plan);
   const raw = valueAt(submission, plan.exposure.field);
   // The schema requires a number there (parseRatingPlan saw to it); anything else rates as zero.
-  const exposure = typeof raw === 'number' && Number.isFinite(raw) ? new Decimal(raw) : new Decimal(0);
-  let product: Decimal = exposure.times(plan.rate);
-  for (const f of plan.factors) {
+  const exposure = new p.K(typeof raw === 'number' && Number.isFinite(raw) ? raw : 0);
+  let product: Decimal = exposure.times(p.rate);
+  for (const f of p.factors) {
     const key = tableKey(valueAt(submission, f.field));
-    product = product.times(key !== undefined && Object.hasOwn(f.values, key) ? f.values[key]! : f.default);
+    product = product.times((key !== undefined && f.values.get(key)) || f.default);
   }
-  const limit = Object.hasOwn(plan.options.limit, option.limit) ? plan.options.limit[option.limit]! : '1';
-  const retention = Object.hasOwn(plan.options.retention, option.retention) ? plan.options.retention[option.retention]! : '1';
-  product = product.times(limit).times(retention);
+  product = product.times(p.limit.get(option.limit) ?? p.one).times(p.retention.get(option.retention) ?? p.one);
   // value ÷ per in cents, rounded half-up exactly: whole cents q = ⌊100·product ÷ per⌋, remainder r;
   // one more cent when 2r ≥ per. No division is ever rounded before that.
-  const minimum = new Decimal(plan.minimumPremium);
+  const { minimum, per } = p;
   let premium = minimum;
-  const per = new Decimal(plan.exposure.per);
-  if (product.gt(minimum.times(per))) {
+  if (product.gt(p.floor)) {
     const hundredfold = product.times(100);
     let cents = hundredfold.dividedToIntegerBy(per);
     if (hundredfold.minus(cents.times(per)).times(2).gte(per)) cents = cents.plus(1);
