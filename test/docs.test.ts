@@ -168,5 +168,12 @@ describe('the documents run as written', () => {
     expect(r.stdout).toMatch(/"status":200,"idempotentReplayed":true,"jobId":"job_[0-9a-f]{32}"}\n\{"requestId":"acme-[^"]+-1","status":200,"idempotentReplayed":false/);
     expect(r.stdout).toContain('"taxId": "****6789"');
     expect(r.stdout).not.toContain('3456789"');
+    // "Testing time": a quote that expires and a policy that takes effect as the test clock moves.
+    expect(r.stdout).toContain('{"status":"open","validUntil":"2030-01-31T00:00:00.000Z"}');
+    expect(r.stdout).toContain('{"frozenTime":"2030-02-01T00:00:00.000Z","quotesExpired":1}');
+    expect(r.stdout).toContain('{"status":"expired","validUntil":"2030-01-31T00:00:00.000Z"}');
+    expect(r.stdout).toContain('{"status":"pending","effectiveDate":"2030-02-15"}');
+    expect(r.stdout).toContain('{"frozenTime":"2030-02-16T00:00:00.000Z","policiesActivated":1}');
+    expect(r.stdout).toContain('{"status":"active","effectiveDate":"2030-02-15"}');
   });
 });

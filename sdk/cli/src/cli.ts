@@ -24,6 +24,7 @@ import { BIND_COMMANDS } from './commands/bind.js';
 import { QUOTE_COMMANDS } from './commands/quotes.js';
 import { REQUEST_COMMANDS } from './commands/requests.js';
 import { CONSOLE_COMMANDS } from './commands/console.js';
+import { CLOCK_COMMANDS } from './commands/clocks.js';
 
 export { EXIT, UsageError, type Command, type Context } from './command.js';
 
@@ -43,6 +44,7 @@ export const COMMANDS: Record<string, Command> = {
   ...QUOTE_COMMANDS,
   ...REQUEST_COMMANDS,
   ...CONSOLE_COMMANDS,
+  ...CLOCK_COMMANDS,
   ...API_COMMANDS,
   completion: {
     usage: 'completion bash|zsh',

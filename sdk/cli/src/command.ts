@@ -87,6 +87,9 @@ export const OPTIONS = {
   download: { type: 'string' },
   option: { type: 'string', multiple: true },
   'request-id': { type: 'string' },
+  time: { type: 'string' },
+  name: { type: 'string' },
+  clock: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -63,6 +63,9 @@ export const OPTION_HELP: Record<string, string> = {
   download: 'a folder to save each document in (created if missing), its sha256 checked against the listing',
   option: "a limit and a retention, LIMIT/RETENTION (e.g. 1000000/10000), keys of the product's rating plan; repeat for up to 5 options",
   'request-id': 'only the request(s) sent with this X-Request-Id',
+  time: "a test clock's time, RFC 3339 with a zone (e.g. 2027-01-01T00:00:00Z)",
+  name: 'a name for the test clock',
+  clock: 'UAT only: create the submission on this test clock (sets testClockId)',
 };
 
 /** The placeholder an option's value is shown with. */
@@ -73,7 +76,7 @@ const ARG_NAMES: Record<string, string> = {
   'principal-id': 'ID', principal: 'ID', profile: 'NAME', data: 'JSON|@FILE|-', header: '"NAME: VALUE"', 'base-url': 'URL',
   'auth-url': 'URL', 'client-id': 'ID', scope: 'SCOPE', 'idempotency-key': 'KEY', url: 'URL', description: 'TEXT', event: 'EVENT_ID',
   'forward-to': 'URL', secret: 'whsec_…', reason: 'REASON', note: 'TEXT', clearance: 'STATUS', submission: 'SUBMISSION_ID', 'after-seq': 'SEQ', jwks: 'FILE', 'from-seq': 'N', prev: 'HASH', option: 'LIMIT/RETENTION',
-  offer: 'JWS', download: 'DIR',
+  offer: 'JWS', download: 'DIR', time: 'TIME', name: 'TEXT', clock: 'CLOCK_ID',
   'request-id': 'ID',
 };
 

@@ -26,6 +26,7 @@ import type { CallOptions, MutationOptions, PartnerClientOptions, UploadOptions,
 import { Policies, type Policy, type PolicyListParams } from './policies.js';
 import { Products, type Product, type ProductListParams, type ProductRequirements } from './products.js';
 import { Quotes, type QuoteRequest, type QuotesCreated } from './quotes.js';
+import { TestClocks } from './test-clocks.js';
 import { Receipts, type ReceiptItem, type ReceiptKeySet, type ReceiptListParams } from './receipts.js';
 import { Requests } from './requests.js';
 import { Submissions, type Submission, type SubmissionCreate, type SubmissionListParams, type SubmissionResult, type ValidationResult } from './submissions.js';
@@ -69,6 +70,8 @@ export class PartnerClient {
   readonly requests: Requests;
   /** The partner console: createSession (a single-use browser link). */
   readonly console: Console;
+  /** UAT only: test clocks (create, get, list, iterate, advance, delete). */
+  readonly testClocks: TestClocks;
 
   constructor(opts: PartnerClientOptions) {
     this.connection = connect(opts);
@@ -83,6 +86,7 @@ export class PartnerClient {
     this.quotes = new Quotes(this.connection);
     this.requests = new Requests(this.connection);
     this.console = new Console(this.connection);
+    this.testClocks = new TestClocks(this.connection);
   }
 
   /** POST /v1/submissions/{id}/quotes (quotes.create): `{submissionId, quotes}` once the job has succeeded. */

@@ -39,6 +39,8 @@ export type ApiErrorCode =
   | 'not_quotable'
   | 'option_not_offered'
   | 'product_not_rated'
+  | 'clock_advancing'
+  | 'unknown_test_clock'
   | 'canceled'
   | 'unsupported_media_type'
   | 'payload_too_large'

@@ -60,3 +60,5 @@ export type { ReceiptClaims, ReceiptItem, ReceiptKey, ReceiptKeySet, ReceiptList
 export { OFFER_TYP, offerHash, OfferVerificationError, verifyOffer } from './quotes.js';
 export type { OfferClaims, Quote, QuoteDecide, QuoteListParams, QuoteOption, QuoteReason, QuoteRequest, Quotes, QuoteStatus, QuotesCreated } from './quotes.js';
 export type { Console, ConsoleSessionCreate, ConsoleSessionLink } from './console.js';
+// Test clocks (UAT only): the client class and their types.
+export type { TestClock, TestClockAdvance, TestClockAdvanced, TestClockCreate, TestClockDeleted, TestClockListParams, TestClocks } from './test-clocks.js';

@@ -18,4 +18,5 @@ export type * from './wire/quotes.js';
 export type * from './wire/receipts.js';
 export type * from './wire/requests.js';
 export type * from './wire/submissions.js';
+export type * from './wire/test-clocks.js';
 export type * from './wire/webhooks.js';

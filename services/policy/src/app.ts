@@ -18,6 +18,9 @@ import type { RecordedEvent } from '@partner/shared/nats/event-outbox';
 import { bindQuote, checkBind, eventsOf } from './issue/bind.js';
 import { documentToProto, getDocument, listDocuments, readChunk, CHUNK_BYTES } from './issue/documents.js';
 import { sweepTransitions } from './issue/sweeper.js';
+import { getQuote } from './quotes/repository.js';
+import { clockOfRecord, clockToProto, createClock, deleteClock, getClock, listClocks, parseClockList } from './clocks/test-clocks.js';
+import { advanceStep } from './clocks/advance.js';
 import type { ReadPolicyDocumentContentRequest__Output } from '@partner/shared/generated/partner/policy/v1/ReadPolicyDocumentContentRequest';
 import type { ReadPolicyDocumentContentResponse } from '@partner/shared/generated/partner/policy/v1/ReadPolicyDocumentContentResponse';
 import { quoteService } from './quotes/service.js';
@@ -30,6 +33,8 @@ export const SCHEMA = 'policy';
 export const CURSOR_CONTEXT = 'partner.policy.v1/list-cursor';
 /** Names the product list in its cursors. */
 export const PRODUCT_CURSOR_CONTEXT = 'partner.policy.v1/product-list-cursor';
+/** Names the test clock list in its cursors. */
+export const CLOCK_CURSOR_CONTEXT = 'partner.policy.v1/test-clock-list-cursor';
 /** Names the quote list in its cursors. */
 export const QUOTE_CURSOR_CONTEXT = 'partner.policy.v1/quote-list-cursor';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
@@ -44,6 +49,7 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
     build: async ({ pool, registry, logger, nats, every }) => {
       const codec = await loadCursorCodec(pool, config.cursorSecrets, CURSOR_CONTEXT).catch(dbError);
       const productCodec = await loadCursorCodec(pool, config.cursorSecrets, PRODUCT_CURSOR_CONTEXT).catch(dbError);
+      const clockCodec = await loadCursorCodec(pool, config.cursorSecrets, CLOCK_CURSOR_CONTEXT).catch(dbError);
       // product.requirements_changed is recorded by the admin command (policy.event_outbox, in the
       // transaction of the change); this relay publishes it to the events stream. NATS may come later.
       const events = new OutboxRelay(pool, eventOutbox(natsNames(config.natsPrefix), config.eventsStream), {
@@ -57,8 +63,13 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
       const publish = (recorded: RecordedEvent[]) => {
         for (const e of recorded) events.publishNow(e.outboxId, e);
       };
-      // Binds and quotes on the wall clock (a test clock's frozen time plugs in here, issue 44).
-      const clockOf = () => wallClock;
+      // The clock a quote's bind reads (issue 44): its submission's test clock (the quote copies its id),
+      // else the wall clock; clock_advancing while that clock advances.
+      const clockOfQuote = async (owner: { tenantId: string; partnerId: string }, quoteId: string) => {
+        const q = await getQuote(pool, owner, quoteId);
+        const clock = q?.test_clock_id ? await clockOfRecord(pool, q.test_clock_id) : wallClock;
+        return () => clock;
+      };
       const moved = new Counter({
         name: 'partner_policy_transitions_total',
         help: 'Records the wall-clock sweeper moved, by transition (policy_activated, policy_expired, quote_expired).',
@@ -141,6 +152,7 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
                   }
                 }),
                 CheckBind: async (req) => {
+                  const clockOf = await clockOfQuote(ownerOf(req.owner), req.quoteId).catch(dbError);
                   const out = await checkBind(pool, names, clockOf, {
                     owner: ownerOf(req.owner),
                     jobId: req.jobId,
@@ -161,6 +173,7 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
                   return { released: out.rows.length };
                 },
                 BindQuote: async (req) => {
+                  const clockOf = await clockOfQuote(ownerOf(req.owner), req.quoteId).catch(dbError);
                   const out = await bindQuote(pool, names, clockOf, {
                     owner: ownerOf(req.owner),
                     jobId: req.jobId,
@@ -171,6 +184,42 @@ export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Prom
                   }).catch(bindFailure);
                   publish(out.events);
                   return { policy: toProto(out.policy), documents: out.documents.map(documentToProto) };
+                },
+                CreateTestClock: async (req) => {
+                  const row = await createClock(pool, ownerOf(req.owner), { jobId: req.jobId, frozenTime: req.frozenTime, name: req.name ?? null }).catch(dbError);
+                  return { testClock: clockToProto(row) };
+                },
+                GetTestClock: async (req) => {
+                  const row = await getClock(pool, ownerOf(req.owner), req.testClockId).catch(dbError);
+                  if (!row) throw notFound('test clock');
+                  return { testClock: clockToProto(row) };
+                },
+                ListTestClocks: async (req) => {
+                  const owner = ownerOf(req.owner);
+                  const args = parseClockList(req, owner, clockCodec);
+                  const page = await listClocks(pool, owner, args, clockCodec).catch(dbError);
+                  return { testClocks: page.rows.map(clockToProto), nextPageToken: page.nextCursor };
+                },
+                DeleteTestClock: async (req) => {
+                  const row = await deleteClock(pool, ownerOf(req.owner), { jobId: req.jobId, testClockId: req.testClockId }).catch(dbError);
+                  return { testClock: clockToProto(row) };
+                },
+                AdvanceTestClock: async (req) => {
+                  const step = await advanceStep(pool, names, ownerOf(req.owner), {
+                    jobId: req.jobId,
+                    testClockId: req.testClockId,
+                    frozenTime: req.frozenTime,
+                    batch: req.batchSize,
+                  }).catch(dbError);
+                  publish(step.events);
+                  return {
+                    testClock: clockToProto(step.clock),
+                    done: step.done,
+                    quotesExpired: step.quotesExpired,
+                    policiesActivated: step.policiesActivated,
+                    policiesExpired: step.policiesExpired,
+                    referralsOverdue: step.referralsOverdue,
+                  };
                 },
               },
               logger,

@@ -92,6 +92,7 @@ export function startSubmission(config: SubmissionConfig, opts: StartOptions = {
               attachmentRulesJson: req.attachmentRulesJson || '[]',
               riskJson: riskJsonOf(req.riskJson),
               contentSha256: req.contentSha256 || null,
+              testClockId: req.testClockId || null,
               receivedAt: receivedAtOf(req.receivedAt),
             }, (s) => creates.call(s)).catch(dbError);
             if (out.event) events.publishNow(out.event.outboxId, out.event);

@@ -34,6 +34,8 @@ export interface NewSubmission {
   contentSha256: string | null;
   /** The job's createdAt (ISO 8601): the receipt's receivedAt. */
   receivedAt: string;
+  /** The test clock it lives on (issue 44; the job checked it is the partner's), null on the wall clock. */
+  testClockId?: string | null;
 }
 
 /** CreateSubmission's risk_json as stored: null when empty; a JSON object's text, else validation_error. */
@@ -61,9 +63,9 @@ const CREATE = `WITH ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                               effective_date, product_id, applicant, submission_name, status,
                               risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
-                              requirements_version, attachment_rules, currently_due, clearance_reason, risk_data)
+                              requirements_version, attachment_rules, currently_due, clearance_reason, risk_data, test_clock_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'submitted', $14, $15, $16, $17, $18, $19, $20,
-             $21, $22::jsonb, initially_due($22::jsonb), $23, $24::jsonb)
+             $21, $22::jsonb, initially_due($22::jsonb), $23, $24::jsonb, $25)
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${SUBMISSION_COLUMNS}
    ), event AS (
@@ -77,20 +79,20 @@ const CREATE = `WITH ins AS (
 const CREATE_BATCH = `WITH input AS (
      SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                           $9::uuid[], $10::text[], $11::text[], $12::text[],
-                          $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::uuid[], $21::bigint[], $22::text[], $23::text[], $24::text[])
+                          $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::uuid[], $21::bigint[], $22::text[], $23::text[], $24::text[], $25::text[])
        AS t(submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date,
             product_id, applicant, submission_name, event_id,
             risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
-            requirements_version, attachment_rules, clearance_reason, risk_data)
+            requirements_version, attachment_rules, clearance_reason, risk_data, test_clock_id)
    ), ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                               effective_date, product_id, applicant, submission_name, status,
                               risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
-                              requirements_version, attachment_rules, currently_due, clearance_reason, risk_data)
+                              requirements_version, attachment_rules, currently_due, clearance_reason, risk_data, test_clock_id)
      SELECT submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type, effective_date::date,
             product_id, applicant::jsonb, submission_name, 'submitted',
             risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
-            requirements_version, attachment_rules::jsonb, initially_due(attachment_rules::jsonb), clearance_reason, risk_data::jsonb
+            requirements_version, attachment_rules::jsonb, initially_due(attachment_rules::jsonb), clearance_reason, risk_data::jsonb, test_clock_id
        FROM input
      ON CONFLICT (job_id) DO NOTHING
      RETURNING ${SUBMISSION_COLUMNS}, job_id
@@ -218,6 +220,7 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
           s.attachmentRulesJson,
           s.clearanceReason,
           s.riskJson,
+          s.testClockId ?? null,
         ]),
       )
     ).rows;
@@ -250,6 +253,7 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
         col('attachmentRulesJson'),
         col('clearanceReason'),
         col('riskJson'),
+        rows.map((x) => x.testClockId ?? null),
       ]),
     )
   ).rows;

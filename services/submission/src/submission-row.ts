@@ -28,16 +28,18 @@ export interface SubmissionRow {
   requirements_version: string;
   currently_due: string[];
   risk_data: Record<string, unknown> | null;
+  /** The test clock it lives on (issue 44), null on the wall clock. */
+  test_clock_id: string | null;
 }
 
 /** The columns of SubmissionRow, in its order. */
 export const SUBMISSION_COLUMN_NAMES = ['submission_id', 'tenant_id', 'partner_id', 'principal_id', 'external_ref', 'submission_type', 'effective_date',
   'product_id', 'applicant', 'submission_name', 'status', 'created_at', 'updated_at',
-  'clearance_status', 'clearance_basis', 'clearance_duplicate_of', 'clearance_decided_at', 'withdrawal', 'requirements_version', 'currently_due', 'risk_data'];
+  'clearance_status', 'clearance_basis', 'clearance_duplicate_of', 'clearance_decided_at', 'withdrawal', 'requirements_version', 'currently_due', 'risk_data', 'test_clock_id'];
 /** The columns of SubmissionRow as a select list (effective_date as text). */
 export const SUBMISSION_COLUMNS = `submission_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                  effective_date::text AS effective_date, product_id, applicant, submission_name, status, created_at, updated_at,
-                 clearance_status, clearance_basis, clearance_duplicate_of, clearance_decided_at, withdrawal, requirements_version, currently_due, risk_data`;
+                 clearance_status, clearance_basis, clearance_duplicate_of, clearance_decided_at, withdrawal, requirements_version, currently_due, risk_data, test_clock_id`;
 
 /** The submission's name: the applicant's legal name with its white space tidied. */
 export const submissionName = (legalName: string): string => legalName.trim().replace(/\s+/g, ' ');
@@ -64,6 +66,7 @@ export function toProto(r: SubmissionRow): Submission {
     withdrawal: r.withdrawal ? { reason: r.withdrawal.reason, note: r.withdrawal.note ?? '', withdrawnAt: r.withdrawal.withdrawnAt } : null,
     requirements: { version: r.requirements_version, currentlyDue: r.currently_due },
     riskJson: r.risk_data ? JSON.stringify(r.risk_data) : '',
+    testClockId: r.test_clock_id ?? '',
   };
 }
 
@@ -78,4 +81,6 @@ export const SUBMISSION_DATA_SQL = `jsonb_build_object('submissionId', s.submiss
                                    ELSE jsonb_build_object('duplicateOf', s.clearance_duplicate_of) END)
             || jsonb_build_object('requirements', jsonb_build_object('version', s.requirements_version, 'currentlyDue', to_jsonb(s.currently_due)))
             || CASE WHEN s.withdrawal IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('withdrawal', s.withdrawal) END
-            || jsonb_build_object('risk', s.risk_data)`;
+            || jsonb_build_object('risk', s.risk_data)
+
+            || CASE WHEN s.test_clock_id IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('testClockId', s.test_clock_id) END`;

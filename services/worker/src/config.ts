@@ -34,6 +34,8 @@ export interface WorkerConfig extends BaseConfig, NatsConfig {
   livenessAfterMs: number;
   /** Test-only fault injection: `exit-after-effect` kills the process after a job's effect, before its ack. */
   testFault: 'exit-after-effect' | undefined;
+  /** Due transitions a test clock's advance applies per call (per transaction) (issue 44). */
+  testClockAdvanceBatch: number;
 }
 
 export function readWorkerConfig(env = new EnvReader()): Readonly<WorkerConfig> {
@@ -63,5 +65,6 @@ export function readWorkerConfig(env = new EnvReader()): Readonly<WorkerConfig> 
     productCacheMs: env.int('WORKER_PRODUCT_CACHE_MS', { default: 30_000, min: 0, max: 3_600_000, doc: 'how long a product lookup is cached (unknown products: a fifth of it)' }),
     livenessAfterMs: env.int('WORKER_LIVENESS_AFTER_MS', { default: 60_000, min: 1_000, max: 3_600_000, doc: '/livez fails once the JetStream consume loop has been down (and could not be restarted) this long' }),
     testFault: fault as 'exit-after-effect' | undefined,
+    testClockAdvanceBatch: env.int('TEST_CLOCK_ADVANCE_BATCH', { default: 500, min: 1, max: 5_000, doc: 'UAT test clocks: due transitions an advance applies per transaction (its progress is recorded per batch)' }),
   });
 }

@@ -383,6 +383,7 @@ export class JobConsumer {
         product: this.products,
         sandbox: this.config.environment === 'uat',
         sleep: this.sleep,
+        advanceBatch: this.config.testClockAdvanceBatch,
       });
       this.afterEffect?.(job.id);
       return { resultJson: JSON.stringify(result) };

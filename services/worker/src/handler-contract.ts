@@ -22,6 +22,8 @@ export interface HandlerContext {
   sandbox: boolean;
   /** Resolves after ms, or rejects when the worker is stopping. */
   sleep(ms: number): Promise<void>;
+  /** Due transitions per call of a test clock's advance (TEST_CLOCK_ADVANCE_BATCH; the service's default when absent). */
+  advanceBatch?: number;
 }
 
 /** The job a handler runs: from the job message itself, or read from the job service (StartJob). */
@@ -40,6 +42,9 @@ export type Handler = (job: JobToRun, payload: unknown, ctx: HandlerContext) => 
  * job as failed with it; anything retryable propagates, so the job is delivered again.
  */
 export function failOnRefusal(err: unknown): never {
+  // A record on a test clock that is advancing (issue 44): the job fails at once with the contract's
+  // retryable 409 (the partner retries once the advance settles), it is not delivered again.
+  if (err instanceof DomainError && err.code === 'clock_advancing') throw new JobFailed({ code: err.code, message: err.message, retryable: true });
   if (err instanceof DomainError && !err.retryable) {
     throw new JobFailed({ code: err.code, message: err.message, retryable: false, ...(err.details ? { detailsJson: JSON.stringify(err.details) } : {}) });
   }

@@ -2,6 +2,7 @@
 // job must settle with (a business rule said no), and lets anything else (a dependency down)
 // propagate, which makes the message be delivered again later. Effects are idempotent by job id.
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
+import { clockAt, wallClock } from '@partner/shared/domain/clock';
 import { DomainError } from '@partner/shared/domain/errors';
 import { applicantToMessage, type Applicant } from '@partner/shared/domain/applicant';
 import { parseSandbox } from '@partner/shared/domain/sandbox';
@@ -10,6 +11,7 @@ import { attachmentHandlers } from './attachments.js';
 import { webhookHandlers } from './webhooks.js';
 import { withdrawHandlers } from './withdraw.js';
 import { bindHandlers } from './bind.js';
+import { clockHandlers } from './clocks.js';
 import { quoteHandlers } from './quotes.js';
 import { submissionRecord } from '@partner/shared/domain/submission-record';
 import { failOnRefusal, JobFailed, jobScope, type Handler } from './handler-contract.js';
@@ -26,6 +28,24 @@ interface SubmissionPayload {
   risk?: Record<string, unknown>;
   /** Hex SHA-256 of the body's RFC 8785 form as the partner sent it (the gateway's; absent in jobs queued before receipts). */
   contentSha256?: string;
+  /** UAT: the partner's test clock the submission lives on (issue 44). */
+  testClockId?: string;
+}
+
+/**
+ * The day the create job judges the requirements' effective-date window on: the submission's test
+ * clock's (issue 44), else the wall clock's. A clock that is not the partner's (or deleted) fails the
+ * job 422 unknown_test_clock.
+ */
+async function todayOf(job: Parameters<Handler>[0], p: SubmissionPayload, ctx: Parameters<Handler>[2]): Promise<string> {
+  if (!p.testClockId) return utcToday(wallClock);
+  const clock = await ctx.clients.policy.GetTestClock({ owner: jobScope(job).owner, testClockId: p.testClockId }).catch((err: unknown) => {
+    if (err instanceof DomainError && err.code === 'not_found') {
+      throw new JobFailed({ code: 'unknown_test_clock', message: `testClockId ${p.testClockId} names no test clock of this partner`, retryable: false });
+    }
+    throw err;
+  });
+  return utcToday(clockAt(new Date(clock.testClock!.frozenTime)));
 }
 
 const createSubmission: Handler = async (job, payload, ctx) => {
@@ -58,8 +78,9 @@ const createSubmission: Handler = async (job, payload, ctx) => {
   // The product's requirements, judged by the one rule set POST /v1/submissions/validate uses, on the
   // day (UTC) the job runs; the submission records the version that judged it.
   // The body is the payload without what the gateway carries beside it (the receipt's content hash).
-  const { contentSha256: _hash, ...body } = p;
-  const broken = unknown ? [] : passesGenericRules(body) ? checkSubmission(body, product, { today: utcToday(), sandbox: false }) : [];
+  const { contentSha256: _hash, testClockId: _clock, ...body } = p;
+  const today = await todayOf(job, p, ctx);
+  const broken = unknown ? [] : passesGenericRules(body) ? checkSubmission(body, product, { today, sandbox: false }) : [];
   const again = (unknown || broken.length > 0) && (await createdBefore());
   if (unknown && !again) {
     throw new JobFailed({ code: 'unknown_product', message: `product ${p.productId} does not exist or is not offered`, retryable: false });
@@ -85,6 +106,7 @@ const createSubmission: Handler = async (job, payload, ctx) => {
     riskJson: p.risk === undefined ? '' : JSON.stringify(p.risk),
     contentSha256: p.contentSha256 ?? '',
     receivedAt: job.createdAt,
+    testClockId: p.testClockId ?? '',
   }).catch(failOnRefusal);
   const { submission, receipt } = created;
   // The submission as GET /v1/submissions/{id} shows it (its requirements: what is still due), and its
@@ -98,5 +120,6 @@ export const HANDLERS: Record<string, Handler> = {
   ...webhookHandlers,
   ...withdrawHandlers,
   ...bindHandlers,
+  ...clockHandlers,
   ...quoteHandlers,
 };

@@ -12,6 +12,7 @@
 // quote.decide (UAT: a partner plays the underwriter): the same two steps as the operator's command,
 // prepare (the terms an approval offers) → sign → record; a redelivery answers with the quote it decided.
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
+import { clockTimeOf } from './clocks.js';
 import { submissionRecord } from '@partner/shared/domain/submission-record';
 import type { QuoteRecord } from '@partner/shared/domain/quotes';
 import { failOnRefusal, JobFailed, jobScope, type Handler, type HandlerContext, type JobToRun } from './handler-contract.js';
@@ -80,8 +81,11 @@ const createQuotes: Handler = async (job, payload, ctx) => {
   const refusal = quoteRefusal(record);
   if (refusal) throw refusal;
 
+  // The submission's test clock (issue 44): validUntil and dueBy count from its time.
+  const testClockId = (record as { testClockId?: string }).testClockId ?? '';
+  const clockTime = await clockTimeOf(ctx, scope.owner, testClockId);
   const rated = await ctx.clients.policy
-    .RateQuotes({ owner: scope.owner, productId: record.productId, submissionJson: JSON.stringify(record), options: p.options, clockTime: '' })
+    .RateQuotes({ owner: scope.owner, productId: record.productId, submissionJson: JSON.stringify(record), options: p.options, clockTime })
     .catch(failOnRefusal);
   const quotes = JSON.parse(rated.ratedJson) as {
     quoteId: string;
@@ -111,7 +115,7 @@ const createQuotes: Handler = async (job, payload, ctx) => {
       submissionId: record.submissionId,
       productId: record.productId,
       ratingVersion,
-      testClockId: '',
+      testClockId,
       quotesJson: JSON.stringify(quotes),
     })
     .catch(failOnRefusal);
@@ -123,8 +127,11 @@ const decideQuote: Handler = async (job, payload, ctx) => {
   // A test helper: production has no such path, and its worker does not decide for a partner either.
   if (!ctx.sandbox) throw new JobFailed({ code: 'not_found', message: 'not found', retryable: false });
   const scope = jobScope(job);
+  // An approval's new validUntil counts from the quote's test clock (issue 44), if it has one.
+  const { quote } = await ctx.clients.policy.GetQuote({ owner: scope.owner, quoteId: p.quoteId }).catch(failOnRefusal);
+  const clockTime = await clockTimeOf(ctx, scope.owner, (JSON.parse(quote!.recordJson) as QuoteRecord).testClockId);
   const prepared = await ctx.clients.policy
-    .PrepareDecision({ owner: scope.owner, quoteId: p.quoteId, outcome: p.outcome, premium: p.premium ?? '', jobId: job.id, clockTime: '' })
+    .PrepareDecision({ owner: scope.owner, quoteId: p.quoteId, outcome: p.outcome, premium: p.premium ?? '', jobId: job.id, clockTime })
     .catch(failOnRefusal);
   if (prepared.decided) return JSON.parse(prepared.quote!.recordJson) as QuoteRecord;
   const offer = prepared.offerClaimsJson !== '' ? await sign(ctx, job, JSON.parse(prepared.offerClaimsJson)) : undefined;

@@ -5,21 +5,24 @@ import { EXIT, intOption, mutation, parseJson, readAll, readJsonFile, showList, 
 
 export const SUBMISSION_COMMANDS: Record<string, Command> = {
   'submissions create': {
-    usage: 'submissions create --file app.json|- [--validate] [--wait SECONDS] [--idempotency-key KEY]',
+    usage: 'submissions create --file app.json|- [--clock CLOCK_ID] [--validate] [--wait SECONDS] [--idempotency-key KEY]',
     summary: 'create a submission and wait for it (default 60 s; --wait 0 returns the job at once; --validate checks it first)',
     examples: [
       'partner submissions create --file app.json',
       'cat app.json | partner submissions create --file -',
       'partner submissions create --file app.json --wait 0     # returns the job; follow it with partner jobs wait',
       'partner submissions create --file app.json --validate   # checks it against the product\'s requirements first',
+      'partner submissions create --file app.json --clock clk_4f1c2b7d9e0a3c5b8d6e1f20   # UAT: on a test clock',
     ],
     args: [],
-    options: ['file', 'validate', 'wait', 'idempotency-key'],
+    options: ['file', 'clock', 'validate', 'wait', 'idempotency-key'],
     run: async (ctx) => {
       if (!ctx.values.file) throw new UsageError('--file is required: a JSON file with the submission (- reads standard input)');
-      const input = (ctx.values.file === '-' ? parseJson('standard input', await readAll(ctx.io.stdin)) : readJsonFile(ctx.values.file)) as Parameters<
+      const read = (ctx.values.file === '-' ? parseJson('standard input', await readAll(ctx.io.stdin)) : readJsonFile(ctx.values.file)) as Parameters<
         PartnerClient['createSubmission']
       >[0];
+      // --clock (UAT): the submission lives on that test clock.
+      const input = ctx.values.clock ? { ...read, testClockId: ctx.values.clock } : read;
       const client = ctx.client();
       if (ctx.values.validate) {
         // Nothing is created when the body would fail: the problems are printed, exit status 1.

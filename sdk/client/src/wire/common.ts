@@ -79,6 +79,8 @@ export interface ErrorDetail {
  * | `not_quotable` | 409 | false | job failure: the submission cannot be quoted: it is withdrawn or bound, or its clearance is not `cleared`; `details` names `status` or `clearance.status` |
  * | `option_not_offered` | 422 | false | job failure: a quote option's limit or retention is not in the product's rating plan; `details` names `options[i].limit` / `options[i].retention` |
  * | `product_not_rated` | 422 | false | job failure: the submission's product has no rating plan, so it cannot be quoted |
+ * | `clock_advancing` | 409 | true | job failure: a quote, bind or delete on a test clock that is advancing; retry once its advance settles (UAT) |
+ * | `unknown_test_clock` | 422 | false | job failure: the create body's `testClockId` names no live test clock of the partner (UAT) |
  * | `canceled` | 409 | false | the error of a job its partner cancelled (a waiting request, `GET /v1/jobs/{id}`) |
  * | `limit_exceeded` | 422 | false | job failure: a per-partner limit is reached (e.g. 16 webhook endpoints) |
  * | `cursor_expired` | 410 | false | a feed cursor older than the event retention; reconcile with the list endpoints |

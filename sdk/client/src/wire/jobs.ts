@@ -9,6 +9,7 @@ import type { ErrorObject } from './common.js';
 import type { Policy } from './policies.js';
 import type { Quote, QuotesCreated } from './quotes.js';
 import type { Submission, SubmissionResult } from './submissions.js';
+import type { TestClock, TestClockAdvanced, TestClockDeleted } from './test-clocks.js';
 import type { WebhookEndpoint, WebhookEndpointDeleted, WebhookPinged, WebhookRecovered, WebhookSecretRotated } from './webhooks.js';
 
 /**
@@ -50,7 +51,7 @@ export type JobKind =
   | 'submission.create' | 'submission.withdraw' | 'attachment.create' | 'attachment.delete'
   | 'webhook_endpoint.create' | 'webhook_endpoint.update' | 'webhook_endpoint.delete'
   | 'webhook_endpoint.rotate_secret' | 'webhook_endpoint.recover' | 'webhook_endpoint.ping' | 'quote.bind'
-  | 'quote.create' | 'quote.decide';
+  | 'test_clock.create' | 'test_clock.advance' | 'test_clock.delete' | 'quote.create' | 'quote.decide';
 
 /** A job in the list: settled exactly as `GET /v1/jobs/{id}` shows it, or `processing` with its times. */
 export type JobListItem<T = unknown> = JobSucceeded<T> | JobFailed | JobCanceled | JobListProcessing;
@@ -87,7 +88,8 @@ export interface JobProcessing {
  */
 export type JobResult =
   | SubmissionResult | Submission | Attachment | AttachmentDeleted | WebhookEndpoint | WebhookEndpointDeleted
-  | WebhookSecretRotated | WebhookRecovered | WebhookPinged | QuotesCreated | Quote | Policy;
+  | WebhookSecretRotated | WebhookRecovered | WebhookPinged | QuotesCreated | Quote | Policy | TestClock
+  | TestClockAdvanced | TestClockDeleted;
 
 /**
  * A job list filter: `processing` (not settled yet: accepted or running), `succeeded`, `failed` or

@@ -43,6 +43,8 @@ export interface Submission {
   requirements: SubmissionRequirements;
   clearance: Clearance;
   withdrawal?: Withdrawal;
+  /** UAT only: the test clock the submission lives on (present only when it has one). */
+  testClockId?: string;
   /**
    * The create body's `risk` object as it was sent (product-defined fields, judged by the product's risk
    * schema); null when the create had none.
@@ -77,6 +79,8 @@ export interface SubmissionCreate {
    * anything.
    */
   productId: string;
+  /** UAT only: the partner's test clock the submission lives on (production: 400 naming it). */
+  testClockId?: string;
   applicant: {
     /** Applicant's legal name, 1–200 characters with at least one that is not white space. */
     legalName: string;
@@ -161,6 +165,8 @@ export interface SubmissionResult {
   requirements?: SubmissionRequirements;
   clearance: Clearance;
   withdrawal?: Withdrawal;
+  /** UAT only: the test clock the submission lives on (present only when it has one). */
+  testClockId?: string;
   /**
    * The create body's `risk` object as it was sent (product-defined fields, judged by the product's risk
    * schema); null when the create had none.

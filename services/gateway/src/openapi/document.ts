@@ -9,7 +9,7 @@
 // operations share are in common.ts; the components in components.ts, errors.ts, schemas.ts and
 // security.ts.
 import { DEFAULT_MAX_JSON_VALUES, MAX_JSON_DEPTH } from '../http/json-scan.js';
-import { RESOURCES } from '../resources/index.js';
+import { RESOURCES as ALL_RESOURCES } from '../resources/index.js';
 import type { OpenApiParts } from '../resources/resource.js';
 import { baseHeaders, json, response, type Obj } from './common.js';
 import { components } from './components.js';
@@ -43,6 +43,8 @@ export interface OpenApiOwners {
 
 /** The resources' parts of the document, in the order of the resource list, and who declared each. */
 function fromResources(environment = 'uat'): { tags: Obj[]; paths: Obj; schemas: Record<string, Schema>; webhooks: Obj; owners: OpenApiOwners } {
+  // A UAT-only resource (test clocks) is no part of another environment's document at all.
+  const RESOURCES = ALL_RESOURCES.filter((r) => environment === 'uat' || !r.openapi.uatOnly);
   const eventData: Record<string, Schema> = {};
   for (const r of RESOURCES) merge(eventData, r.openapi.eventData ?? {}, 'the data of event type');
   const parts: OpenApiParts = { jobResults: RESOURCES.flatMap((r) => r.openapi.jobResults ?? []), eventData };

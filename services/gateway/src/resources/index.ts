@@ -19,8 +19,9 @@ import { receipts } from './receipts/index.js';
 import type { Resource } from './resource.js';
 import { requests } from './requests/index.js';
 import { submissions } from './submissions/index.js';
+import { testClocks } from './test-clocks/index.js';
 import { webhooks } from './webhooks/index.js';
 
 export type { PublicRoute, Resource } from './resource.js';
 
-export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, quotes, bind, requests, consoleResource];
+export const RESOURCES: readonly Resource[] = [health, policies, products, submissions, clearance, attachments, jobs, events, receipts, webhooks, quotes, bind, testClocks, requests, consoleResource];

@@ -16,6 +16,8 @@ export interface ResourceOpenApi {
   tag?: { name: string; description: string };
   /** Its paths (`/v1/…` and any public ones); a path of one environment only (a UAT test helper) is left out of the other's. */
   paths?(ctx: { environment: string }): Obj;
+  /** The whole resource exists in UAT only (test clocks): another environment's document has none of its parts. */
+  uatOnly?: boolean;
   /** Its `components.schemas`; a name two resources define is an error when the document is built. */
   schemas?: Readonly<Record<string, Schema>> | ((parts: OpenApiParts) => Record<string, Schema>);
   /** What its mutations' jobs return: members of `JobResult`'s anyOf. */

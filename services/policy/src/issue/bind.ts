@@ -16,6 +16,7 @@ import { lockQuote, setQuoteStatus, type QuoteRow } from '../quotes/repository.j
 import { COLUMNS, type Owner, type PolicyRow } from '../policies.js';
 import { renderDeclarations } from './declarations.js';
 import { quoteLapsed, statusAtIssue } from './transitions.js';
+import { holdClockOfQuote } from '../clocks/test-clocks.js';
 import { DOCUMENT_COLUMNS, policyRecord, type DocumentRow } from './documents.js';
 
 type Names = ReturnType<typeof natsNames>;
@@ -112,13 +113,16 @@ export async function bindQuote(
   if (!/^\d{4}-\d{2}-\d{2}$/.test(a.effectiveDate) || !a.insuredLegalName) throw new DomainError('validation_error', 'insured_legal_name and effective_date are required');
   const failed: { error?: DomainError; events: RecordedEvent[] } = { events: [] };
   const out = await withTx(pool, async (tx) => {
+    // A quote on a test clock (issue 44): its clock held (no advance starts until this commits; 409
+    // clock_advancing while one runs), taken before the quote's lock as an advance takes them.
+    const held = await holdClockOfQuote(tx, a.quoteId);
     const q = await lockQuote(tx, a.owner, a.quoteId);
     if (!q) throw notFound('quote');
     // Under the quote's lock (READ COMMITTED: this statement sees what a concurrent delivery of this
     // job committed while this one waited): the policy this job issued already.
     const done = await issuedByJob(tx, a.jobId);
     if (done) return { ...done, events: [] };
-    const now = clock(q).now();
+    const now = (held ?? clock(q)).now();
     const checked = await check(tx, names, q, a.offerSha256, now);
     if (checked.error) {
       Object.assign(failed, checked);

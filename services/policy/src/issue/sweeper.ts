@@ -6,12 +6,9 @@
 // (process/loops.ts) of the policy service; its passes are counted in metrics.
 import { prepared, withTx, type Pool } from '@partner/shared/db/pg';
 import type { Clock } from '@partner/shared/domain/clock';
-import { iso } from '@partner/shared/domain/ids';
-import { recordEvent, type RecordedEvent } from '@partner/shared/nats/event-outbox';
+import type { RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
-import { setQuoteStatus } from '../quotes/repository.js';
-import { COLUMNS, type PolicyRow } from '../policies.js';
-import { policyRecord } from './documents.js';
+import { applyTransitions } from './apply.js';
 import { dueTransitions, type TimedPolicy } from './transitions.js';
 
 type Names = ReturnType<typeof natsNames>;
@@ -77,32 +74,9 @@ async function sweepOnce(pool: Pool, names: Names, now: Date, batch: number): Pr
       policies: policies.map((p) => ({ policyId: p.policy_id, status: p.status, effectiveDate: p.effective_date, expirationDate: p.expiration_date })),
       quotes: quotes.map((q) => ({ quoteId: q.quote_id, status: 'open', validUntil: q.valid_until })),
     });
-    const out: SweepResult = { activated: 0, expired: 0, quotesExpired: 0, events: [] };
-    const expiredQuotes: string[] = [];
-    for (const t of due) {
-      if (t.kind === 'quote') {
-        expiredQuotes.push(t.id);
-        continue;
-      }
-      const row = (
-        await tx.query<PolicyRow & { tenant_id: string; partner_id: string }>(
-          prepared(`UPDATE policies SET status = $2, updated_at = date_trunc('milliseconds', now()) WHERE policy_id = $1 AND status = $3 RETURNING ${COLUMNS}, tenant_id, partner_id`, [
-            t.id,
-            t.to,
-            t.from,
-          ]),
-        )
-      ).rows[0];
-      if (!row) continue;
-      if (t.to === 'active') out.activated++;
-      else out.expired++;
-      out.events.push(await recordEvent(tx, names, { tenantId: row.tenant_id, partnerId: row.partner_id }, 'policy.updated', iso(row.updated_at), policyRecord(row)));
-    }
-    if (expiredQuotes.length > 0) {
-      const r = await setQuoteStatus(tx, names, expiredQuotes, 'expired', ['open']);
-      out.quotesExpired = r.rows.length;
-      out.events.push(...r.events);
-    }
+    // Applied in time order by the code a test clock's advance applies with (apply.ts).
+    const applied = await applyTransitions(tx, names, due);
+    const out: SweepResult = { activated: applied.activated, expired: applied.expired, quotesExpired: applied.quotesExpired, events: applied.events };
     return out;
   });
 }

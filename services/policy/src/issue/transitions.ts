@@ -17,11 +17,16 @@ export interface TimedQuote {
   quoteId: string;
   status: string;
   validUntil: Date | null;
+  /** A referred quote's dueBy, and whether it was reported overdue already (issue 44). */
+  referralDueBy?: Date | null;
+  overdueReported?: boolean;
 }
 
 export type Transition =
   | { kind: 'policy'; id: string; from: 'pending' | 'active'; to: 'active' | 'expired'; at: Date }
-  | { kind: 'quote'; id: string; from: 'open'; to: 'expired'; at: Date };
+  | { kind: 'quote'; id: string; from: 'open'; to: 'expired'; at: Date }
+  /** A referral past its dueBy, reported overdue once (its quote stays referred). */
+  | { kind: 'referral'; id: string; from: 'referred'; to: 'overdue'; at: Date };
 
 const dayStart = (date: string): Date => new Date(`${date}T00:00:00.000Z`);
 const dayAfter = (date: string): Date => new Date(dayStart(date).getTime() + 86_400_000);
@@ -42,6 +47,9 @@ export function dueTransitions(now: Date, records: { policies?: readonly TimedPo
   }
   for (const q of records.quotes ?? []) {
     if (q.status === 'open' && q.validUntil && q.validUntil.getTime() <= t) out.push({ kind: 'quote', id: q.quoteId, from: 'open', to: 'expired', at: q.validUntil });
+    if (q.status === 'referred' && q.referralDueBy && !q.overdueReported && q.referralDueBy.getTime() <= t) {
+      out.push({ kind: 'referral', id: q.quoteId, from: 'referred', to: 'overdue', at: q.referralDueBy });
+    }
   }
   return out.sort((a, b) => a.at.getTime() - b.at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -278,6 +278,7 @@ export async function setQuoteStatus(
   quoteIds: string[],
   to: QuoteStatusName,
   from: QuoteStatusName[],
+  opts: { eventOrder?: readonly string[] } = {},
 ): Promise<{ rows: QuoteRow[]; events: RecordedEvent[] }> {
   if (quoteIds.length === 0) return { rows: [], events: [] };
   const rows = (
@@ -288,6 +289,11 @@ export async function setQuoteStatus(
       [quoteIds, to, from],
     )
   ).rows;
+  // Events in the order the caller names (a test clock's advance: time order), else as updated.
+  if (opts.eventOrder) {
+    const place = new Map(opts.eventOrder.map((id, i) => [id, i]));
+    rows.sort((a, b) => (place.get(a.quote_id) ?? 0) - (place.get(b.quote_id) ?? 0));
+  }
   const events: RecordedEvent[] = [];
   for (const row of rows) events.push(await recordQuoteEvent(c, names, row, 'quote.updated'));
   return { rows, events };

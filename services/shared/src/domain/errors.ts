@@ -42,6 +42,8 @@ export const ERROR_CODES = {
   not_quotable: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the submission cannot be quoted: it is withdrawn or bound, or its clearance is not `cleared`; `details` names `status` or `clearance.status`' },
   option_not_offered: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: a quote option\'s limit or retention is not in the product\'s rating plan; `details` names `options[i].limit` / `options[i].retention`' },
   product_not_rated: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the submission\'s product has no rating plan, so it cannot be quoted' },
+  clock_advancing: { http: 409, grpc: GrpcStatus.ABORTED, retryable: true, meaning: 'job failure: a quote, bind or delete on a test clock that is advancing; retry once its advance settles (UAT)' },
+  unknown_test_clock: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: the create body\'s `testClockId` names no live test clock of the partner (UAT)' },
   canceled: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'the error of a job its partner cancelled (a waiting request, `GET /v1/jobs/{id}`)' },
   limit_exceeded: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'job failure: a per-partner limit is reached (e.g. 16 webhook endpoints)' },
   cursor_expired: { http: 410, grpc: GrpcStatus.FAILED_PRECONDITION, retryable: false, meaning: 'a feed cursor older than the event retention; reconcile with the list endpoints' },

@@ -17,6 +17,9 @@ export const JOB_KINDS = {
   webhookEndpointRecover: 'webhook_endpoint.recover',
   webhookEndpointPing: 'webhook_endpoint.ping',
   quoteBind: 'quote.bind',
+  testClockCreate: 'test_clock.create',
+  testClockAdvance: 'test_clock.advance',
+  testClockDelete: 'test_clock.delete',
   quoteCreate: 'quote.create',
   quoteDecide: 'quote.decide',
 } as const;
@@ -35,6 +38,9 @@ export const JOB_KIND_PERMISSION: Record<JobKind, Permission> = {
   'webhook_endpoint.recover': 'webhooks/write',
   'webhook_endpoint.ping': 'webhooks/write',
   'quote.bind': 'quotes/write',
+  'test_clock.create': 'submissions/write',
+  'test_clock.advance': 'submissions/write',
+  'test_clock.delete': 'submissions/write',
   'quote.create': 'quotes/write',
   'quote.decide': 'quotes/write',
 };

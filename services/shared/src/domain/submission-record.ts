@@ -20,6 +20,8 @@ export function submissionRecord(s: Submission__Output): Record<string, unknown>
     requirements: { version: Number(s.requirements?.version ?? 0), currentlyDue: s.requirements?.currentlyDue ?? [] },
     clearance: clearanceFromMessage(s.clearance),
     ...withdrawalFieldFromMessage(s.withdrawal),
+    // The test clock it lives on (UAT, issue 44), only when it has one.
+    ...(s.testClockId ? { testClockId: s.testClockId } : {}),
     risk: s.riskJson ? (JSON.parse(s.riskJson) as Record<string, unknown>) : null,
   };
 }

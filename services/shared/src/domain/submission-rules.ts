@@ -5,6 +5,7 @@
 // create job alike — compiles that very document with Ajv 2020 and adds what no schema can say
 // (the product exists and is active, the effective-date window counted from today in UTC, sandbox
 // directive syntax). So a partner's validator, validate and the job cannot disagree.
+import { wallClock, type Clock } from './clock.js';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { COUNTRY_CODES, TAX_ID_PATTERN } from './applicant.js';
 import type { Requirements } from './requirements.js';
@@ -41,6 +42,8 @@ export const submissionCreateSchema = {
     submissionType: { type: 'string', enum: ['application'] },
     effectiveDate: { type: 'string', format: 'date' },
     productId: { type: 'string', format: 'uuid' },
+    // UAT only (API.md "Test clocks"): the partner's test clock the submission lives on; production refuses it (400 naming it).
+    testClockId: { type: 'string', pattern: '^clk_[0-9a-z]{24}$', description: 'UAT only: the partner\'s test clock the submission lives on (production: 400 naming it).' },
     applicant: {
       type: 'object',
       additionalProperties: false,
@@ -224,7 +227,7 @@ export function daysAhead(date: string, today: string): number {
 }
 
 /** Today's date in UTC, YYYY-MM-DD. */
-export const utcToday = (now: Date = new Date()): string => now.toISOString().slice(0, 10);
+export const utcToday = (clock: Clock = wallClock): string => clock.now().toISOString().slice(0, 10);
 
 /**
  * Every rule the create job applies, in one place (validate and the job both call it): the

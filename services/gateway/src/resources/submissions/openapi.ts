@@ -57,6 +57,7 @@ const SUBMISSION_PROPERTIES: Record<string, Schema> = {
   requirements: ref('SubmissionRequirements'),
   clearance: ref('Clearance'),
   withdrawal: ref('Withdrawal'),
+  testClockId: { type: 'string', pattern: '^clk_[0-9a-z]{24}$', description: 'UAT only: the test clock the submission lives on (present only when it has one).' },
   risk: {
     type: ['object', 'null'],
     description: "The create body's `risk` object as it was sent (product-defined fields, judged by the product's risk schema); null when the create had none.",

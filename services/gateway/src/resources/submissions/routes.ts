@@ -10,7 +10,9 @@ import { normalizeApplicant, type Applicant } from '@partner/shared/domain/appli
 import { checkSubmission, firstProblems, submissionCreateSchema, utcToday } from '@partner/shared/domain/submission-rules';
 import { isPrincipalId, isUuid } from '@partner/shared/domain/ids';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
-import { grpcOptions, ownerOf, type GatewayState } from '../../context.js';
+import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '../../context.js';
+import { clockAt } from '@partner/shared/domain/clock';
+import { TEST_CLOCK_ID } from '@partner/shared/domain/test-clocks';
 import { DomainError, notFound } from '@partner/shared/domain/errors';
 import { sandboxIssue } from '@partner/shared/domain/sandbox';
 import { readJson } from '../../http/body.js';
@@ -31,6 +33,8 @@ export interface SubmissionCreate {
   effectiveDate: string;
   productId: string;
   applicant: Applicant;
+  /** UAT only: the test clock the submission lives on (issue 44). */
+  testClockId?: string;
   /** Product-defined risk data (API.md "Risk data"). */
   risk?: Record<string, unknown>;
 }
@@ -43,11 +47,30 @@ function checkSandbox(externalRef: string): void {
 }
 
 export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
+  // The day a validation judges the effective-date window on: in UAT, a body's test clock's day (a
+  // clock that is not the partner's judges on the wall clock; the create job then fails it
+  // unknown_test_clock), else today (issue 44).
+  const validationDay = async (ctx: GatewayContext, body: object): Promise<string> => {
+    const clockId = (body as { testClockId?: unknown }).testClockId;
+    if (deps.config.environment !== 'uat' || typeof clockId !== 'string' || !TEST_CLOCK_ID.test(clockId)) return utcToday();
+    const clock = await deps.clients.policy.GetTestClock({ owner: ownerOf(ctx), testClockId: clockId }, grpcOptions(ctx, deps.config.grpcTimeoutMs)).catch((err: unknown) => {
+      if (err instanceof DomainError && err.code === 'not_found') return undefined;
+      throw err;
+    });
+    return clock?.testClock ? utcToday(clockAt(new Date(clock.testClock.frozenTime))) : utcToday();
+  };
+
   const validateCreate = validator<SubmissionCreate>(submissionCreateSchema);
 
   router.post('/submissions', deps.guard('submissions/write'), async (ctx) => {
     const body = validateCreate(await readJson(ctx, deps.config.jsonLimitBytes));
     if (deps.config.environment === 'uat') checkSandbox(body.externalRef);
+    // Test clocks are UAT only: production names the field it refuses (API.md "Test clocks").
+    else if (body.testClockId !== undefined) {
+      throw new DomainError('validation_error', 'the request body is invalid; see details', {
+        details: [{ field: 'testClockId', issue: 'is not accepted in production: test clocks exist in UAT only' }],
+      });
+    }
     // The receipt's content hash: of the body as the partner sent it (validation changes nothing;
     // hashed once valid, so a refused body costs no hashing), before anything is normalized.
     const sha256 = contentSha256(body);
@@ -90,7 +113,7 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
     }
     const productId = (body as { productId?: unknown }).productId;
     const product = typeof productId === 'string' && isUuid(productId) ? await deps.products(productId.toLowerCase()) : undefined;
-    const { errors, truncated } = firstProblems(checkSubmission(body, product, { today: utcToday(), sandbox: deps.config.environment === 'uat' }));
+    const { errors, truncated } = firstProblems(checkSubmission(body, product, { today: await validationDay(ctx, body), sandbox: deps.config.environment === 'uat' }));
     ctx.body = {
       valid: errors.length === 0,
       errors,
