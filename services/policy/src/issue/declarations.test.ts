@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { PDFDict, PDFDocument, PDFName, PDFStream, StandardFonts } from 'pdf-lib';
+import { PDFArray, PDFDict, PDFDocument, PDFName, PDFStream, StandardFonts } from 'pdf-lib';
 import { MAX_LINES, pdfText, renderDeclarations, wrapText, type Declarations } from './declarations.js';
 
 const standardFontDataUrl = join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts/');
@@ -73,6 +73,9 @@ describe('declarations PDF', () => {
       const dict = object instanceof PDFStream ? object.dict : object instanceof PDFDict ? object : undefined;
       if (!dict) continue;
       for (const [key, value] of dict.entries()) {
+        // A page may carry an empty annotation list: no annotation at all.
+        const annots = key.decodeText() === 'Annots' ? doc.context.lookup(value) : undefined;
+        if (annots instanceof PDFArray && annots.size() === 0) continue;
         const names = [key, value].filter((n): n is PDFName => n instanceof PDFName).map((n) => n.decodeText());
         seen.push(...names.filter((n) => forbidden.has(n)));
       }

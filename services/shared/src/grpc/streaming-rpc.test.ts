@@ -65,6 +65,10 @@ const handlers: StreamingHandlers<Def> = {
   ListReceipts: unused,
   GetReceiptKeys: unused,
   WithdrawSubmission: unused,
+  ReserveBind: unused,
+  CompleteBind: unused,
+  ReleaseBind: unused,
+  SignOffer: unused,
   UploadAttachment: clientStreaming(async (requests, ctx) => {
     note('received', 0);
     note('uploadEnded', '');
