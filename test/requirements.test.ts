@@ -294,9 +294,12 @@ describe('attachment rules and currentlyDue', () => {
          'createdAt', 'updatedAt', 'requirements', 'risk'] WHERE job_id = $1`,
       [jobId],
     );
-    const old = await stack.api('GET', `/v1/jobs/${jobId}`, { token });
-    expect(old.status).toBe(200);
-    expect(Object.keys(old.body.result).sort()).toEqual(['clearance', 'receipt', 'status', 'submissionId', 'submissionName']);
+    // Read through the job list: GET /v1/jobs/{id} answers a settled job from the gateway's memory
+    // (a settled job never changes), which still holds the result as it was stored.
+    const list = await stack.api('GET', '/v1/jobs?limit=100', { token });
+    expect(list.status).toBe(200);
+    const old = list.body.items.find((j: { id: string }) => j.id === jobId);
+    expect(Object.keys(old.result).sort()).toEqual(['clearance', 'receipt', 'status', 'submissionId', 'submissionName']);
   });
 
   it('enforces max, media type and size, and keeps currentlyDue with its events', async () => {

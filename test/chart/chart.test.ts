@@ -602,6 +602,8 @@ describe('observability', () => {
     'partner_quote_referrals_waiting',
     'partner_quote_referral_oldest_age_seconds',
     'partner_quote_referral_decisions',
+    'partner_policy_sweep_last_success_seconds',
+    'partner_policy_transitions_total',
     'partner_event_outbox_backlog',
     'partner_event_outbox_oldest_age_seconds',
     'partner_events_writer_pending',

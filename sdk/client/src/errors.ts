@@ -37,6 +37,8 @@ export type ApiErrorCode =
   | 'job_not_cancelable'
   | 'not_withdrawable'
   | 'not_quotable'
+  | 'quote_not_open'
+  | 'offer_changed'
   | 'option_not_offered'
   | 'product_not_rated'
   | 'clock_advancing'
