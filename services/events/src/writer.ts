@@ -189,8 +189,13 @@ export class FeedWriter {
     });
     const messages = await consumer.consume({ max_messages: BATCH_MAX });
     this.stopCurrent = () => void messages.close();
-    // A stop() that came while the consumer was being made found nothing to close: close it now.
-    if (this.stopped) this.stopCurrent();
+    // A stop() that came while the consumer was being made found nothing to close: close it now and
+    // end, without iterating (the iterator of a consume() closed before its first pull may never end).
+    if (this.stopped) {
+      this.stopCurrent = undefined;
+      void messages.close()?.catch(() => undefined);
+      return;
+    }
     try {
       let batch: JsMsg[] = [];
       for await (const m of messages) {
@@ -207,7 +212,8 @@ export class FeedWriter {
       }
     } finally {
       this.stopCurrent = undefined;
-      await messages.close()?.catch(() => undefined);
+      // Not awaited: a close whose pull is pending can wait for the server's answer for good.
+      void messages.close()?.catch(() => undefined);
     }
     if (!this.stopped) throw new Error('the events stream consumer ended');
   }

@@ -207,16 +207,29 @@ export class RequestLogWriter {
     }
     const consumer = await nc.jetstream({ timeout: 2_000 }).consumers.get(names.requestLogStream, names.requestLogConsumer);
     const messages = await consumer.consume({ max_messages: 16 });
-    this.stopCurrent = () => void messages.close();
+    // stop() (or a reconnect) ends the wait for the next batch itself: the iterator of a consume()
+    // whose pull is pending does not always end when it is closed (seen: a stop that waited forever).
+    let ended!: () => void;
+    const ending = new Promise<IteratorResult<JsMsg>>((resolve) => {
+      ended = () => resolve({ done: true, value: undefined });
+    });
+    this.stopCurrent = () => {
+      ended();
+      void messages.close();
+    };
     if (this.stopped) this.stopCurrent();
+    const next = messages[Symbol.asyncIterator]();
     try {
-      for await (const m of messages) {
-        await this.handle(m);
+      for (;;) {
+        const r = await Promise.race([next.next(), ending]);
+        if (r.done) break;
+        await this.handle(r.value);
         if (this.stopped) break;
       }
     } finally {
       this.stopCurrent = undefined;
-      await messages.close()?.catch(() => undefined);
+      // Not awaited: a close whose pull is pending can wait for the server's answer for good.
+      void messages.close()?.catch(() => undefined);
     }
     if (!this.stopped) throw new Error('the request-log consumer ended');
   }
