@@ -3,8 +3,8 @@
 // jar) per session. Screenshots of every page, at a laptop and a phone width, go to
 // artifacts/console/ (git-ignored; CI keeps them, docs/partners.md links them).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { ClientCreds } from './support/stack.js';
@@ -12,6 +12,9 @@ import { ROOT } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 import { PRODUCT, submissionBody } from './support/fixtures.js';
 import { until } from './support/poll.js';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEMO_RATING_PLAN, DEMO_REQUIREMENTS, DEMO_RISK } from '../scripts/demo/product.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = `${ROOT}artifacts/console/`;
@@ -21,6 +24,11 @@ let client: ClientCreds;
 let token: string;
 let submissionId: string;
 let browser: Browser;
+/** A rated product's submission, quoted at two options and bound at the first (the Quotes and Policies pages). */
+const RATED = randomUUID();
+let dealSubmissionId: string;
+let boundQuoteId: string;
+let policyNumber: string;
 
 const stack = useStack(async (s) => {
   await s.startAll();
@@ -34,6 +42,34 @@ const stack = useStack(async (s) => {
   const endpoint = await s.api('POST', '/v1/webhook-endpoints', { token, headers: { prefer: 'wait=20' }, json: { url: 'http://127.0.0.1:9/hooks', eventTypes: ['*'], description: 'Closed port' } });
   expect(endpoint.status).toBe(200);
   await s.api('POST', '/v1/submissions', { token, headers: { prefer: 'wait=20' }, json: submissionBody('sandbox:fail=unknown_product', 'Failing Foods Inc') });
+  // A deal: a rated product, a submission quoted at two options, the first bound.
+  const dir = mkdtempSync(join(tmpdir(), 'console-'));
+  const file = (name: string, doc: unknown) => {
+    writeFileSync(join(dir, name), JSON.stringify(doc));
+    return join(dir, name);
+  };
+  await s.admin('product', 'add', '--id', RATED, '--name', 'Rated console product');
+  await s.admin('product', 'requirements', 'set', '--id', RATED, file('requirements.json', { risk: DEMO_REQUIREMENTS.risk }));
+  await s.admin('product', 'rating', 'set', '--id', RATED, file('plan.json', DEMO_RATING_PLAN));
+  const deal = await s.api('POST', '/v1/submissions', { token, headers: { prefer: 'wait=20' }, json: { ...submissionBody(undefined, 'Quoted Quarry LLC'), productId: RATED, risk: DEMO_RISK } });
+  expect(deal.status, deal.text).toBe(200);
+  dealSubmissionId = deal.body.submissionId;
+  const quoted = await s.api('POST', `/v1/submissions/${dealSubmissionId}/quotes`, {
+    token,
+    headers: { prefer: 'wait=20' },
+    json: { options: [{ limit: '1000000', retention: '10000' }, { limit: '2000000', retention: '25000' }] },
+  });
+  expect(quoted.status, quoted.text).toBe(200);
+  const [first] = quoted.body.quotes;
+  expect(first.status).toBe('open');
+  boundQuoteId = first.quoteId;
+  const bound = await s.api('POST', `/v1/quotes/${boundQuoteId}/bind`, {
+    token,
+    headers: { prefer: 'wait=20' },
+    json: { offerSha256: createHash('sha256').update(first.offer).digest('hex') },
+  });
+  expect(bound.status, bound.text).toBe(200);
+  policyNumber = bound.body.policyNumber;
 });
 
 beforeAll(async () => {
@@ -77,6 +113,34 @@ async function heldJob(): Promise<string> {
 }
 
 describe('the console in Chromium', () => {
+  it('shows a submission\'s quotes (bound, not_taken, premium) and its policy with the declarations to download', async () => {
+    const { context, page } = await signedIn();
+    try {
+      await show(page, `/console/quotes?submissionId=${dealSubmissionId}`);
+      const quotes = page.getByRole('table', { name: 'Quotes' });
+      const bound = quotes.getByRole('row').filter({ hasText: boundQuoteId });
+      await expect(bound.getByRole('cell', { name: 'bound', exact: true }).count()).resolves.toBe(1);
+      await expect(quotes.getByRole('cell', { name: 'not_taken', exact: true }).count()).resolves.toBe(1);
+      expect(await bound.innerText()).toMatch(/limit 1000000, retention 10000/);
+      expect(await bound.innerText()).toMatch(/\d+\.\d{2} USD/);
+
+      await show(page, '/console/policies');
+      await page.getByRole('link', { name: policyNumber }).click();
+      await page.waitForSelector('body[data-ready]');
+      expect(await page.locator('main').innerText()).toContain('Quoted Quarry LLC');
+      const download = page.getByRole('table', { name: 'Documents to download' }).getByRole('link');
+      expect(await download.count()).toBe(1);
+      const href = await download.getAttribute('href');
+      // The link downloads with the session's cookie, no token: the PDF itself.
+      const res = await page.request.get(`${stack.gatewayUrl}${href}`);
+      expect(res.status()).toBe(200);
+      expect(res.headers()['content-type']).toBe('application/pdf');
+      expect((await res.body()).subarray(0, 5).toString()).toBe('%PDF-');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('opens from a link once, names the tenant and partner, and keeps every secret out of reach of scripts', async () => {
     const link = await mintLink();
     const context = await browser.newContext();

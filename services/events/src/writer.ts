@@ -99,6 +99,9 @@ function distinctEvents(batch: Parsed[]): Parsed[] {
 // partner's feed_heads row advanced by its count in the batch (one upsert, rows locked in
 // (tenant_id, partner_id) order, the order the retention sweep uses too) and its seqs handed out in
 // stream order (the input's order); the events; and the webhook deliveries of what was stored.
+/** How often the writer checks that its consumer still delivers while the stream grows (stallWatchdog). */
+const STALL_CHECK_MS = 5_000;
+
 const STORE = `WITH input AS (
      SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[], $8::text[])
        WITH ORDINALITY AS t(position, event_id, tenant_id, partner_id, type, ts, data, body, ord)
@@ -188,17 +191,27 @@ export class FeedWriter {
       opt_start_seq: Number(from) + 1,
     });
     const messages = await consumer.consume({ max_messages: BATCH_MAX });
-    this.stopCurrent = () => void messages.close();
-    // A stop() that came while the consumer was being made found nothing to close: close it now and
-    // end, without iterating (the iterator of a consume() closed before its first pull may never end).
-    if (this.stopped) {
-      this.stopCurrent = undefined;
+    // Ending (stop, or the stall watchdog) also ends the wait for the next message: the iterator of a
+    // consume() whose pull is pending does not always end when it is closed.
+    let ended!: () => void;
+    const ending = new Promise<IteratorResult<JsMsg>>((resolve) => {
+      ended = () => resolve({ done: true, value: undefined });
+    });
+    const end = () => {
+      ended();
       void messages.close()?.catch(() => undefined);
-      return;
-    }
+    };
+    this.stopCurrent = end;
+    // A stop() that came while the consumer was being made found nothing to close: close it now.
+    if (this.stopped) end();
+    const watchdog = this.stallWatchdog(from, end);
+    const next = messages[Symbol.asyncIterator]();
     try {
       let batch: JsMsg[] = [];
-      for await (const m of messages) {
+      for (;;) {
+        const r = await Promise.race([next.next(), ending]);
+        if (r.done) break;
+        const m = r.value;
         batch.push(m);
         // Store what has arrived once nothing more is waiting (or a batch is full): one
         // transaction per burst, one per event when they trickle in. (The pending count includes
@@ -211,11 +224,51 @@ export class FeedWriter {
         if (this.stopped) break;
       }
     } finally {
+      clearInterval(watchdog);
       this.stopCurrent = undefined;
       // Not awaited: a close whose pull is pending can wait for the server's answer for good.
       void messages.close()?.catch(() => undefined);
     }
     if (!this.stopped) throw new Error('the events stream consumer ended');
+  }
+
+  /**
+   * Closes the consumer (`restart`) when it has delivered nothing for two checks while the stream
+   * holds later events: an ordered consumer whose server died in a cluster can stop delivering
+   * without an error (seen in the replica run with a NATS node killed, docs/reliability.md), and the
+   * loop then resumes from the stored position with a new consumer. A restart re-reads at most what
+   * was not stored; storing is idempotent by event id.
+   */
+  private stallWatchdog(from: bigint, restart: () => void): NodeJS.Timeout {
+    const position = () => (this.handledThrough > from ? this.handledThrough : from);
+    let seen = position();
+    let checking = false;
+    const timer = setInterval(() => {
+      if (checking || this.stopped) return;
+      const now = position();
+      if (now !== seen) {
+        seen = now;
+        return;
+      }
+      checking = true;
+      void this.nc
+        .jetstreamManager({ timeout: 2_000 })
+        .then((jsm) => jsm.streams.info(this.names.eventsStream))
+        .then(
+          (info) => {
+            if (position() === seen && BigInt(info.state.last_seq) > seen) {
+              this.opts.logger.warn({ handledThrough: seen.toString(), streamLastSeq: info.state.last_seq }, 'feed writer consumer stalled behind the stream; restarting it');
+              restart();
+            }
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          checking = false;
+        });
+    }, STALL_CHECK_MS);
+    timer.unref();
+    return timer;
   }
 
   private storedThrough(): Promise<bigint> {
