@@ -4,7 +4,7 @@
 // standby, two dispatchers, on a three-node JetStream cluster with R3 streams started for the run.
 // Each fact the run reports is judged here; docs/reliability.md "Replicas under faults".
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,7 @@ describe('two replicas of every process, one of each killed mid-run', () => {
   it('settles every accepted job once, answers waits across gateways, shows the feed once in one order and delivers every webhook', { timeout: 240_000 }, async () => {
     const out = join(dir, 'ci.json');
     const { code, output } = await runChaos(['--out', out]);
+    expect(existsSync(out), `the run wrote no result (exit ${code}):\n${output.slice(-4000)}`).toBe(true);
     const r = JSON.parse(readFileSync(out, 'utf8'));
     const c = r.chaos;
 
