@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { PDFArray, PDFDict, PDFDocument, PDFName, PDFStream, StandardFonts } from 'pdf-lib';
 import { MAX_LINES, pdfText, renderDeclarations, wrapText, type Declarations } from './declarations.js';
 
 const standardFontDataUrl = join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts/');
@@ -51,6 +51,36 @@ describe('declarations PDF', () => {
     const insured = 'ET BT /F1 99 Tf (pwn) Tj ) Tj \\ %%EOF endstream';
     const text = await textOf((await renderDeclarations({ ...base, insured })).bytes);
     expect(text).toContain(insured);
+  });
+
+  it('draws a URL and PDF action names in a name as text: no link annotation, URI action or JavaScript in the file', async () => {
+    const insured = 'https://evil.example/pay <</Type /Annot /Subtype /Link /A <</S /URI /URI (https://evil.example)>>>> /JavaScript /JS (app.alert(1)) /OpenAction';
+    const bytes = (await renderDeclarations({ ...base, insured })).bytes;
+    expect((await textOf(bytes)).replace(/\s+/g, '')).toContain(insured.replace(/\s+/g, ''));
+
+    // pdfjs: no annotation on any page, no JavaScript or open action in the document.
+    const pdf = await getDocument({ data: new Uint8Array(bytes), useSystemFonts: false, standardFontDataUrl, isEvalSupported: false }).promise;
+    for (let i = 1; i <= pdf.numPages; i++) expect(await (await pdf.getPage(i)).getAnnotations()).toEqual([]);
+    expect(await pdf.getJSActions()).toBeNull();
+    expect(await pdf.getOpenAction()).toBeNull();
+    await pdf.destroy();
+
+    // pdf-lib, every object of the file: no dictionary is an annotation or an action, none names one;
+    // a page's annotation list (pdf-lib writes one) is empty.
+    const doc = await PDFDocument.load(bytes);
+    for (const page of doc.getPages()) expect(page.node.Annots()?.size() ?? 0).toBe(0);
+    const forbidden = new Set(['Annot', 'Link', 'URI', 'JavaScript', 'JS', 'OpenAction', 'AA', 'Launch', 'SubmitForm', 'AcroForm', 'Names']);
+    const all: string[] = [];
+    for (const [, object] of doc.context.enumerateIndirectObjects()) {
+      const dict = object instanceof PDFStream ? object.dict : object instanceof PDFDict ? object : undefined;
+      if (!dict) continue;
+      for (const [key, value] of dict.entries()) {
+        if (key.decodeText() === 'Annots') expect(doc.context.lookup(value, PDFArray).size()).toBe(0);
+        all.push(...[key, value].filter((n): n is PDFName => n instanceof PDFName).map((n) => n.decodeText()));
+      }
+    }
+    expect(all).toContain('Page'); // the walk reached the pages
+    expect(all.filter((n) => forbidden.has(n))).toEqual([]);
   });
 
   it('shows right-to-left marks and characters the font cannot encode as visible replacements', async () => {
