@@ -229,6 +229,35 @@ describe('POST /v1/quotes/{id}/bind', () => {
     expect((await bind({ creds: reader, token: await stack.token(reader) }, q!.quoteId, q!.offerSha256)).status).toBe(403);
   });
 
+  it('refuses another quote\'s offer hash (same submission, another partner\'s) with offer_changed; an Idempotency-Key is per partner', async () => {
+    const other = await stack.createClient({ permissions: [...ALL_PERMISSIONS, 'quotes/read', 'quotes/write'] });
+    const b: Partner = { creds: other, token: await stack.token(other) };
+    const sa = await submission(p);
+    const [a1, a2] = await quotes(p, sa.submissionId);
+    const sb = await submission(b);
+    const [b1] = await quotes(b, sb.submissionId, 1);
+    for (const [label, hash] of [['a sibling quote', a2!.offerSha256], ['another partner\'s quote', b1!.offerSha256]] as const) {
+      const r = await bind(p, a1!.quoteId, hash);
+      expect(r.status, label).toBe(409);
+      expect(r.body.error.code, label).toBe('offer_changed');
+    }
+    expect(await quoteStatus(a1!.quoteId)).toBe('open');
+    expect(await quoteStatus(a2!.quoteId)).toBe('open');
+    expect(await policiesOf(sa.submissionId)).toHaveLength(0);
+
+    // The same key, sent by partner B for its own quote, binds B's quote; A's policy is not replayed to B.
+    const key = randomUUID();
+    const mine = await bind(p, a1!.quoteId, a1!.offerSha256, { ...WAIT, 'idempotency-key': key });
+    expect(mine.status, mine.text).toBe(200);
+    const theirs = await bind(b, b1!.quoteId, b1!.offerSha256, { ...WAIT, 'idempotency-key': key });
+    expect(theirs.status, theirs.text).toBe(200);
+    expect(theirs.headers.get('idempotent-replayed')).not.toBe('true');
+    expect(theirs.body).toMatchObject({ quoteId: b1!.quoteId, submissionId: sb.submissionId, insured: { legalName: sb.applicant.legalName } });
+    expect(theirs.body.policyId).not.toBe(mine.body.policyId);
+    expect(await quoteStatus(b1!.quoteId)).toBe('bound');
+    expect((await stack.api('GET', `/v1/policies/${mine.body.policyId}`, { token: b.token })).status).toBe(404);
+  });
+
   it('fails in the contract order: quote_not_open (an open quote past validUntil is recorded expired), offer_changed, not_quotable', async () => {
     // Lapsed: recorded expired, answered quote_not_open naming it, even with a wrong hash.
     const s1 = await submission(p);

@@ -271,6 +271,35 @@ describe('the console in Chromium', () => {
     await context.close();
   });
 
+  it('shows applicant names and references that hold markup as literal text: nothing runs, no element is made of them', async () => {
+    const name = '<img src=x onerror="window.__xss=1"> Markup Mills <b>LLC</b>';
+    const ref = `<script>window.__xss=1</script>${randomUUID()}`;
+    const created = await stack.api('POST', '/v1/submissions', { token, headers: { prefer: 'wait=20' }, json: submissionBody(ref, name) });
+    expect(created.status).toBe(200);
+    const { context, page } = await signedIn();
+    const seen = async (): Promise<{ xss: unknown; imgs: number; scripts: number; bold: number; text: string }> =>
+      page.evaluate(() => ({
+        xss: (window as unknown as { __xss?: unknown }).__xss,
+        imgs: document.querySelectorAll('main img').length,
+        scripts: [...document.scripts].filter((sc) => sc.textContent?.includes('__xss')).length,
+        bold: document.querySelectorAll('main b').length,
+        text: document.querySelector('main')?.textContent ?? '',
+      }));
+    await show(page, `/console/submissions?externalRef=${encodeURIComponent(ref)}`);
+    expect(await page.locator('table tbody tr').count()).toBe(1);
+    const list = await seen();
+    expect(list).toMatchObject({ xss: undefined, imgs: 0, scripts: 0, bold: 0 });
+    expect(list.text).toContain(ref);
+    expect(list.text).toContain(name);
+
+    await show(page, `/console/submissions?id=${created.body.submissionId as string}`);
+    const detail = await seen();
+    expect(detail).toMatchObject({ xss: undefined, imgs: 0, scripts: 0, bold: 0 });
+    expect(detail.text).toContain(ref);
+    expect(detail.text).toContain(name);
+    await context.close();
+  });
+
   it('filters the request log by an idempotency key, and shows a request redacted with a curl that holds no token', async () => {
     const key = `console-${randomUUID()}`;
     const body = { ...submissionBody(undefined, 'Keyed Kitchens LLC'), applicant: { legalName: 'Keyed Kitchens LLC', taxId: '12-3456789' } };

@@ -115,6 +115,58 @@ describe('opening a link', () => {
   });
 });
 
+describe('the link exchange, attacked (docs/security.md, issue 48 item 8)', () => {
+  it('sends the browser only to the console\'s own page, whatever redirect parameter or crafted path comes with the link', async () => {
+    const crafted = ['&next=https://evil.example', '&redirect=//evil.example', '&return=%2F%2Fevil.example%2Fx', '&returnTo=/\\evil.example', '&url=javascript:alert(1)'];
+    for (const extra of crafted) {
+      const link = await mint();
+      const { res, setCookie } = await open(`${link.url}${extra}`);
+      expect(res.status, extra).toBe(200);
+      expect(setCookie, extra).toMatch(/^__Host-console_session=css_/);
+      expect(res.headers.get('refresh'), extra).toBe('0; url=/console/overview');
+      expect(res.headers.get('location'), extra).toBeNull();
+      const page = await res.text();
+      expect(page, extra).not.toContain('evil');
+      expect(page, extra).not.toContain('javascript:');
+    }
+    // A crafted path is not the exchange: refused (404, or 401 outside /console), no cookie, no redirect.
+    for (const path of ['/console/open//evil.example', '/console/open/https://evil.example', '//evil.example/console/open']) {
+      const link = await mint();
+      const query = new URL(link.url).search;
+      const r = await raw(`${path}${query}`);
+      expect([401, 404], path).toContain(r.status);
+      expect(r.headers.get('set-cookie'), path).toBeNull();
+      expect(r.headers.get('refresh'), path).toBeNull();
+      expect(r.headers.get('location'), path).toBeNull();
+      // The link was not used up by the crafted path.
+      expect((await open(link.url)).res.status, path).toBe(200);
+    }
+  });
+
+  it('gives a new session id to a browser that already carries one (no fixation), and accepts no planted cookie value', async () => {
+    const attacker = await stack.createClient();
+    const planted = await session(false, await stack.token(attacker));
+    // The victim opens their own link in a browser where the attacker planted their valid session.
+    const link = await mint();
+    const res = await fetch(local(link.url), { redirect: 'manual', headers: { cookie: planted.cookie } });
+    expect(res.status).toBe(200);
+    const fresh = (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    expect(fresh).toMatch(/^__Host-console_session=css_[A-Za-z0-9_-]{43}$/);
+    expect(fresh).not.toBe(planted.cookie);
+    const victim = (await (await raw('/console/session', { headers: { cookie: fresh } })).json()) as { clientId: string };
+    expect(victim.clientId).toBe(client.clientId);
+    // The planted id is still only the attacker's session: it never became the victim's.
+    const still = (await (await raw('/console/session', { headers: { cookie: planted.cookie } })).json()) as { clientId: string };
+    expect(still.clientId).toBe(attacker.clientId);
+
+    // A cookie value the service did not issue is accepted nowhere.
+    const unknown = `__Host-console_session=css_${'A'.repeat(43)}`;
+    for (const path of ['/console/session', '/console/overview', '/v1/health', '/v1/jobs']) {
+      expect((await raw(path, { headers: { cookie: unknown } })).status, path).toBe(401);
+    }
+  });
+});
+
 describe('the session cookie', () => {
   it('authenticates /v1 as the minting client and serves the pages under a strict CSP', async () => {
     const { cookie, csrf } = await session();

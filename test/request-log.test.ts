@@ -125,6 +125,42 @@ describe('request log', () => {
     expect(since.body.items).toEqual([]);
   });
 
+  it('keeps hostile header values (quotes, braces, JSON fragments, unicode) as one exact string each; filters match them exactly', async () => {
+    // Node refuses CR and LF in a header; everything else a client can send goes through as is. A
+    // header is bytes: the UTF-8 of the unicode part arrives as its latin1 reading, and must come back so.
+    const bytes = (s: string): string => Buffer.from(s, 'utf8').toString('latin1');
+    const tag = randomUUID();
+    const userAgent = `evil/1.0 "}, {"status":500,"path":"/v1/admin","idempotencyKey":"x"} \\u0000 \t\t\${jndi:ldap://x} </script> ${bytes('ünïcødé ✓ 🚀 \u2028\u202e')} ${tag}`;
+    const key = `k"},{"idempotencyKey":"other","requestId":"x"} %_* ${tag}`;
+    const requestId = `rid"},{"requestId":"${tag}"}`;
+    const sent = await stack.api('GET', '/v1/products', { token, headers: { 'user-agent': userAgent, 'idempotency-key': key, 'x-request-id': requestId } });
+    expect(sent.status).toBe(200);
+    // Not a usable request id: the gateway answered under a fresh one, and keeps the header as sent.
+    const answeredAs = sent.headers.get('x-request-id')!;
+    expect(answeredAs).not.toBe(requestId);
+    const neighbour = `neighbour-${tag}`;
+    expect((await stack.api('GET', '/v1/products', { token, headers: { 'idempotency-key': neighbour, 'x-request-id': neighbour, 'user-agent': 'plain/1.0' } })).status).toBe(200);
+
+    const [item] = await listUntil(`idempotencyKey=${encodeURIComponent(key)}`, (i) => i.length === 1);
+    expect(item).toMatchObject({ method: 'GET', path: '/v1/products', status: 200, idempotencyKey: key, requestId: answeredAs });
+    const detail = await stack.api('GET', `/v1/requests/${item.id}`, { token });
+    expect(detail.status).toBe(200);
+    expect(detail.body.requestHeaders).toMatchObject({ 'user-agent': userAgent, 'idempotency-key': key, 'x-request-id': requestId });
+    expect(JSON.parse(detail.text).requestHeaders['user-agent']).toBe(userAgent);
+
+    // Exact filters: the served request id finds it; the raw header, a prefix of the key or a LIKE pattern find nothing.
+    expect((await listUntil(`requestId=${encodeURIComponent(answeredAs)}`, (i) => i.length === 1))[0].id).toBe(item.id);
+    for (const query of [`requestId=${encodeURIComponent(requestId)}`, `idempotencyKey=${encodeURIComponent('k"},{"idempotencyKey":"other"')}`, 'idempotencyKey=%25', `idempotencyKey=${encodeURIComponent(`%${tag}`)}`, 'idempotencyKey=other']) {
+      const r = await stack.api('GET', `/v1/requests?${query}`, { token });
+      expect(r.status, query).toBe(200);
+      expect(r.body.items, query).toEqual([]);
+    }
+    // The next entry is whole and its own.
+    const [next] = await listUntil(`idempotencyKey=${neighbour}`, (i) => i.length === 1);
+    expect(next).toMatchObject({ requestId: neighbour, idempotencyKey: neighbour, path: '/v1/products', status: 200 });
+    expect((await stack.api('GET', `/v1/requests/${next.id}`, { token })).body.requestHeaders).toMatchObject({ 'user-agent': 'plain/1.0', 'idempotency-key': neighbour, 'x-request-id': neighbour });
+  });
+
   it('pages newest first with cursors bound to their filters', async () => {
     const key = `page-${randomUUID()}`;
     for (let i = 0; i < 3; i++) await stack.api('GET', '/v1/health', { token, headers: { 'idempotency-key': key, 'x-request-id': `${key}-${i}` } });
