@@ -27,6 +27,29 @@ const withPool = <T>(fn: (pool: Pool) => Promise<T>): Promise<T> =>
   withAdminPool({ name: 'policy', schema: SCHEMA, migrationsDir: MIGRATIONS_DIR }, fn);
 
 /** The requirements file of `product requirements set` (its example is checked by admin.test.ts). */
+
+/**
+ * The `--id <uuid>` and the one FILE.json of a product document command (requirements set, rating
+ * set): the id lower-cased, the file read and parsed, each problem a usage error naming it.
+ */
+async function productDocument(values: Record<string, unknown>, positionals: string[]): Promise<{ productId: string; file: string; doc: unknown }> {
+  const productId = required(values, 'id').toLowerCase();
+  if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
+  if (positionals.length !== 1) throw new UsageError('give exactly one FILE.json');
+  const file = positionals[0]!;
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  try {
+    return { productId, file, doc: JSON.parse(text) as unknown };
+  } catch (err) {
+    throw new UsageError(`${file} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
 export const REQUIREMENTS_FILE: FileFormat = {
   name: 'FILE.json',
   format: [
@@ -161,22 +184,7 @@ export const product: CommandGroup = {
       file: REQUIREMENTS_FILE,
       examples: ['product requirements set --id 6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b requirements.json'],
       run: async ({ values, positionals }) => {
-        const productId = required(values, 'id').toLowerCase();
-        if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
-        if (positionals.length !== 1) throw new UsageError('give exactly one FILE.json');
-        const file = positionals[0]!;
-        let text: string;
-        try {
-          text = await readFile(file, 'utf8');
-        } catch (err) {
-          throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-        }
-        let doc: unknown;
-        try {
-          doc = JSON.parse(text);
-        } catch (err) {
-          throw new UsageError(`${file} is not valid JSON: ${(err as Error).message}`);
-        }
+        const { productId, file, doc } = await productDocument(values, positionals);
         let requirements;
         try {
           requirements = parseRequirements(doc);
@@ -207,22 +215,7 @@ export const product: CommandGroup = {
       file: RATING_PLAN_FILE,
       examples: ['product rating set --id 6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b rating-plan.json'],
       run: async ({ values, positionals }) => {
-        const productId = required(values, 'id').toLowerCase();
-        if (!isUuid(productId)) throw new UsageError(`--id must be a UUID, got "${productId}"`);
-        if (positionals.length !== 1) throw new UsageError('give exactly one FILE.json');
-        const file = positionals[0]!;
-        let text: string;
-        try {
-          text = await readFile(file, 'utf8');
-        } catch (err) {
-          throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-        }
-        let doc: unknown;
-        try {
-          doc = JSON.parse(text);
-        } catch (err) {
-          throw new UsageError(`${file} is not valid JSON: ${(err as Error).message}`);
-        }
+        const { productId, file, doc } = await productDocument(values, positionals);
         try {
           return await withPool((pool) =>
             // The product's row is locked while the plan is checked against its requirements and stored:
