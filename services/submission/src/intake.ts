@@ -178,7 +178,9 @@ export async function createSubmissions(
       issued.forEach((r, i) => (made[i]!.receipt = r.jws));
     }
     return created.map((c) => c && { row: c.row, event: c.event, receipt: c.receipt });
-  });
+    // Generic plans: the clearance read (FACTS) is otherwise planned again on every create, which cost
+    // more than running it (withTx's TxOptions).
+  }, { genericPlans: true });
 }
 
 interface InsertRow extends NewSubmission, ClearanceColumns {

@@ -70,6 +70,28 @@ describe('timeouts enforced by the server', () => {
     expect(await active(pool, app)).toBe(0);
   });
 
+  it('withTx genericPlans: the transaction runs prepared statements on their generic plan, planned once per connection; the session keeps its own mode', async () => {
+    const { pool } = poolOf({ statementMs: 5_000, lockMs: 1_000 }, { max: 1 });
+    // An unnested array parameter: estimated at 10 elements in the generic plan and at its length in a
+    // custom one, so without the option PostgreSQL plans it again on every execution (custom plans).
+    const probe = () => prepared('SELECT count(*)::int AS n FROM unnest($1::int[]) AS u(x) JOIN pg_class c ON c.oid = u.x', [[1, 2]]);
+    const mode = (c: { query: Pool['query'] }) => c.query<{ m: string }>("SELECT current_setting('plan_cache_mode') AS m").then((r) => r.rows[0]!.m);
+    const generic = await withTx(pool, async (c) => {
+      const m = await mode(c);
+      for (let i = 0; i < 7; i++) await c.query(probe());
+      const r = await c.query<{ generic_plans: string; custom_plans: string }>('SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = $1', [probe().name]);
+      return { m, ...r.rows[0]! };
+    }, { genericPlans: true });
+    expect(generic).toEqual({ m: 'force_generic_plan', generic_plans: '7', custom_plans: '0' });
+    // Outside the transaction (SET LOCAL), the same connection is back to the server's default.
+    expect(await mode(pool)).toBe('auto');
+    const custom = await withTx(pool, async (c) => {
+      for (let i = 0; i < 7; i++) await c.query(probe());
+      return (await c.query<{ custom_plans: string }>('SELECT custom_plans FROM pg_prepared_statements WHERE name = $1', [probe().name])).rows[0]!.custom_plans;
+    });
+    expect(Number(custom)).toBeGreaterThan(0);
+  });
+
   it('withTx: waiting for a lock beyond lock_timeout ends the statement (55P03 → unavailable), and the lock holder is unaffected', async () => {
     const { pool } = poolOf({ statementMs: 5_000, lockMs: 150 });
     const key = Math.floor(Math.random() * 1e9);

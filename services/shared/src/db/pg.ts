@@ -128,13 +128,26 @@ export function dbError(err: unknown): never {
 }
 
 /**
+ * withTx's options: timeouts other than the pool's, and `genericPlans`: the transaction's prepared
+ * statements run their generic plan (plan_cache_mode = force_generic_plan) instead of being planned
+ * again on each execution. For transactions whose statements unnest array parameters into per-row
+ * index probes (LATERAL subqueries): PostgreSQL estimates a parameter's array at 10 elements and a
+ * bound one at its real length, so the generic plan always looks costlier than a custom one and is
+ * never chosen, although its shape is the same (one nested loop of probes per row). The clearance
+ * read of a submission's create (clearance.ts FACTS) took 1.2–3.5 ms to plan and 0.13–0.35 ms to run
+ * (docs/performance.md); with its generic plan, 0.02 ms to plan.
+ */
+export type TxOptions = Partial<DbTimeouts> & { genericPlans?: boolean };
+
+/**
  * Runs fn in a transaction on one client; rolls back on error. The transaction's statement and lock
- * timeouts are set with SET LOCAL (the pool's, or `timeouts`), in the same round trip as BEGIN, so
+ * timeouts are set with SET LOCAL (the pool's, or those of `options`), in the same round trip as BEGIN, so
  * no transaction runs unbounded whatever its session was left with. A client whose connection failed,
  * whose query the client itself gave up on (the server may still be running it, holding locks), or
  * whose rollback failed is destroyed, never handed back to the pool.
  */
-export async function withTx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, timeouts?: Partial<DbTimeouts>): Promise<T> {
+export async function withTx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, options?: TxOptions): Promise<T> {
+  const { genericPlans, ...timeouts } = options ?? {};
   const t = { ...(poolTimeouts.get(pool) ?? DEFAULT_DB_TIMEOUTS), ...timeouts };
   let client: PoolClient;
   try {
@@ -144,7 +157,11 @@ export async function withTx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, t
   }
   let broken: Error | undefined;
   try {
-    await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.round(t.statementMs)}; SET LOCAL lock_timeout = ${Math.round(t.lockMs)}`);
+    await client.query(
+      `BEGIN; SET LOCAL statement_timeout = ${Math.round(t.statementMs)}; SET LOCAL lock_timeout = ${Math.round(t.lockMs)}${
+        genericPlans ? '; SET LOCAL plan_cache_mode = force_generic_plan' : ''
+      }`,
+    );
     const out = await fn(client);
     await client.query('COMMIT');
     return out;
