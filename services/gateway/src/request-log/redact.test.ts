@@ -1,8 +1,9 @@
 // The request log's redaction as a table: each row a body or headers as the partner sent (or we
 // answered) them, and exactly what the log keeps.
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { REQUEST_LOG_BODY_LIMIT_BYTES } from '@partner/shared/domain/request-log';
-import { allowedHeaders, logBody, maskTaxId, redactJson, truncateUtf8, type CapturedBody } from './redact.js';
+import { allowedHeaders, logBody, maskTaxId, redactedJsonText, redactJson, truncateUtf8, type CapturedBody } from './redact.js';
 
 describe('request log redaction: headers', () => {
   const rows: [string, Record<string, string | string[] | undefined>, Record<string, string>][] = [
@@ -55,6 +56,8 @@ describe('request log redaction: JSON bodies', () => {
   it.each(rows)('%s', (_name, given, kept) => {
     const before = JSON.stringify(given);
     expect(redactJson(given)).toEqual(kept);
+    // The one-pass text (what logBody stores) is the same redaction.
+    expect(JSON.parse(redactedJsonText(given)!)).toEqual(kept);
     // The original is not changed (the route's value may still be in use).
     expect(JSON.stringify(given)).toBe(before);
   });
@@ -63,6 +66,26 @@ describe('request log redaction: JSON bodies', () => {
     expect(maskTaxId('123-45-6789')).toBe('****6789');
     expect(maskTaxId(' 1 2 3 4 5 ')).toBe('****2345');
     expect(maskTaxId(undefined)).toBe('****');
+  });
+});
+
+describe('request log redaction: the one-pass text', () => {
+  // Member names drawn from the ones redaction acts on as well as any other.
+  const names = fc.oneof(fc.constantFrom('secret', 'clientSecret', 'webhook_secret', 'taxId', 'tax_id', 'TIN', 'ssn', 'secretive', 'applicant', 'items'), fc.string().filter((s) => s !== '__proto__'));
+  const json = fc.letrec<{ value: unknown }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.string(),
+      fc.array(tie('value'), { maxLength: 4 }),
+      fc.dictionary(names, tie('value'), { maxKeys: 5 }),
+    ),
+  })).value;
+  it('is JSON.stringify(redactJson(value)), byte for byte, for any JSON value', () => {
+    fc.assert(fc.property(json, (value) => redactedJsonText(value) === JSON.stringify(redactJson(value))), { numRuns: 2_000 });
   });
 });
 

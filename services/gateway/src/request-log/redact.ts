@@ -39,6 +39,60 @@ export const isSecretName = (name: string): boolean => normalName(name).endsWith
 /** Whether a member holds a tax id (masked). */
 export const isTaxIdName = (name: string): boolean => TAX_ID_NAMES.has(normalName(name));
 
+/** What a member name means to redaction: kept as is, removed (a secret) or masked (a tax id). */
+type NameRule = 'keep' | 'remove' | 'mask';
+
+// Member names repeat (every item of a page has the same ones): each is classified once. Bounded,
+// since request bodies may carry any names: when full it starts over.
+const NAME_RULES_MAX = 4_096;
+const nameRules = new Map<string, NameRule>();
+function ruleOf(name: string): NameRule {
+  let rule = nameRules.get(name);
+  if (rule === undefined) {
+    rule = isSecretName(name) ? 'remove' : isTaxIdName(name) ? 'mask' : 'keep';
+    if (nameRules.size >= NAME_RULES_MAX) nameRules.clear();
+    nameRules.set(name, rule);
+  }
+  return rule;
+}
+
+// JSON.stringify's replacer doing what redactJson does, without copying the value first: called for
+// every member (and array index, whose names are digits, so always kept) before it is written.
+function redactMember(this: unknown, name: string, member: unknown): unknown {
+  if (name === '' || Array.isArray(this)) return member;
+  const rule = ruleOf(name);
+  if (rule === 'remove') return undefined;
+  if (rule === 'mask' && member !== null && typeof member !== 'object') return maskTaxId(member);
+  return member;
+}
+
+/**
+ * Whether redaction could change a value's JSON text: some member, at any depth, is a secret or a tax
+ * id, or some object has its own JSON form (toJSON, which could hold either). A walk of names only,
+ * far cheaper than writing the text through a replacer.
+ */
+function mayNeedRedaction(value: unknown, depth = 0): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  // Deeper than any body we answer or accept: let the replacer decide.
+  if (depth > 64 || typeof (value as { toJSON?: unknown }).toJSON === 'function') return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (mayNeedRedaction(item, depth + 1)) return true;
+    return false;
+  }
+  for (const name of Object.keys(value)) {
+    if (ruleOf(name) !== 'keep' || mayNeedRedaction((value as Record<string, unknown>)[name], depth + 1)) return true;
+  }
+  return false;
+}
+
+/**
+ * JSON.stringify(redactJson(value)): the redacted JSON text of a value (undefined for undefined), in
+ * one pass. Most bodies hold nothing to redact (a page of policies): those are written as they are.
+ */
+export function redactedJsonText(value: unknown): string | undefined {
+  return (mayNeedRedaction(value) ? JSON.stringify(value, redactMember) : JSON.stringify(value)) as string | undefined;
+}
+
 /** A tax id as the log shows it: `****` and its last four digits (`****` alone when it has fewer). */
 export function maskTaxId(value: unknown): string {
   const digits = typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' ? String(value).replace(/\D/g, '') : '';
@@ -100,11 +154,21 @@ export function logBody(captured: CapturedBody, limit = REQUEST_LOG_BODY_LIMIT_B
       return { body, text: JSON.stringify(body), truncated: false, sizeBytes: captured.sizeBytes };
     }
     case 'json': {
-      const redacted = redactJson(captured.value);
-      const text = JSON.stringify(redacted);
+      // Redacted while it is written (no copy of the value: a page of 50 policies is ~100 members
+      // per item); `body` is read back from the text only when asked for (the recorder ships text).
+      const text = redactedJsonText(captured.value);
       if (text === undefined) return { body: null, text: null, truncated: false, sizeBytes: captured.sizeBytes };
       // Cheap bound first: a text of at most limit/3 characters is at most limit bytes.
-      if (text.length * 3 <= limit || Buffer.byteLength(text) <= limit) return { body: redacted, text, truncated: false, sizeBytes: captured.sizeBytes ?? Buffer.byteLength(text) };
+      if (text.length * 3 <= limit || Buffer.byteLength(text) <= limit) {
+        return {
+          get body(): unknown {
+            return JSON.parse(text) as unknown;
+          },
+          text,
+          truncated: false,
+          sizeBytes: captured.sizeBytes ?? Buffer.byteLength(text),
+        };
+      }
       const cut = truncateUtf8(text, limit);
       return { body: cut, text: JSON.stringify(cut), truncated: true, sizeBytes: captured.sizeBytes ?? Buffer.byteLength(text) };
     }
