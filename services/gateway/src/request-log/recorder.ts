@@ -94,10 +94,12 @@ export interface RecorderOptions {
 function responseBodyOf(ctx: GatewayContext): CapturedBody {
   const body = ctx.body as unknown;
   if (body === undefined || body === null) return { kind: 'none' };
+  // A JSON body's size is its text's, measured when it is written (logBody): Koa's `length` of an
+  // object body is Buffer.byteLength(JSON.stringify(body)), a whole serialization, so it is read
+  // only for the bodies that are not JSON.
+  if (!(Buffer.isBuffer(body) || typeof body === 'string' || typeof (body as { pipe?: unknown }).pipe === 'function')) return { kind: 'json', value: body, sizeBytes: null };
   const length = ctx.response.length;
-  const sizeBytes = typeof length === 'number' && Number.isFinite(length) ? length : null;
-  if (Buffer.isBuffer(body) || typeof body === 'string' || typeof (body as { pipe?: unknown }).pipe === 'function') return { kind: 'other', sizeBytes };
-  return { kind: 'json', value: body, sizeBytes: null };
+  return { kind: 'other', sizeBytes: typeof length === 'number' && Number.isFinite(length) ? length : null };
 }
 
 function requestBodyOf(ctx: GatewayContext): CapturedBody {
