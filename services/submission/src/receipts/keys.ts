@@ -24,6 +24,8 @@ export const RECEIPT_KEYS: sealed.KeyTable = {
 
 /** Taken shared by every receipt-issuing transaction, exclusively by a rotation. */
 export const KEY_LOCK_SQL = "SELECT pg_advisory_xact_lock_shared(hashtext('submission:receipt-keys'))";
+/** The current receipt key's id, as a scalar subquery (read after KEY_LOCK_SQL). */
+export const CURRENT_KID_SQL = 'SELECT kid FROM receipt_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1';
 const KEY_LOCK_EXCLUSIVE_SQL = "SELECT pg_advisory_xact_lock(hashtext('submission:receipt-keys'))";
 
 /** A receipt key ready to sign: node:crypto's key object (synchronous signing, see issue.ts). */
@@ -53,11 +55,11 @@ export class ReceiptKeyring {
    * Inside an issuing transaction, after KEY_LOCK_SQL: the current key and the instant the receipts
    * are issued at (the database's clock, read after the lock).
    */
-  async forTx(tx: PoolClient): Promise<{ key: ReceiptKey; issuedAt: Date }> {
-    const r = await tx.query<{ kid: string; at: Date }>(
-      'SELECT (SELECT kid FROM receipt_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1) AS kid, clock_timestamp() AS at',
-    );
-    const { kid, at } = r.rows[0]!;
+  async forTx(tx: PoolClient, read?: { kid: string | null; issuedAt: Date }): Promise<{ key: ReceiptKey; issuedAt: Date }> {
+    // Read already (lockHeads' statement, after the lock), or read now.
+    const { kid, at } = read
+      ? { kid: read.kid, at: read.issuedAt }
+      : (await tx.query<{ kid: string | null; at: Date }>(`SELECT (${CURRENT_KID_SQL}) AS kid, clock_timestamp() AS at`)).rows[0]!;
     if (!kid) throw new Error('no current receipt key (receipt_keys has none unretired)');
     if (this.current?.kid !== kid) this.current = await this.toNode(kid, tx);
     return { key: this.current, issuedAt: at };
