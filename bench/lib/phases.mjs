@@ -354,9 +354,10 @@ export async function hops(stack, { n }) {
   job.close();
   policy.close();
 
-  // The SubmitJob transaction as the job service runs it (BEGIN, key INSERT, job INSERT, outbox
-  // INSERT, COMMIT: five round trips) against the same writes as one statement, on copies of the
-  // job tables in a scratch schema.
+  // SubmitJob's writes as the job service first ran them (BEGIN, key INSERT, job INSERT, outbox
+  // INSERT, COMMIT: five round trips) against the same writes as one statement, which is how the
+  // service runs them now (services/job/src/repo.ts SUBMIT_WITH_KEY), on copies of the job tables in
+  // a scratch schema: what folding a transaction into one statement is worth on this machine.
   await db.query(`CREATE SCHEMA hops;
     CREATE TABLE hops.jobs (LIKE job.jobs INCLUDING ALL);
     CREATE TABLE hops.idempotency_keys (LIKE job.idempotency_keys INCLUDING ALL);
@@ -375,7 +376,7 @@ export async function hops(stack, { n }) {
   const JOB_SQL = `INSERT INTO hops.jobs (job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'accepted')
        RETURNING job_id, kind, tenant_id, partner_id, client_id, principal_id, payload, status, result, error, deliveries, created_at, updated_at`;
-  await time('SubmitJob transaction as written (5 round trips, committed)', async () => {
+  await time('SubmitJob writes as five statements (the old transaction: 5 round trips, committed)', async () => {
     const a = args();
     await db.query('BEGIN');
     await db.query(KEY_SQL, ['t', 'p', 'c', 'POST /v1/submissions', a.key, 'f', a.id, 24]);
@@ -383,7 +384,7 @@ export async function hops(stack, { n }) {
     await db.query('INSERT INTO hops.outbox (job_id, subject) VALUES ($1, $2) RETURNING id', [a.id, 'x.jobs.submission_create']);
     await db.query('COMMIT');
   });
-  await time('same writes as one statement (data-modifying CTE, 1 round trip)', async () => {
+  await time('same writes as one statement, as the service runs them (data-modifying CTE, 1 round trip)', async () => {
     const a = args();
     await db.query(
       `WITH k AS (${KEY_SQL.replace(/\$8/g, '$10')}),
