@@ -52,6 +52,13 @@ interface Partner {
   seen: Seen[];
 }
 
+/** An event as the feed writer stored it. */
+interface Stored {
+  event_id: string;
+  partner_seq: string;
+  position: string;
+}
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const partnerKey = (tenantId: string, partnerId: string) => `${tenantId}/${partnerId}`;
 
@@ -104,34 +111,66 @@ describe('PostgreSQL crashed while events flow (asynchronous commits)', () => {
     let crashed = false;
     let crash: Promise<void> | undefined;
     let trigger = '';
-    const crashNow = (by: string) => {
+    const crashNow = (by: string, signal: () => void = () => process.kill(server.postmasterPid(), 'SIGQUIT')) => {
       if (crash) return;
       trigger = by;
-      // Synchronous up to the signal: the postmaster has its SIGQUIT before this returns.
-      crash = server.crash().then(() => {
+      const pid = server.postmasterPid();
+      signal();
+      crash = server.crashed(pid).then(() => {
         crashed = true;
       });
     };
     const announcedEvents = () => partners.reduce((n, q) => n + q.announced, 0);
-    // The crash comes right as the feed writer's COMMIT returns (its client's query wrapped: the
-    // statement that begins its transaction takes the writer's advisory lock), once about a third of
-    // the flow is stored: that commit's WAL is then most likely still unwritten, unless another
-    // commit's flush took it along. The writer goes on as after any commit (its wake-ups are sent).
+    // The crash comes right behind one of the feed writer's commits, once about a third of the flow
+    // is stored: a session of the test's waits for the writer's advisory lock (sent as the writer
+    // sends its COMMIT) and, the moment the commit releases it, has the server run `kill -QUIT` on
+    // its own postmaster. So the crash follows the commit by the start of a shell (about a
+    // millisecond), not by this busy process's event loop: that commit's WAL is then likely still
+    // unwritten, unless another commit's flush (every synchronous commit writes all WAL before its
+    // own) took it along in between. The writer goes on as after any commit (its wake-ups are sent).
+    const killer = new pg.Client({ connectionString: server.url(stack.dbName) });
+    killer.on('error', () => undefined);
+    await killer.connect();
+    // Every event the writer's commits stored, as the writer saw it once its COMMIT returned.
+    const committed: Stored[] = [];
+    const pending: Stored[] = [];
     const wrapped = new WeakSet<pg.PoolClient>();
     stack.services.events!.pool!.on('acquire', (client) => {
       if (wrapped.has(client)) return;
       wrapped.add(client);
       const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
-      let inWriterTx = false;
+      let writerLock: string | undefined;
       (client as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
         const text = typeof args[0] === 'string' ? args[0] : '';
-        if (text.startsWith('BEGIN; SELECT pg_advisory_xact_lock')) inWriterTx = true;
-        if (text !== 'COMMIT' || !inWriterTx) return query(...args);
-        inWriterTx = false;
-        return query(...args).then((r) => {
-          if (announcedEvents() >= CRASH_AFTER_EVENTS) crashNow("the feed writer's commit");
+        // The statement that begins the writer's transaction takes its advisory lock.
+        const lock = /^BEGIN; SELECT pg_advisory_xact_lock\((\d+)\)/.exec(text)?.[1];
+        if (lock) {
+          writerLock = lock;
+          pending.length = 0; // what a batch that rolled back had stored
+        }
+        if (!writerLock) return query(...args);
+        if (text !== 'COMMIT') {
+          // The rows the batch stored (its statement returns each event's id, partner_seq and position).
+          return query(...args).then((r) => {
+            for (const row of (r as { rows?: Partial<Stored>[] }).rows ?? []) {
+              if (row.event_id && row.partner_seq && row.position) pending.push({ event_id: row.event_id, partner_seq: String(row.partner_seq), position: String(row.position) });
+            }
+            return r;
+          });
+        }
+        const batch = pending.splice(0);
+        const commit = query(...args).then((r) => {
+          committed.push(...batch);
           return r;
         });
+        if (announcedEvents() >= CRASH_AFTER_EVENTS) {
+          const pid = server.postmasterPid();
+          crashNow("the feed writer's commit", () => {
+            killer.query(`SELECT pg_advisory_lock(${writerLock}); COPY (SELECT 1) TO PROGRAM 'kill -QUIT ${pid}'`).catch(() => undefined);
+          });
+        }
+        writerLock = undefined;
+        return commit;
       };
     });
     // Every wake-up: the highest partner_seq announced per partner. Should the writer's transaction
@@ -193,6 +232,7 @@ describe('PostgreSQL crashed while events flow (asynchronous commits)', () => {
     // feed writer has not stored anything again yet); then the server back where the services are.
     await until('the crash', async () => crashed, 40_000);
     const crashedAt = Date.now();
+    await killer.end().catch(() => undefined);
     const aside = await server.upElsewhere();
     const look = new pg.Client({ connectionString: server.urlOn(aside, stack.dbName) });
     await look.connect();
@@ -209,6 +249,7 @@ describe('PostgreSQL crashed while events flow (asynchronous commits)', () => {
     // What had been announced before the crash (nothing commits while the server is down or aside:
     // every wake-up that has arrived by now is of a commit made before the crash).
     const announced = new Map(partners.map((p) => [p.key, p.announced]));
+    const committedAtCrash = Math.max(0, ...committed.map((c) => Number(c.position)));
     await server.down();
     await server.up();
     const downMs = Date.now() - crashedAt;
@@ -251,6 +292,13 @@ describe('PostgreSQL crashed while events flow (asynchronous commits)', () => {
               CASE WHEN type = 'submission.created' THEN data->>'submissionId' END AS submission_id
          FROM events.events ORDER BY position, partner_seq`,
     );
+    // Every event a commit of the writer had stored (acknowledged) before the crash, lost or not, is in
+    // the feed as it was stored: same id, same partner_seq, same position.
+    const final = new Map(feed.map((e) => [e.event_id, { event_id: e.event_id, partner_seq: String(e.partner_seq), position: String(e.position) }]));
+    expect(committed.length).toBeGreaterThanOrEqual(CRASH_AFTER_EVENTS);
+    expect(committed.filter((c) => JSON.stringify(final.get(c.event_id)) !== JSON.stringify(c))).toEqual([]);
+    const lostCommitted = committed.filter((c) => BigInt(c.position) > BigInt(recoveredPosition) && Number(c.position) <= committedAtCrash);
+
     // Every event once: ids unique, one job.succeeded per job, one submission.created per submission.
     expect(new Set(feed.map((e) => e.event_id)).size).toBe(feed.length);
     const succeeded = feed.filter((e) => e.type === 'job.succeeded').map((e) => e.job_id);
@@ -313,7 +361,7 @@ describe('PostgreSQL crashed while events flow (asynchronous commits)', () => {
     wakes.unsubscribe();
     console.log(
       `async-commit crash (at ${trigger}): ${lostEvents > 0 ? 'LOST' : 'lost no'} announced feed commits — ${lost.map((l) => `${l.partner} announced seq ${l.announced}, recovered ${l.recovered}`).join('; ')}; ` +
-        `recovered max(position) ${recoveredPosition}; events a reader saw before the crash and the crash lost: ${seenThenLost} (all back at their positions); ` +
+        `writer's acknowledged commits: through position ${committedAtCrash}, recovered max(position) ${recoveredPosition}, ${lostCommitted.length} stored events lost and stored again at the same id/partner_seq/position; events a reader saw before the crash and the crash lost: ${seenThenLost} (all back at their positions); ` +
         `request-log rows at recovery ${logRowsRecovered}, at the end ${log!.n}; webhook sends ${receiver.received.length} for ${hookedIds.size} events (${duplicateSends} duplicate sends); ` +
         `submissions refused while down ${refused}; server down ${downMs} ms; flow ${flowMs} ms; feed ${feed.length} events`,
     );

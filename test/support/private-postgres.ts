@@ -94,8 +94,18 @@ export class PrivatePostgres {
    * the WAL.
    */
   async crash(): Promise<void> {
-    const pid = Number(readFileSync(join(this.data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const pid = this.postmasterPid();
     process.kill(pid, 'SIGQUIT');
+    await this.crashed(pid);
+  }
+
+  /** The running postmaster's process id (for a crash sent from elsewhere: see crashed()). */
+  postmasterPid(): number {
+    return Number(readFileSync(join(this.data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  }
+
+  /** Resolves once the postmaster `pid` has exited (after a SIGQUIT sent by crash() or by anyone). */
+  async crashed(pid: number): Promise<void> {
     this.running = false;
     const alive = () => {
       try {
