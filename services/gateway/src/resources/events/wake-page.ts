@@ -46,8 +46,25 @@ function contiguous(wake: FeedWake): { events: FeedWakeEvent[]; complete: boolea
   }
 }
 
+/**
+ * Answers by wake-up (one object per message, handed to every reader it wakes) and query: the many
+ * readers of one partner at one cursor that one wake-up wakes (and asks, as it arrives, whether it is
+ * for them) work it out once, as they would share one read.
+ */
+const answers = new WeakMap<FeedWake, Map<string, WakeAnswer>>();
+
 export function pageFromWake(wake: FeedWake | undefined, query: HeldQuery): WakeAnswer {
   if (!wake || wake.after !== query.pageToken) return undefined;
+  let known = answers.get(wake);
+  if (!known) answers.set(wake, (known = new Map()));
+  const key = JSON.stringify([query.types ?? [], query.pageSize ?? 0]);
+  if (known.has(key)) return known.get(key);
+  const answer = answerOf(wake, query);
+  known.set(key, answer);
+  return answer;
+}
+
+function answerOf(wake: FeedWake, query: HeldQuery): WakeAnswer {
   const carried = contiguous(wake);
   if (!carried) return undefined;
   const { events, complete } = carried;
