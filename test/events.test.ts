@@ -10,6 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PartnerClient, type FollowParams, type PartnerEvent } from '../sdk/client/src/index.js';
+import { connect as natsConnect } from 'nats';
+import { natsNames } from '@partner/shared/nats/client';
+import type { FeedWake } from '@partner/shared/domain/events';
 import { FeedCursors } from '../services/events/src/cursor.js';
 import { multipartBytes, upload } from './support/attachments.js';
 import { provision, submissionBody } from './support/fixtures.js';
@@ -50,6 +53,18 @@ async function submitMany(stack: Stack, token: string, n: number): Promise<void>
       expect(res.status).toBe(202);
     }),
   );
+}
+
+/** The sum of a metric's samples on an ops listener whose labels include every one of `labels`. */
+async function metricSum(opsUrl: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(`${opsUrl}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = /^(\w+)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    if (Object.entries(labels).every(([k, v]) => (m[2] ?? '').includes(`${k}="${v}"`))) sum += Number(m[3]);
+  }
+  return sum;
 }
 
 const storedFor = async (stack: Stack, c: ClientCreds): Promise<number> =>
@@ -182,6 +197,90 @@ describe('events: recorded with their change, read from the feed', () => {
     expect(r.body.items[0].data.submissionId).toBe(created.body.submissionId);
     // Answered promptly after the event was stored (a generous bound; the benchmark measures it).
     expect(at - row!.stored_at.getTime()).toBeLessThan(1_000);
+  });
+
+  it('answers a woken long-poll reader from the wake-up without reading the feed again, exactly as a read would; others read again', async () => {
+    // A partner of its own: nothing of an earlier test can still be on its way into this feed.
+    const c = await stack.createClient();
+    const tok = await stack.token(c);
+    const start = await stack.api('GET', '/v1/events', { token: tok });
+    expect(start.body.items).toEqual([]);
+    const at = start.body.nextCursor as string;
+    const listEvents = () => metricSum(stack.opsUrls.events!, 'partner_grpc_server_handled_total', { grpc_method: 'ListEvents' });
+    const wakeups = (answered: string) => metricSum(stack.gatewayOpsUrl, 'partner_gateway_feed_wakeups_total', { answered });
+    const counts = async () => ({ fromWakeup: await wakeups('from_wakeup'), reread: await wakeups('reread'), listEvents: await listEvents() });
+    const waiting = (n: number) => until(`${n} feed readers waiting`, async () => (await metricSum(stack.gatewayOpsUrl, 'partner_gateway_waiting_requests')) === n);
+    const poll = (query: string) => stack.api('GET', `/v1/events?cursor=${at}${query}`, { token: tok, headers: { prefer: 'wait=20' } });
+    const publish = async (wake: FeedWake) => {
+      const nc = await natsConnect({ servers: stack.env.NATS_URL });
+      try {
+        nc.publish(natsNames(stack.prefix).feedWakeSubject, JSON.stringify(wake));
+        await nc.flush();
+      } finally {
+        await nc.close();
+      }
+    };
+    const owner = { tenantId: c.tenant, partnerId: c.partnerId };
+    const [key] = await stack.sql<{ secret: string }>('SELECT secret FROM events.cursor_keys WHERE id = 1');
+    const cursors = new FeedCursors([key!.secret]);
+    expect(cursors.decode(at, owner)).toEqual({ version: 2, seq: 0n });
+    const empty = JSON.stringify({ items: [], nextCursor: at });
+
+    // (c) Readers (one with a type filter) woken by a wake-up that does not follow their cursor (as
+    // after a wake-up this gateway missed), and one woken by a wake-up without events (an events
+    // service of before), read again: they get the feed's page, not the wake-up's events.
+    const behind = [poll(''), poll('&types=job.succeeded')];
+    await waiting(2);
+    let before = await counts();
+    await publish({
+      ...owner,
+      seq: '2',
+      after: cursors.encode(1n, owner),
+      events: [{ id: 'evt_0000000000000000000000000000000f', type: 'job.succeeded', timestamp: new Date().toISOString(), dataJson: '{}', seq: '2', cursor: cursors.encode(2n, owner) }],
+    });
+    for (const r of await Promise.all(behind)) {
+      expect(r.status).toBe(200);
+      expect(r.text).toBe(empty);
+    }
+    expect(await counts()).toEqual({ ...before, reread: before.reread + 2, listEvents: before.listEvents + 2 });
+    const old = poll('');
+    await waiting(1);
+    before = await counts();
+    await publish({ ...owner, seq: '1' });
+    expect((await old).text).toBe(empty);
+    expect(await counts()).toEqual({ ...before, reread: before.reread + 1, listEvents: before.listEvents + 1 });
+
+    // (a) Readers at the head woken by stored events are answered from the wake-ups: no ListEvents
+    // call. The one reading job.succeeded only is not answered by submission.created's wake-up (that
+    // page would be empty): it keeps waiting, from past it, for job.succeeded's.
+    const plain = poll('&limit=1');
+    const typed = poll('&limit=1&types=job.succeeded');
+    await waiting(2);
+    before = await counts();
+    const created = await stack.api('POST', '/v1/submissions', { token: tok, json: submissionBody(), headers: { prefer: 'wait=20' } });
+    expect(created.status).toBe(200);
+    const [woken, wokenTyped] = await Promise.all([plain, typed]);
+    expect(woken.status).toBe(200);
+    expect(woken.headers.get('preference-applied')).toBe('wait=20');
+    expect(woken.body.items.map((e: FeedEvent) => [e.type, e.data.submissionId])).toEqual([['submission.created', created.body.submissionId]]);
+    expect(wokenTyped.status).toBe(200);
+    expect(wokenTyped.body.items.map((e: FeedEvent) => e.type)).toEqual(['job.succeeded']);
+    expect(await counts()).toEqual({ ...before, fromWakeup: before.fromWakeup + 2 });
+
+    // (b) Byte for byte what a plain read at the same cursor returns afterwards.
+    for (const [answer, query] of [
+      [woken, '&limit=1'],
+      [wokenTyped, '&limit=1&types=job.succeeded'],
+    ] as const) {
+      const again = await stack.api('GET', `/v1/events?cursor=${at}${query}`, { token: tok });
+      expect(answer.text).toBe(again.text);
+      expect(answer.headers.get('content-type')).toBe(again.headers.get('content-type'));
+    }
+    // The woken reader's cursor continues the feed: the next page starts right after its event.
+    const all = await readAll(stack, tok, at);
+    expect(all.events.map((e) => e.type)).toEqual(['submission.created', 'job.succeeded']);
+    expect(wokenTyped.body.items).toEqual(all.events.slice(1));
+    expect((await readAll(stack, tok, woken.body.nextCursor as string)).events).toEqual(all.events.slice(1));
   });
 
   it('refuses bad parameters with 400 naming each one, and needs events/read', async () => {

@@ -3,7 +3,7 @@
 import { fileURLToPath } from 'node:url';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
-import { EVENT_TYPES, isEventId, isEventType } from '@partner/shared/domain/events';
+import { EVENT_TYPES, FEED_DEFAULT_PAGE_SIZE, isEventId, isEventType } from '@partner/shared/domain/events';
 import { natsNames } from '@partner/shared/nats/client';
 import { dbError } from '@partner/shared/db/pg';
 import { startProcess, type RunningProcess, type StartOptions } from '@partner/shared/process/start';
@@ -23,10 +23,10 @@ import { RequestLogWriter } from './request-log/writer.js';
 
 export const SCHEMA = 'events';
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
-export const DEFAULT_PAGE_SIZE = 50;
+export const DEFAULT_PAGE_SIZE = FEED_DEFAULT_PAGE_SIZE;
 export const MAX_PAGE_SIZE = 200;
 
-const toEvent = (r: feed.EventRow) => ({ id: r.event_id, type: r.type, timestamp: r.timestamp.toISOString(), dataJson: r.data_json });
+const { toEvent } = feed;
 
 function expired(): never {
   throw new DomainError('cursor_expired', 'this cursor is older than the event retention; reconcile with GET /v1/jobs and GET /v1/submissions, then read the feed from since');
@@ -64,7 +64,7 @@ export function startEvents(config: EventsConfig, opts: StartOptions = {}): Prom
       nats.onConnect((conn) => {
         // An event for every partner is stored once per partner the auth service knows.
         const partners = async () => (await clients.auth.ListPartners({})).partners.map((p) => ({ tenantId: p.tenantId, partnerId: p.partnerId }));
-        writer = new FeedWriter(pool, conn, names, { stream: config.eventsStream, logger, metrics, partners });
+        writer = new FeedWriter(pool, conn, names, { stream: config.eventsStream, logger, metrics, partners, cursors });
         writer.start();
       });
 

@@ -16,6 +16,17 @@ export interface EventRow {
   data_json: string;
 }
 
+/**
+ * An event as ListEvents returns it: the one serializer of a stored row, for pages and for the events
+ * a feed wake-up carries (writer.ts), so the two cannot differ.
+ */
+export const toEvent = (r: Pick<EventRow, 'event_id' | 'type' | 'timestamp' | 'data_json'>) => ({
+  id: r.event_id,
+  type: r.type,
+  timestamp: r.timestamp.toISOString(),
+  dataJson: r.data_json,
+});
+
 export interface Page {
   rows: EventRow[];
   /** The partner's highest partner_seq in the same snapshot as rows (0 when it has none). */

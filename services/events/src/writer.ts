@@ -10,13 +10,16 @@
 // that row-locks it: a partner's sequence is committed in order even if several writers ever ran at
 // once. A reader's snapshot therefore always holds a prefix of each partner's feed: no event can be
 // stored behind a position a cursor has passed. After each commit a wake-up per partner goes out
-// on core NATS for the gateways' long-polling readers.
+// on core NATS for the gateways' long-polling readers, carrying the partner's events of the commit
+// as the feed serves them (feedWake), so a reader they are the next page of needs no read.
 import type { JsMsg, NatsConnection } from 'nats';
 import { DeliverPolicy } from 'nats';
 import type { Logger } from '@partner/shared/telemetry/logger';
 import { prepared, type Pool } from '@partner/shared/db/pg';
 import { ensureEventsStream, natsNames } from '@partner/shared/nats/client';
-import { isEventId, isEventType, isForEveryPartner, type EventMessage } from '@partner/shared/domain/events';
+import { isEventId, isEventType, isForEveryPartner, type EventMessage, type FeedWake, type FeedWakeEvent } from '@partner/shared/domain/events';
+import type { FeedCursors, Owner } from './cursor.js';
+import { toEvent } from './feed.js';
 import { createHash } from 'node:crypto';
 import { deliveryBody, queueDeliveriesSql } from './webhooks/repo.js';
 
@@ -31,11 +34,46 @@ export interface WriterMetrics {
   storeDelay?(seconds: number): void;
 }
 
-/** The wake-up a gateway hears: an event of this partner is stored at this partner_seq. */
-export interface FeedWake {
-  tenantId: string;
-  partnerId: string;
-  seq: string;
+/** A wake-up carries at most this many of its partner's newly stored events … */
+export const WAKE_EVENTS_MAX = 100;
+/** … and at most this many bytes of them (JSON); beyond either it carries a prefix, or none (shared/domain/events.ts). */
+export const WAKE_BYTES_MAX = 64 * 1024;
+
+/** A row the batch stored, as STORE returns it. */
+interface StoredRow {
+  partner_seq: string;
+  tenant_id: string;
+  partner_id: string;
+  event_id: string;
+  position: string;
+  type: string;
+  timestamp: Date;
+  data_json: string;
+  queued: string;
+}
+
+/**
+ * The wake-up of one partner after a commit: its head (`seq`, the old fields an older gateway reads)
+ * and, when `cursors` is given, the partner's events stored by the commit (`rows`, in partner_seq
+ * order, contiguous) as ListEvents returns them (feed.toEvent), each with its seq and the cursor past
+ * it, after `after` (the cursor just before the first): as many as fit WAKE_EVENTS_MAX and
+ * WAKE_BYTES_MAX, and none (a plain wake-up, so readers re-read) when not even the first fits.
+ */
+export function feedWake(owner: Owner, rows: Pick<StoredRow, 'partner_seq' | 'event_id' | 'type' | 'timestamp' | 'data_json'>[], cursors?: FeedCursors): FeedWake {
+  const head = rows.at(-1)!.partner_seq;
+  const wake: FeedWake = { tenantId: owner.tenantId, partnerId: owner.partnerId, seq: head };
+  if (!cursors) return wake;
+  const events: FeedWakeEvent[] = [];
+  let bytes = 0;
+  for (const row of rows.slice(0, WAKE_EVENTS_MAX)) {
+    const seq = BigInt(row.partner_seq);
+    const e: FeedWakeEvent = { ...toEvent(row), seq: row.partner_seq, cursor: cursors.encode(seq, owner) };
+    bytes += Buffer.byteLength(JSON.stringify(e));
+    if (bytes > WAKE_BYTES_MAX) break;
+    events.push(e);
+  }
+  if (events.length === 0) return wake;
+  return { ...wake, after: cursors.encode(BigInt(events[0]!.seq) - 1n, owner), events };
 }
 
 export interface Parsed {
@@ -120,14 +158,14 @@ const STORE = `WITH input AS (
      INSERT INTO events (position, partner_seq, event_id, tenant_id, partner_id, type, "timestamp", data)
      SELECT position, partner_seq, event_id, tenant_id, partner_id, type, ts, data FROM numbered ORDER BY ord
      ON CONFLICT (event_id) DO NOTHING
-     RETURNING partner_seq, tenant_id, partner_id, event_id, position
+     RETURNING partner_seq, tenant_id, partner_id, event_id, position, type, "timestamp", data::text AS data_json
    ), stored AS (
      SELECT ins.event_id, ins.tenant_id, ins.partner_id, n.type, n.body FROM ins JOIN numbered n USING (event_id)
    ), queued AS (
      ${queueDeliveriesSql('stored')}
      RETURNING 1
    )
-   SELECT partner_seq, tenant_id, partner_id, event_id, position, (SELECT count(*) FROM queued) AS queued FROM ins`;
+   SELECT partner_seq, tenant_id, partner_id, event_id, position, type, "timestamp", data_json, (SELECT count(*) FROM queued) AS queued FROM ins`;
 
 export class FeedWriter {
   private stopped = false;
@@ -144,7 +182,14 @@ export class FeedWriter {
     private readonly pool: Pool,
     private readonly nc: NatsConnection,
     private readonly names: ReturnType<typeof natsNames>,
-    private readonly opts: { stream: { replicas: number; duplicateWindowMs: number }; logger: Logger; metrics?: WriterMetrics; partners?: PartnerDirectory },
+    private readonly opts: {
+      stream: { replicas: number; duplicateWindowMs: number };
+      logger: Logger;
+      metrics?: WriterMetrics;
+      partners?: PartnerDirectory;
+      /** The feed's cursors: with them the wake-ups carry the stored events (feedWake); without, only the head. */
+      cursors?: FeedCursors;
+    },
   ) {}
 
   start(): void {
@@ -290,7 +335,7 @@ export class FeedWriter {
       parsed = parsed.flatMap((p) => (isForEveryPartner(p.msg) ? copiesForEveryPartner(p, partners) : [p]));
     }
     const client = await this.pool.connect();
-    let stored: FeedWake[] = [];
+    let stored: StoredRow[] = [];
     let queued = 0;
     // Messages of the stream stored (an event for every partner is one message, stored as many rows).
     let storedMessages = 0;
@@ -307,7 +352,7 @@ export class FeedWriter {
       const through = BigInt(begun[2]!.rows[0]!.p);
       const fresh = distinctEvents(parsed.filter((p) => p.position > through));
       if (fresh.length > 0) {
-        const r = await client.query<{ partner_seq: string; tenant_id: string; partner_id: string; event_id: string; position: string; queued: string }>(
+        const r = await client.query<StoredRow>(
           prepared(STORE, [
             fresh.map((p) => p.position.toString()),
             fresh.map((p) => p.msg.event.id),
@@ -319,9 +364,10 @@ export class FeedWriter {
             fresh.map((p) => deliveryBody(p.msg)),
           ]),
         );
-        // In stream order (the wake-ups name each partner's highest seq stored).
+        // In stream order (each partner's in partner_seq order: the wake-ups carry them so, and name
+        // each partner's highest seq stored).
         const rows = r.rows.sort((a, b) => (BigInt(a.partner_seq) < BigInt(b.partner_seq) ? -1 : BigInt(a.partner_seq) > BigInt(b.partner_seq) ? 1 : 0));
-        stored = rows.map((row) => ({ tenantId: row.tenant_id, partnerId: row.partner_id, seq: row.partner_seq }));
+        stored = rows;
         storedPositions = new Set(rows.map((row) => BigInt(row.position)));
         storedMessages = storedPositions.size;
         queued = Number(r.rows[0]?.queued ?? 0);
@@ -349,11 +395,18 @@ export class FeedWriter {
         // They poll too: the deliveries go out at their next look.
       }
     }
-    // One wake-up per partner, naming the highest partner_seq stored for it (never a global position).
-    const latest = new Map<string, FeedWake>();
-    for (const w of stored) latest.set(`${w.tenantId}\u0000${w.partnerId}`, w);
-    for (const w of latest.values()) {
+    // One wake-up per partner, naming the highest partner_seq stored for it (never a global position),
+    // with the partner's events of this commit as far as they fit (feedWake).
+    const byPartner = new Map<string, StoredRow[]>();
+    for (const row of stored) {
+      const key = `${row.tenant_id}\u0000${row.partner_id}`;
+      const rows = byPartner.get(key);
+      if (rows) rows.push(row);
+      else byPartner.set(key, [row]);
+    }
+    for (const rows of byPartner.values()) {
       try {
+        const w = feedWake({ tenantId: rows[0]!.tenant_id, partnerId: rows[0]!.partner_id }, rows, this.opts.cursors);
         this.nc.publish(this.names.feedWakeSubject, JSON.stringify(w));
       } catch (err) {
         // Readers still get the event at their deadline's re-read.

@@ -82,6 +82,13 @@ export function gatewayMetrics(registry: Registry, opts: { maxWaiters?: number; 
     help: 'Waits one partner may hold in this process (MAX_WAITERS_PER_PARTNER).',
     registers: [registry],
   }).set(opts.maxWaitersPerPartner ?? 0);
+  const feedWakeups = new Counter({
+    name: 'partner_gateway_feed_wakeups_total',
+    help: 'Waiting feed readers (GET /v1/events under Prefer: wait) woken by a wake-up, by how they were answered: from_wakeup (its events were the page: no call to the events service) or reread (ListEvents read again).',
+    labelNames: ['answered'],
+    registers: [registry],
+  });
+  for (const answered of ['from_wakeup', 'reread']) feedWakeups.inc({ answered }, 0);
   const rateLimited = new Counter({
     name: 'partner_gateway_rate_limited_total',
     help: 'Requests refused with 429 by the per-client rate limit.',
@@ -112,6 +119,7 @@ export function gatewayMetrics(registry: Registry, opts: { maxWaiters?: number; 
       rejected: () => waitRejected.inc(),
       holderCapped: () => waitHolderCapped.inc(),
       holdersAtCap: (d: number) => partnersAtWaitCap.inc(d),
+      feedAnswered: (answered: 'from_wakeup' | 'reread') => feedWakeups.inc({ answered }),
     },
     tokenFailure: (reason: string) => tokenFailures.inc({ reason }),
     observe: (ctx: GatewayContext, seconds: number) => {

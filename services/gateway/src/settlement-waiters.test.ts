@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '@partner/shared/telemetry/logger';
-import { SettlementWaiters, type Waiter } from './settlement-waiters.js';
+import type { FeedWake } from '@partner/shared/domain/events';
+import { feedKey, SettlementWaiters, type Waiter } from './settlement-waiters.js';
 import { fakeNats } from './settlement-waiters.test-helper.js';
 
 const logger = createLogger('test', 'silent');
@@ -65,6 +66,42 @@ describe('SettlementWaiters', () => {
     expect(atCap).toBe(1);
     w.cancelAll();
     expect(atCap).toBe(0);
+    expect(w.size).toBe(0);
+  });
+});
+
+describe('feed wake-ups', () => {
+  /** Attaches the feed subscription to a stand-in; returns a function that delivers a wake-up as NATS would. */
+  function fakeFeed(w: SettlementWaiters): (wake: unknown) => void {
+    let deliver: (data: string) => void = () => undefined;
+    w.attachFeed(
+      {
+        subscribe: (_subject: string, opts: { callback: (err: Error | null, msg: { string(): string }) => void }) => {
+          deliver = (data) => opts.callback(null, { string: () => data });
+          return { unsubscribe: () => undefined };
+        },
+      } as never,
+      'subject',
+    );
+    return (wake) => deliver(JSON.stringify(wake));
+  }
+  const owner = { tenantId: 't', partnerId: 'p' };
+
+  it("wakes the partner's feed readers with the wake-up itself; one a reader's accept declines leaves it waiting", async () => {
+    const w = new SettlementWaiters(10, logger);
+    const publish = fakeFeed(w);
+    const seen: string[] = [];
+    const plain = w.register<FeedWake>(feedKey(owner), 10_000, 't\u0000p');
+    const picky = w.register<FeedWake>(feedKey(owner), 10_000, 't\u0000p', (wake) => (seen.push(wake.seq), wake.seq === '2'));
+    const other = w.register<FeedWake>(feedKey({ tenantId: 't', partnerId: 'q' }), 50, 't\u0000q');
+    if ('reason' in plain || 'reason' in picky || 'reason' in other) throw new Error('refused');
+    publish({ ...owner, seq: '1' });
+    await expect(plain.settled).resolves.toEqual({ ...owner, seq: '1' });
+    expect(w.size).toBe(2);
+    publish({ ...owner, seq: '2', after: 'c1', events: [] });
+    await expect(picky.settled).resolves.toEqual({ ...owner, seq: '2', after: 'c1', events: [] });
+    expect(seen).toEqual(['1', '2']);
+    await expect(other.settled).resolves.toBeUndefined();
     expect(w.size).toBe(0);
   });
 });

@@ -7,13 +7,14 @@
 import type { NatsConnection, Subscription } from 'nats';
 import type { Logger } from '@partner/shared/telemetry/logger';
 import type { JobView, SettlementEvent } from '@partner/shared/domain/jobs';
+import type { FeedWake } from '@partner/shared/domain/events';
 import { contextFromHeaders } from '@partner/shared/nats/client';
 import { context, SpanKind, trace, tracer } from '@partner/shared/telemetry/tracing';
 import { SettledJobs } from './jobs/settled-jobs.js';
 
-export interface Waiter {
-  /** Resolves with the settled job, or undefined when the deadline passes first. */
-  readonly settled: Promise<JobView | undefined>;
+export interface Waiter<T = JobView> {
+  /** Resolves with the settled job (a feed waiter: the wake-up), or undefined when the deadline passes first. */
+  readonly settled: Promise<T | undefined>;
   /** Ends the wait now (settled resolves undefined); a no-op once it has ended. Safe to pass as a callback. */
   readonly cancel: () => void;
 }
@@ -27,6 +28,8 @@ export interface WaiterMetrics {
   holderCapped?(): void;
   /** How many partners hold their whole per-partner share of this process's waits (changes by delta). */
   holdersAtCap?(delta: number): void;
+  /** A woken feed reader answered from the wake-up's events, or by reading the feed again. */
+  feedAnswered?(answered: 'from_wakeup' | 'reread'): void;
 }
 
 /** Why register() refused a wait: this process is full, or the partner holds its share of it. */
@@ -40,7 +43,7 @@ export const feedKey = (owner: { tenantId: string; partnerId: string }): string 
 
 export class SettlementWaiters {
   /** Waiters by job id, and feed readers by feedKey(partner), sharing one cap. */
-  private readonly waiters = new Map<string, Set<(job: JobView | undefined) => void>>();
+  private readonly waiters = new Map<string, Set<(woken: JobView | FeedWake | undefined) => void>>();
   private readonly cancels = new Set<() => void>();
   /** Each holder's (partner's) waits here, by the time each one ends at the latest. */
   private readonly holders = new Map<string, Set<{ until: number }>>();
@@ -98,25 +101,32 @@ export class SettlementWaiters {
   }
 
   /**
-   * Subscribes to feed wake-ups (the events service stored an event of a partner; payload
-   * {tenantId, partnerId, seq}): wakes that partner's waiting feed readers, which read again.
+   * Subscribes to feed wake-ups (the events service stored an event of a partner; payload a FeedWake,
+   * shared/domain/events.ts): wakes that partner's waiting feed readers with it. A reader answers from
+   * the events it carries when they are its next page, and reads again otherwise
+   * (resources/events/wake-page.ts).
    */
   attachFeed(nc: NatsConnection, subject: string): void {
     this.feedSub = nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return this.logger.warn({ err: err.message }, 'feed wake-up subscription error');
         if (this.waiters.size === 0) return;
-        let wake: { tenantId?: unknown; partnerId?: unknown };
+        let wake: FeedWake;
         try {
-          wake = JSON.parse(msg.string()) as typeof wake;
+          wake = JSON.parse(msg.string()) as FeedWake;
         } catch {
           return;
         }
-        if (typeof wake.tenantId !== 'string' || typeof wake.partnerId !== 'string') return;
+        if (typeof wake?.tenantId !== 'string' || typeof wake.partnerId !== 'string') return;
         const set = this.waiters.get(feedKey({ tenantId: wake.tenantId, partnerId: wake.partnerId }));
-        if (set) for (const w of [...set]) w(undefined);
+        if (set) for (const w of [...set]) w(wake);
       },
     });
+  }
+
+  /** Counts how a woken feed reader was answered (partner_gateway_feed_wakeups_total). */
+  feedAnswered(answered: 'from_wakeup' | 'reread'): void {
+    this.metrics?.feedAnswered?.(answered);
   }
 
   get size(): number {
@@ -125,12 +135,14 @@ export class SettlementWaiters {
 
   /**
    * Registers a waiter for jobId (or a feedKey), held by `holder` (holderOf(partner)), that gives up
-   * after timeoutMs. A feed waiter's settled resolves undefined either way: its reader reads the feed
-   * again. Refuses (returns a WaitRefusal) when the process already holds maxWaiters (the caller then
+   * after timeoutMs. A feed waiter's settled resolves with the wake-up that woke it (FeedWake), or
+   * undefined at the deadline; `accept`, when given, is asked first, as each one arrives, and a wake-up
+   * it declines leaves the wait as it was (a feed reader that the wake-up's events show has nothing new
+   * for its filter: resources/events/wake-page.ts). Refuses (returns a WaitRefusal) when the process already holds maxWaiters (the caller then
    * answers at once instead of holding the connection) or the holder already holds maxPerHolder
    * (the caller answers 429 with the seconds until one of the holder's waits ends at the latest).
    */
-  register(jobId: string, timeoutMs: number, holder: string): Waiter | WaitRefusal {
+  register<T extends JobView | FeedWake = JobView>(jobId: string, timeoutMs: number, holder: string, accept?: (woken: T) => boolean): Waiter<T> | WaitRefusal {
     let held = this.holders.get(holder);
     if (held && held.size >= this.maxPerHolder) {
       this.metrics?.holderCapped?.();
@@ -164,9 +176,9 @@ export class SettlementWaiters {
     this.count++;
     this.metrics?.waiting(1);
     let done = false;
-    let resolve!: (job: JobView | undefined) => void;
-    const settled = new Promise<JobView | undefined>((r) => (resolve = r));
-    const finish = (job: JobView | undefined) => {
+    let resolve!: (woken: T | undefined) => void;
+    const settled = new Promise<T | undefined>((r) => (resolve = r));
+    const finish = (woken: T | undefined) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
@@ -178,13 +190,18 @@ export class SettlementWaiters {
       if (holding.size === 0 && this.holders.get(holder) === holding) this.holders.delete(holder);
       this.count--;
       this.metrics?.waiting(-1);
-      resolve(job);
+      resolve(woken);
     };
-    const wake = (job: JobView | undefined) => {
+    const wake = (woken: JobView | FeedWake | undefined) => {
+      if (accept && woken && !accept(woken as T)) {
+        requestSpan?.addEvent('feed woken, nothing for its filter: still waiting');
+        return;
+      }
       this.metrics?.outcome('settled');
-      if (job) requestSpan?.addEvent('job settled', { 'partner.job.id': job.id, 'partner.job.status': job.status });
+      if (woken && 'status' in woken) requestSpan?.addEvent('job settled', { 'partner.job.id': woken.id, 'partner.job.status': woken.status });
       else requestSpan?.addEvent('feed woken');
-      finish(job);
+      // A job's waiters hear settlements, a feed's wake-ups (keys never collide: feedKey).
+      finish(woken as T | undefined);
     };
     const timer = setTimeout(() => {
       this.metrics?.outcome('timed_out');

@@ -2,20 +2,28 @@
 // waiter is woken by the settlement event (settlement-waiters.ts), or at the deadline after one re-read.
 import { DomainError } from '@partner/shared/domain/errors';
 import { isSettled, type JobView } from '@partner/shared/domain/jobs';
+import type { FeedWake } from '@partner/shared/domain/events';
 import { ownerOf, type GatewayContext } from '../context.js';
 import type { RouteDeps } from '../resources/deps.js';
 import { holderOf, type Waiter } from '../settlement-waiters.js';
 import { readJob } from './responses.js';
 
 /**
- * Holds a wait for `key` (a job id or a feedKey) of up to waitMs for the calling partner, or:
+ * Holds a wait for `key` (a job id or a feedKey) of up to waitMs for the calling partner (`accept`:
+ * SettlementWaiters.register), or:
  * - at this process's cap (MAX_WAITERS), undefined: the request is answered at once, and the
  *   preference was not honoured (no Preference-Applied);
  * - when the partner already holds its share (MAX_WAITERS_PER_PARTNER), 429 rate_limited with
  *   Retry-After, thrown before anything has been done for the request.
  */
-export function holdWait(ctx: GatewayContext, deps: RouteDeps, key: string, waitMs: number): Waiter | undefined {
-  const held = deps.waiters.register(key, waitMs, holderOf(ownerOf(ctx)));
+export function holdWait<T extends JobView | FeedWake = JobView>(
+  ctx: GatewayContext,
+  deps: RouteDeps,
+  key: string,
+  waitMs: number,
+  accept?: (woken: T) => boolean,
+): Waiter<T> | undefined {
+  const held = deps.waiters.register<T>(key, waitMs, holderOf(ownerOf(ctx)), accept);
   if (!('reason' in held)) return held;
   ctx.remove('Preference-Applied');
   if (held.reason === 'process_cap') return undefined;

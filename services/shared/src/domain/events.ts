@@ -74,3 +74,37 @@ export interface EventMessage {
 const EVENT_ID = /^evt_[0-9a-f]{32}$/;
 export const newEventId = (): string => `evt_${uuidv7().replace(/-/g, '')}`;
 export const isEventId = (s: string): boolean => EVENT_ID.test(s);
+
+/** The page size of GET /v1/events when `limit` is not given (the events service's ListEvents default). */
+export const FEED_DEFAULT_PAGE_SIZE = 50;
+
+/**
+ * One stored event as a feed wake-up carries it: the event exactly as ListEvents returns it (id, type,
+ * timestamp as the feed prints it, dataJson as PostgreSQL prints the stored jsonb), its partner_seq,
+ * and the cursor just past it (what a page ending at this event returns as nextCursor).
+ */
+export interface FeedWakeEvent {
+  id: string;
+  type: string;
+  timestamp: string;
+  dataJson: string;
+  seq: string;
+  cursor: string;
+}
+
+/**
+ * The feed wake-up the events service publishes after each commit, per partner, on core NATS
+ * (natsNames().feedWakeSubject): an event of this partner is stored at partner_seq `seq` (the
+ * partner's head after the commit). Since issue 47 item 3 it may also carry the partner's events of
+ * that commit: `events`, contiguous and in order, starting right after the position whose cursor is
+ * `after` (a prefix of the commit's events when they do not all fit; none at all, and no `after`,
+ * when not even the first fits). A gateway answers a waiting reader at cursor `after` from them, and
+ * re-reads otherwise; one that knows only {tenantId, partnerId, seq} re-reads as before.
+ */
+export interface FeedWake {
+  tenantId: string;
+  partnerId: string;
+  seq: string;
+  after?: string;
+  events?: FeedWakeEvent[];
+}

@@ -4,10 +4,12 @@
 // service checks that it issued it to this partner), since (RFC 3339, not with a cursor), types (a
 // comma list of known types). Under Prefer: wait=N a page that would be empty is held until the
 // events service says (over NATS) that it stored an event of this partner, or N seconds pass, and
-// is then read once more: waiting costs no database query and shares the gateway's waiter cap.
+// is then answered from the events the wake-up carries when they are exactly the page a read would
+// give (wake-page.ts; a wake-up whose events show none of the reader's types leaves it waiting), or
+// else read once more: waiting costs no database query and shares the gateway's waiter cap.
 import type Router from '@koa/router';
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
-import { EVENT_TYPES, isEventId, isEventType } from '@partner/shared/domain/events';
+import { EVENT_TYPES, isEventId, isEventType, type FeedWake } from '@partner/shared/domain/events';
 import type { Event__Output } from '@partner/shared/generated/partner/events/v1/Event';
 import type { ListEventsRequest } from '@partner/shared/generated/partner/events/v1/ListEventsRequest';
 import type { ListEventsResponse__Output } from '@partner/shared/generated/partner/events/v1/ListEventsResponse';
@@ -17,6 +19,7 @@ import { feedKey } from '../../settlement-waiters.js';
 import type { RouteDeps } from '../deps.js';
 import { preferredWait } from '../../jobs/responses.js';
 import { holdWait } from '../../jobs/prefer-wait.js';
+import { pageFromWake, type HeldQuery } from './wake-page.js';
 
 const LIST_PARAMS = new Set(['limit', 'cursor', 'since', 'types']);
 
@@ -72,8 +75,20 @@ export function eventRoutes(router: Router<GatewayState>, deps: RouteDeps): void
   router.get('/events', deps.guard('events/read'), async (ctx) => {
     const query = parseFeedQuery(ctx);
     const wait = preferredWait(ctx);
+    // Where the reader waits once its first page came back empty (`query`), and how far the wake-ups'
+    // events have shown it has nothing new for its types (`at`: their cursor, while none matches).
+    const hold: { query?: HeldQuery; at: string } = { at: '' };
+    const accept = (wake: FeedWake): boolean => {
+      if (!hold.query) return true;
+      const answer = pageFromWake(wake, { ...hold.query, pageToken: hold.at });
+      if (answer && 'passed' in answer) {
+        hold.at = answer.passed;
+        return false;
+      }
+      return true;
+    };
     // Register before reading, so an event stored between the read and the wait is not missed.
-    const waiter = wait ? holdWait(ctx, deps, feedKey(ownerOf(ctx)), wait * 1000) : undefined;
+    const waiter = wait ? holdWait<FeedWake>(ctx, deps, feedKey(ownerOf(ctx)), wait * 1000, accept) : undefined;
     let res: ListEventsResponse__Output;
     try {
       res = await read(ctx, query);
@@ -86,16 +101,26 @@ export function eventRoutes(router: Router<GatewayState>, deps: RouteDeps): void
       waiter?.cancel();
       return respondPage(ctx, res);
     }
-    // An empty page: hold it until an event of this partner is stored (or the deadline), then read
-    // once more from where this page ended.
+    // An empty page: hold it until an event of this partner is stored (or the deadline), then answer
+    // from the wake-up's events when they are the page a read would give, or read once more from
+    // where this page ended. Both answers go through respondPage.
+    const { since: _since, ...rest } = query;
+    const reread = { ...rest, pageToken: res.nextPageToken };
+    hold.query = reread;
+    hold.at = reread.pageToken;
     if (ctx.res.destroyed) waiter.cancel();
     else ctx.res.once('close', waiter.cancel);
     const done = (async () => {
-      await waiter.settled;
+      const woken = await waiter.settled;
       if (ctx.res.destroyed || ctx.req.socket.destroyed) return respondPage(ctx, res);
+      if (woken) {
+        const answer = pageFromWake(woken, { ...reread, pageToken: hold.at });
+        const page = answer && 'page' in answer ? answer.page : undefined;
+        deps.waiters.feedAnswered(page ? 'from_wakeup' : 'reread');
+        if (page) return respondPage(ctx, page);
+      }
       ctx.state.deadline = Math.max(ctx.state.deadline, Date.now() + deps.config.grpcTimeoutMs);
-      const { since: _since, ...rest } = query;
-      respondPage(ctx, await sharedRead(ctx, { ...rest, pageToken: res.nextPageToken }));
+      respondPage(ctx, await sharedRead(ctx, reread));
     })();
     done.catch(() => undefined);
     ctx.state.answer = { done, cancel: waiter.cancel };
