@@ -70,6 +70,12 @@ describe('timeouts enforced by the server', () => {
     expect(await active(pool, app)).toBe(0);
   });
 
+  it('every connection of a pool has JIT compilation off and the schema on its search path', async () => {
+    const { pool } = poolOf({ statementMs: 5_000, lockMs: 1_000 }, { max: 1 });
+    const r = await pool.query<{ jit: string; path: string }>("SELECT current_setting('jit') AS jit, current_setting('search_path') AS path");
+    expect(r.rows[0]).toEqual({ jit: 'off', path: 'public' });
+  });
+
   it('withTx genericPlans: the transaction runs prepared statements on their generic plan, planned once per connection; the session keeps its own mode', async () => {
     const { pool } = poolOf({ statementMs: 5_000, lockMs: 1_000 }, { max: 1 });
     // An unnested array parameter: estimated at 10 elements in the generic plan and at its length in a
