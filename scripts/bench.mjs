@@ -361,6 +361,13 @@ async function main() {
       `64 connections ${r.clearance.c64.withTaxId.rps} req/s with, ${r.clearance.c64.without.rps} without (${r.clearance.c64.rpsRatio}×)`,
   );
 
+  // Quotes and binds (issues 42, 43): each beside the submit+wait of the same loop, so every ratio of
+  // issue 47's item 4 comes from the full run too (the same phases as --only quotes / --only bind).
+  r.quotes = await quoteCost(stack, { total: P.seq, warm: smoke ? 2 : 20 });
+  say(`quotes: quote+wait p50 ${r.quotes.quote.p50} ms, submit+wait p50 ${r.quotes.submit.p50} ms, ratio ${r.quotes.p50Ratio}; ${r.quotes.errors} errors`);
+  r.bind = await bindCost(stack, { total: Math.min(P.seq, smoke ? 10 : 100), block: P.block / 2 });
+  say(`bind+wait sequential p50 ${r.bind.bind.p50} ms, submit+wait p50 ${r.bind.submit.p50} ms, ratio ${r.bind.ratio}`);
+
   // Health at 50 connections: bare Koa, Koa + jose, the product, in alternating slices. At ~20,000
   // requests/s the load generator shares the 2 cores with the server, so the server's own CPU time per
   // request is recorded beside the throughput.

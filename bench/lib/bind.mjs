@@ -1,16 +1,13 @@
 // Bind + wait (issue 43): POST /v1/quotes/{id}/bind with Prefer: wait, sequential, against submit +
 // wait in the same run and in alternating blocks (a shared machine's noise falls on both alike). Each
-// bind is of a fresh submission's fresh open quote (created untimed before it: the bench product gets
+// bind is of a fresh submission's fresh open quote (created untimed before it, of a product of its own with
 // the demo rating plan), so every timed bind issues a policy and its declarations PDF. The PDF's share:
 // the mean time to render one declarations PDF (the policy service's own renderer, in this process)
 // over the bind's p50.
 import { randomUUID, createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { round } from './load.mjs';
 import { productHeaders } from './phases.mjs';
-import { DEMO_RATING_PLAN, DEMO_REQUIREMENTS } from '../../scripts/demo/product.mjs';
+import { quoteProduct } from './quotes.mjs';
 
 const p50 = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -39,16 +36,13 @@ const submission = () => ({
 
 /** Sequential bind + wait and submit + wait, alternating blocks of `block`, `total` of each. */
 export async function bindCost(stack, { total, block }) {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-bind-'));
-  // The demo product's risk schema (the plan reads risk.*), without its loss run (nothing due, so quotable).
-  writeFileSync(join(dir, 'requirements.json'), JSON.stringify({ ...DEMO_REQUIREMENTS, attachments: [] }));
-  await stack.admin('product', 'requirements', 'set', '--id', stack.productId, join(dir, 'requirements.json'));
-  writeFileSync(join(dir, 'rating.json'), JSON.stringify(DEMO_RATING_PLAN));
-  await stack.admin('product', 'rating', 'set', '--id', stack.productId, join(dir, 'rating.json'));
+  // A product of its own (the quote phase's: the demo risk schema, nothing due, so quotable, and the
+  // demo rating plan), so the phases after this one still submit to the bench's product as it was.
+  const productId = await quoteProduct(stack);
   const lat = { bind: [], submit: [] };
   const errors = { bind: 0, submit: 0 };
   const bindOnce = async () => {
-    const s = await call(stack, 'POST', '/v1/submissions', { ...submission(), productId: stack.productId });
+    const s = await call(stack, 'POST', '/v1/submissions', { ...submission(), productId });
     if (s.status !== 200) return void errors.bind++;
     const q = await call(stack, 'POST', `/v1/submissions/${s.body.submissionId}/quotes`, { options: [{ limit: '1000000', retention: '10000' }] });
     const quote = q.body?.quotes?.[0];
@@ -58,7 +52,7 @@ export async function bindCost(stack, { total, block }) {
     lat.bind.push(b.ms);
   };
   const submitOnce = async () => {
-    const s = await call(stack, 'POST', '/v1/submissions', { ...submission(), productId: stack.productId });
+    const s = await call(stack, 'POST', '/v1/submissions', { ...submission(), productId });
     if (s.status !== 200) return void errors.submit++;
     lat.submit.push(s.ms);
   };

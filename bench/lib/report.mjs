@@ -1,6 +1,7 @@
 // The results table: every product figure beside its baseline, the ratio, and the issue's target.
 import { round } from './load.mjs';
 import { readRows } from './reads.mjs';
+import { bindRows } from './bind.mjs';
 
 const fmt = (x, unit) => (x === null || x === undefined || Number.isNaN(x) ? '—' : `${typeof x === 'number' ? (Math.abs(x) >= 100 ? Math.round(x) : round(x, 2)) : x}${unit ? ` ${unit}` : ''}`);
 
@@ -138,6 +139,7 @@ export function buildTable(r, { judge, only } = {}) {
     });
   }
   if (r.quotes) quoteRows(r.quotes, add);
+  if (r.bind) bindRows(r.bind, add);
   if (r.noisy) {
     const n = r.noisy;
     const twice = { text: '≤ 2× alone', check: (x) => x !== null && x <= 2 };
