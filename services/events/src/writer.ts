@@ -167,6 +167,13 @@ const STORE = `WITH input AS (
    )
    SELECT partner_seq, tenant_id, partner_id, event_id, position, type, "timestamp", data_json, (SELECT count(*) FROM queued) AS queued FROM ins`;
 
+/** The stored feed is behind what this writer committed: a commit was lost (FeedWriter.committedThrough). */
+export class LostCommitError extends Error {
+  constructor(storedThrough: bigint, committedThrough: bigint) {
+    super(`the stored feed ends at position ${storedThrough}, before ${committedThrough} that this writer committed (a commit lost in a crash of PostgreSQL); reading the stream again from the stored position`);
+  }
+}
+
 export class FeedWriter {
   private stopped = false;
   private running: Promise<void> | undefined;
@@ -177,6 +184,13 @@ export class FeedWriter {
    * with storedThrough, where the feed stands for the partner_events_writer_pending gauge.
    */
   handledThrough = 0n;
+  /**
+   * The highest stream position this writer's own committed batches stored (since its consumer last
+   * started from the stored position). The stored position never falls below it unless PostgreSQL
+   * lost a commit (the commits are asynchronous): then the batches after the stored position must be
+   * read from the stream again, not skipped past (store()).
+   */
+  private committedThrough = 0n;
 
   constructor(
     private readonly pool: Pool,
@@ -222,6 +236,7 @@ export class FeedWriter {
       this.streamReady = true;
     }
     const from = await this.storedThrough();
+    this.committedThrough = from;
     // A stream that restarted its sequence (its data was lost) would have every new event skipped as
     // already stored: say so loudly (docs/events.md, "Known limits").
     const info = await (await this.nc.jetstreamManager({ timeout: 2_000 })).streams.info(this.names.eventsStream);
@@ -350,6 +365,12 @@ export class FeedWriter {
         `BEGIN; SELECT pg_advisory_xact_lock(${WRITER_LOCK}), set_config('synchronous_commit', 'off', true); ${STORED_THROUGH}`,
       )) as unknown as { rows: { p: string }[] }[];
       const through = BigInt(begun[2]!.rows[0]!.p);
+      if (through < this.committedThrough) {
+        // A batch this writer committed is gone: PostgreSQL crashed before the asynchronous commit
+        // reached its WAL, and came back before this writer saw an error. Storing this batch would
+        // leave the lost one behind the stored position for good: read the stream again from there.
+        throw new LostCommitError(through, this.committedThrough);
+      }
       const fresh = distinctEvents(parsed.filter((p) => p.position > through));
       if (fresh.length > 0) {
         const r = await client.query<StoredRow>(
@@ -375,6 +396,7 @@ export class FeedWriter {
       await client.query('COMMIT');
       const committedAt = Date.now();
       client.release();
+      for (const position of storedPositions) if (position > this.committedThrough) this.committedThrough = position;
       this.opts.metrics?.stored(stored.length);
       this.opts.metrics?.skipped(batch.length - storedMessages);
       for (const m of batch) {
