@@ -278,6 +278,8 @@ async function main() {
   r.submit.sequential = { product: seq.product, batches: seq.batches };
   r.baselines.floor = { sequential: seq.floor };
   say(`sequential: product p50 ${seq.product.latencyMs.p50} ms, floor p50 ${seq.floor.latencyMs.p50} ms`);
+  // A run whose submits fail says how at once (a test of the smoke run sees only its output's tail).
+  if (seq.product.errors > 0) say(`sequential: ${seq.product.errors} product errors, e.g. ${JSON.stringify(seq.product.badSamples).slice(0, 600)}`);
   say(`sequential: mean batch ${Object.entries(seq.batches).map(([k, v]) => `${k} ${v.meanSize}`).join(', ')}`);
   r.timeline = await timeline(stack, seq.records, seq.tap);
   // Submit + wait at 16 and 64 connections, floor and product in alternating slices. CPU time per
