@@ -17,6 +17,7 @@ import { DeliverPolicy } from 'nats';
 import type { Logger } from '@partner/shared/telemetry/logger';
 import { prepared, type Pool } from '@partner/shared/db/pg';
 import { ensureEventsStream, natsNames } from '@partner/shared/nats/client';
+import { endable } from '@partner/shared/nats/endable-messages';
 import { isEventId, isEventType, isForEveryPartner, type EventMessage, type FeedWake, type FeedWakeEvent } from '@partner/shared/domain/events';
 import type { FeedCursors, Owner } from './cursor.js';
 import { toEvent } from './feed.js';
@@ -251,25 +252,17 @@ export class FeedWriter {
       opt_start_seq: Number(from) + 1,
     });
     const messages = await consumer.consume({ max_messages: BATCH_MAX });
-    // Ending (stop, or the stall watchdog) also ends the wait for the next message: the iterator of a
-    // consume() whose pull is pending does not always end when it is closed.
-    let ended!: () => void;
-    const ending = new Promise<IteratorResult<JsMsg>>((resolve) => {
-      ended = () => resolve({ done: true, value: undefined });
-    });
-    const end = () => {
-      ended();
-      void messages.close()?.catch(() => undefined);
-    };
+    // Ending (stop, or the stall watchdog) also ends the wait for the next message (endable).
+    const stream = endable(messages);
+    const end = stream.end;
     this.stopCurrent = end;
     // A stop() that came while the consumer was being made found nothing to close: close it now.
     if (this.stopped) end();
     const watchdog = this.stallWatchdog(from, end);
-    const next = messages[Symbol.asyncIterator]();
     try {
       let batch: JsMsg[] = [];
       for (;;) {
-        const r = await Promise.race([next.next(), ending]);
+        const r = await stream.next();
         if (r.done) break;
         const m = r.value;
         batch.push(m);
@@ -286,8 +279,7 @@ export class FeedWriter {
     } finally {
       clearInterval(watchdog);
       this.stopCurrent = undefined;
-      // Not awaited: a close whose pull is pending can wait for the server's answer for good.
-      void messages.close()?.catch(() => undefined);
+      end();
     }
     if (!this.stopped) throw new Error('the events stream consumer ended');
   }

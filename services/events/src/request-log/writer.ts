@@ -13,6 +13,7 @@ import { AckPolicy, nanos, type JsMsg, type NatsConnection } from 'nats';
 import type { Logger } from '@partner/shared/telemetry/logger';
 import type { Pool } from '@partner/shared/db/pg';
 import { ensureRequestLogStream, natsNames } from '@partner/shared/nats/client';
+import { endable } from '@partner/shared/nats/endable-messages';
 import { isRequestLogId, type RequestLogBatch, type RequestLogEntry } from '@partner/shared/domain/request-log';
 import { dayStart, ensurePartitions } from './partitions.js';
 import type { RequestLogWriterMetrics } from './metrics.js';
@@ -207,29 +208,20 @@ export class RequestLogWriter {
     }
     const consumer = await nc.jetstream({ timeout: 2_000 }).consumers.get(names.requestLogStream, names.requestLogConsumer);
     const messages = await consumer.consume({ max_messages: 16 });
-    // stop() (or a reconnect) ends the wait for the next batch itself: the iterator of a consume()
-    // whose pull is pending does not always end when it is closed (seen: a stop that waited forever).
-    let ended!: () => void;
-    const ending = new Promise<IteratorResult<JsMsg>>((resolve) => {
-      ended = () => resolve({ done: true, value: undefined });
-    });
-    this.stopCurrent = () => {
-      ended();
-      void messages.close();
-    };
-    if (this.stopped) this.stopCurrent();
-    const next = messages[Symbol.asyncIterator]();
+    // stop() (or a reconnect) ends the wait for the next batch itself (endable).
+    const stream = endable(messages);
+    this.stopCurrent = stream.end;
+    if (this.stopped) stream.end();
     try {
       for (;;) {
-        const r = await Promise.race([next.next(), ending]);
+        const r = await stream.next();
         if (r.done) break;
         await this.handle(r.value);
         if (this.stopped) break;
       }
     } finally {
       this.stopCurrent = undefined;
-      // Not awaited: a close whose pull is pending can wait for the server's answer for good.
-      void messages.close()?.catch(() => undefined);
+      stream.end();
     }
     if (!this.stopped) throw new Error('the request-log consumer ended');
   }
