@@ -48,6 +48,18 @@ const CLIENT_GRACE_MS = 5_000;
 const poolTimeouts = new WeakMap<Pool, DbTimeouts>();
 
 /**
+ * Planner settings for a pool whose every statement is a lookup by key or an ordered walk of an index
+ * that stops after a few rows (the webhook dispatcher: its claim, nextDue, its settlements): sequential
+ * and bitmap scans, hash and merge joins only where nothing else can run the statement. Those plans
+ * read a whole table, or all its due rows, and PostgreSQL picks them when its estimates say the table
+ * is small: of a table that grew since its last ANALYZE, and of "ORDER BY … LIMIT n" under a filter it
+ * cannot estimate (it guesses 0.5 % of the rows). The claim read every due delivery to keep the first
+ * few hundred: 83,000 buffers a claim at 40,000 due (test/webhook-claim.test.ts), 40–100 ms each in
+ * the bench's fan-out (docs/performance.md, "The claim read the whole backlog").
+ */
+export const PLANNER_INDEX_WALKS = { enable_seqscan: 'off', enable_bitmapscan: 'off', enable_hashjoin: 'off', enable_mergejoin: 'off' } as const;
+
+/**
  * A pool whose connections carry the timeouts as session settings (startup parameters), so plain
  * `pool.query` calls are bounded by the server too; withTx sets them again per transaction.
  *
@@ -67,6 +79,11 @@ export function createPool(opts: {
   timeouts?: DbTimeouts;
   /** How long after the server's statement timeout the client gives up by itself (tests shorten it). */
   clientGraceMs?: number;
+  /**
+   * Planner settings of every connection (startup parameters), for a process whose statements must
+   * keep one shape of plan whatever the estimates (the webhook dispatcher: PLANNER_INDEX_WALKS).
+   */
+  planner?: Readonly<Record<string, 'on' | 'off'>>;
 }): Pool {
   const t = opts.timeouts ?? DEFAULT_DB_TIMEOUTS;
   const grace = opts.clientGraceMs ?? CLIENT_GRACE_MS;
@@ -74,7 +91,7 @@ export function createPool(opts: {
     connectionString: opts.url,
     max: opts.max,
     application_name: opts.applicationName,
-    options: `-c search_path=${opts.schema} -c jit=off`,
+    options: [`-c search_path=${opts.schema} -c jit=off`, ...Object.entries(opts.planner ?? {}).map(([k, v]) => `-c ${k}=${v}`)].join(' '),
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     statement_timeout: t.statementMs,

@@ -73,7 +73,7 @@ export interface ProcessSpec<C extends BaseConfig, K extends ServiceName> extend
   name: string;
   config: C;
   /** Its schema: a pool on it (pool metrics, a reported `postgres` dependency), migrated unless `migrate` is false. */
-  db?: { schema: string; migrationsDir: string; before?: MigrationSteps | undefined };
+  db?: { schema: string; migrationsDir: string; before?: MigrationSteps | undefined; planner?: Readonly<Record<string, 'on' | 'off'>> };
   /** Build its gRPC clients (the config's addresses); each is a reported dependency (its peer's health). */
   clients?: { config: GrpcClientsConfig<K> };
   /** Connect to NATS: `first` before build, or `later` in the background; a reported `nats` dependency. */
@@ -107,7 +107,15 @@ export async function startProcess<C extends BaseConfig, K extends ServiceName =
   let pool: Pool | undefined;
   if (spec.db) {
     if (db.databaseUrl === undefined || db.poolMax === undefined) throw new Error(`${name}: a pool needs the database settings (readDb)`);
-    pool = createPool({ url: db.databaseUrl, schema: spec.db.schema, max: db.poolMax, applicationName: name, logger, timeouts: db.timeouts });
+    pool = createPool({
+      url: db.databaseUrl,
+      schema: spec.db.schema,
+      max: db.poolMax,
+      applicationName: name,
+      logger,
+      timeouts: db.timeouts,
+      ...(spec.db.planner ? { planner: spec.db.planner } : {}),
+    });
     if (spec.migrate ?? true) await migrate(pool, spec.db.schema, spec.db.migrationsDir, logger, spec.db.before);
   }
   const registry = createRegistry(name);
