@@ -2,6 +2,7 @@
 // migrated by the events service), NATS (wake-ups; the relay of its own webhook_endpoint.disabled
 // events), the HTTP sender, the claim-and-send loop and its metrics (metrics.ts). Several may run:
 // they share the work through PostgreSQL (claims with FOR UPDATE SKIP LOCKED).
+import { PLANNER_INDEX_WALKS } from '@partner/shared/db/pg';
 import { eventOutbox } from '@partner/shared/nats/event-outbox';
 import type { Logger } from '@partner/shared/telemetry/logger';
 import { natsNames } from '@partner/shared/nats/client';
@@ -18,6 +19,12 @@ export interface DispatcherService {
   stop(): Promise<void>;
 }
 
+/**
+ * The dispatcher's pool: the events schema (migrated by the events service), its planner held to
+ * index walks (PLANNER_INDEX_WALKS: every statement it runs reads a few rows through an index).
+ */
+export const DISPATCHER_DB = { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR, planner: PLANNER_INDEX_WALKS };
+
 export async function startDispatcher(config: DispatcherConfig, opts: { logger?: Logger } = {}): Promise<DispatcherService> {
   const names = natsNames(config.natsPrefix);
   const running = await startProcess({
@@ -25,7 +32,7 @@ export async function startDispatcher(config: DispatcherConfig, opts: { logger?:
     config,
     logger: opts.logger,
     // Ready once started, like every process (its dependencies' outages show in its metrics).
-    db: { schema: SCHEMA, migrationsDir: MIGRATIONS_DIR },
+    db: DISPATCHER_DB,
     migrate: false,
     // NATS only wakes the loop (and carries the relay): without it, deliveries still go out at each poll.
     nats: { connect: 'later' },

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { recordEvent, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
-import { withTx, sqlIso, type Pool, type PoolClient } from '@partner/shared/db/pg';
+import { prepared, withTx, sqlIso, type Pool, type PoolClient } from '@partner/shared/db/pg';
 import type { WebhookDisabledReasonName } from '@partner/shared/domain/webhooks';
 import { endpointView, failPending, ENDPOINT_COLUMNS, type EndpointRow } from '../webhooks/repo.js';
 import { signingSecretsOrNone, type SecretColumns } from '../webhooks/secrets.js';
@@ -18,7 +18,10 @@ import { signingSecretsOrNone, type SecretColumns } from '../webhooks/secrets.js
  * "Its endpoint is enabled", as a scalar subquery: PostgreSQL keeps it a per-row filter of the scan of
  * the partial index on next_attempt_at (which stops after LIMIT rows), where a join would make it read
  * and sort every pending delivery on each claim (measured: fan-out fell from ~660 to ~340 deliveries/s,
- * and to 50/s with hanging endpoints).
+ * and to 50/s with hanging endpoints). PostgreSQL cannot estimate that filter (it guesses 0.5 % of the
+ * rows), so with a backlog the walk looked dearer than reading every due delivery and sorting them: the
+ * dispatcher's pool holds its planner to index walks (shared/db/pg.ts PLANNER_INDEX_WALKS; the test is
+ * test/webhook-claim.test.ts).
  */
 const ENABLED_ENDPOINT = `(SELECT w.status FROM webhook_endpoints w WHERE w.endpoint_id = d.endpoint_id) = 'enabled'`;
 
@@ -48,6 +51,42 @@ export interface Claimed {
 }
 
 /**
+ * The claim, one statement: the walk of the due index for four times the limit (candidates: deliveries
+ * another dispatcher holds locked leave enough), at most each endpoint's room of them (ranked), then
+ * each locked in due order through its primary key, skipping what another claim holds, until `limit`
+ * are held (due), and leased. The lock is a LATERAL subquery of its own so that the plan has no other
+ * shape: PostgreSQL does not flatten a subquery that locks, so each candidate is looked up by its key.
+ * Written as a join, its plan hung on estimates that say "1 row" of every step, and with a backlog it
+ * scanned the due index once per candidate (a nested loop the wrong way round: 44,000 rows compared to
+ * lock 94) or hashed the whole backlog. Exported for its test (test/webhook-claim.test.ts).
+ */
+export const CLAIM = `WITH candidates AS (
+       SELECT d.delivery_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
+        WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND NOT (d.endpoint_id = ANY($1::text[]))
+          AND ${ENABLED_ENDPOINT} AND ${ASYNC_COMMIT}
+        ORDER BY d.next_attempt_at
+        LIMIT $2 * 4),
+     ranked AS (
+       SELECT delivery_id, endpoint_id, next_attempt_at, row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at) AS rn FROM candidates),
+     due AS (
+       SELECT l.delivery_id
+         FROM (SELECT delivery_id, next_attempt_at FROM ranked
+                WHERE rn <= coalesce(($3::jsonb ->> endpoint_id)::int, $4)
+                ORDER BY next_attempt_at) r
+         CROSS JOIN LATERAL (
+           SELECT d.delivery_id FROM webhook_deliveries d
+            WHERE d.delivery_id = r.delivery_id AND d.status = 'pending' AND d.next_attempt_at <= now()
+            FOR UPDATE SKIP LOCKED) l
+        ORDER BY r.next_attempt_at
+        LIMIT $2)
+     UPDATE webhook_deliveries d
+        SET lease = $5, attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $6::double precision / 1000)
+       FROM due, webhook_endpoints w
+      WHERE d.delivery_id = due.delivery_id AND w.endpoint_id = d.endpoint_id AND w.status = 'enabled'
+      RETURNING d.delivery_id, d.endpoint_id, d.tenant_id, d.partner_id, d.event_id, d.event_type, d.body, d.failures, w.url, w.secret_sealed,
+                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_sealed END AS previous_secret_sealed`;
+
+/**
  * Claims up to `limit` due deliveries, at most `room(endpoint)` per endpoint (endpoints absent from
  * `room` get `defaultRoom`; endpoints with no room are skipped), oldest due first. The lease lasts
  * leaseMs: long enough for the deliveries queued behind an endpoint's concurrent sends.
@@ -61,30 +100,7 @@ export async function claimDue(
   const partial = Object.fromEntries([...a.room].filter(([, n]) => n > 0));
   const r = await pool.query<
     SecretColumns & { delivery_id: string; tenant_id: string; partner_id: string; event_id: string; event_type: string; body: string; failures: number; url: string }
-  >(
-    `WITH candidates AS (
-       SELECT d.delivery_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
-        WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND NOT (d.endpoint_id = ANY($1::text[]))
-          AND ${ENABLED_ENDPOINT} AND ${ASYNC_COMMIT}
-        ORDER BY d.next_attempt_at
-        LIMIT $2 * 4),
-     ranked AS (
-       SELECT delivery_id, endpoint_id, row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at) AS rn FROM candidates),
-     due AS (
-       SELECT d.delivery_id FROM webhook_deliveries d JOIN ranked r USING (delivery_id)
-        WHERE r.rn <= coalesce(($3::jsonb ->> r.endpoint_id)::int, $4)
-          AND d.status = 'pending' AND d.next_attempt_at <= now()
-        ORDER BY d.next_attempt_at
-        LIMIT $2
-        FOR UPDATE OF d SKIP LOCKED)
-     UPDATE webhook_deliveries d
-        SET lease = $5, attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $6::double precision / 1000)
-       FROM due, webhook_endpoints w
-      WHERE d.delivery_id = due.delivery_id AND w.endpoint_id = d.endpoint_id AND w.status = 'enabled'
-      RETURNING d.delivery_id, d.endpoint_id, d.tenant_id, d.partner_id, d.event_id, d.event_type, d.body, d.failures, w.url, w.secret_sealed,
-                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_sealed END AS previous_secret_sealed`,
-    [full, a.limit, JSON.stringify(partial), a.defaultRoom, lease, a.leaseMs],
-  );
+  >(prepared(CLAIM, [full, a.limit, JSON.stringify(partial), a.defaultRoom, lease, a.leaseMs]));
   return r.rows.map((row) => ({
     lease,
     deliveryId: row.delivery_id,
@@ -178,40 +194,44 @@ export async function settleSuccesses(pool: Pool, items: Success[]): Promise<Set
   const done = await withTx(pool, async (c) => {
     const endpoints = [...new Set(items.map((i) => i.d.endpointId))].sort();
     const locked = await c.query<{ endpoint_id: string; failing: boolean }>(
-      `SELECT endpoint_id, failing_since IS NOT NULL AS failing FROM webhook_endpoints
-        WHERE endpoint_id = ANY($1::text[]) ORDER BY endpoint_id FOR NO KEY UPDATE`,
-      [endpoints],
+      prepared(
+        `SELECT endpoint_id, failing_since IS NOT NULL AS failing FROM webhook_endpoints
+          WHERE endpoint_id = ANY($1::text[]) ORDER BY endpoint_id FOR NO KEY UPDATE`,
+        [endpoints],
+      ),
     );
     const failing = locked.rows.filter((r) => r.failing).map((r) => r.endpoint_id);
     const r = await c.query<{ delivery_id: string }>(
-      `WITH outcome AS (
-         SELECT * FROM unnest($1::text[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[])
-                    AS o(delivery_id, lease, started_at, duration_ms, response_status, response_body)),
-       settled AS (
-         UPDATE webhook_deliveries d
-            SET status = 'succeeded', lease = NULL, next_attempt_at = NULL, last_attempt_at = o.started_at,
-                last_response_status = o.response_status, last_error = NULL
-           FROM outcome o
-          WHERE d.delivery_id = o.delivery_id AND d.lease = o.lease
-         RETURNING d.delivery_id, d.endpoint_id, d.attempts, o.started_at, o.duration_ms, o.response_status, o.response_body),
-       attempts AS (
-         INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, response_status, error, response_body)
-         SELECT delivery_id, attempts, started_at, duration_ms, response_status, NULL, response_body FROM settled
-         ON CONFLICT DO NOTHING),
-       healed AS (
-         UPDATE webhook_endpoints w SET failing_since = NULL
-          WHERE w.endpoint_id = ANY($7::text[]) AND w.failing_since IS NOT NULL
-            AND w.endpoint_id IN (SELECT endpoint_id FROM settled))
-       SELECT delivery_id FROM settled`,
-      [
-        items.map((i) => i.d.deliveryId),
-        items.map((i) => i.d.lease),
-        items.map((i) => i.o.startedAt),
-        items.map((i) => Math.round(i.o.durationMs)),
-        items.map((i) => i.o.status ?? null),
-        items.map((i) => i.o.responseBody ?? null),
-        failing,
-      ],
+      prepared(
+        `WITH outcome AS (
+           SELECT * FROM unnest($1::text[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[])
+                      AS o(delivery_id, lease, started_at, duration_ms, response_status, response_body)),
+         settled AS (
+           UPDATE webhook_deliveries d
+              SET status = 'succeeded', lease = NULL, next_attempt_at = NULL, last_attempt_at = o.started_at,
+                  last_response_status = o.response_status, last_error = NULL
+             FROM outcome o
+            WHERE d.delivery_id = o.delivery_id AND d.lease = o.lease
+           RETURNING d.delivery_id, d.endpoint_id, d.attempts, o.started_at, o.duration_ms, o.response_status, o.response_body),
+         attempts AS (
+           INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, response_status, error, response_body)
+           SELECT delivery_id, attempts, started_at, duration_ms, response_status, NULL, response_body FROM settled
+           ON CONFLICT DO NOTHING),
+         healed AS (
+           UPDATE webhook_endpoints w SET failing_since = NULL
+            WHERE w.endpoint_id = ANY($7::text[]) AND w.failing_since IS NOT NULL
+              AND w.endpoint_id IN (SELECT endpoint_id FROM settled))
+         SELECT delivery_id FROM settled`,
+        [
+          items.map((i) => i.d.deliveryId),
+          items.map((i) => i.d.lease),
+          items.map((i) => i.o.startedAt),
+          items.map((i) => Math.round(i.o.durationMs)),
+          items.map((i) => i.o.status ?? null),
+          items.map((i) => i.o.responseBody ?? null),
+          failing,
+        ],
+      ),
     );
     return new Set(r.rows.map((row) => row.delivery_id));
   });
@@ -293,10 +313,12 @@ export async function backlog(pool: Pool): Promise<{ pending: number; oldestDueA
  */
 export async function nextDue(pool: Pool, full: string[] = []): Promise<Date | undefined> {
   const r = await pool.query<{ at: Date | null }>(
-    `SELECT d.next_attempt_at AS at FROM webhook_deliveries d
-      WHERE d.status = 'pending' AND NOT (d.endpoint_id = ANY($1::text[])) AND ${ENABLED_ENDPOINT}
-      ORDER BY d.next_attempt_at LIMIT 1`,
-    [full],
+    prepared(
+      `SELECT d.next_attempt_at AS at FROM webhook_deliveries d
+        WHERE d.status = 'pending' AND NOT (d.endpoint_id = ANY($1::text[])) AND ${ENABLED_ENDPOINT}
+        ORDER BY d.next_attempt_at LIMIT 1`,
+      [full],
+    ),
   );
   return r.rows[0]?.at ?? undefined;
 }
