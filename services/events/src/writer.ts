@@ -15,7 +15,7 @@
 import type { JsMsg, NatsConnection } from 'nats';
 import { DeliverPolicy } from 'nats';
 import type { Logger } from '@partner/shared/telemetry/logger';
-import { prepared, type Pool } from '@partner/shared/db/pg';
+import { prepared, PLANNER_INDEX_WALKS, setLocalPlanner, type Pool } from '@partner/shared/db/pg';
 import { ensureEventsStream, natsNames } from '@partner/shared/nats/client';
 import { endable } from '@partner/shared/nats/endable-messages';
 import { isEventId, isEventType, isForEveryPartner, type EventMessage, type FeedWake, type FeedWakeEvent } from '@partner/shared/domain/events';
@@ -353,10 +353,14 @@ export class FeedWriter {
       // is the record and the stored position commits with the events, so a crash loses only a
       // suffix of batches, which are read again and stored identically (same positions, ids and
       // partner_seqs); a delivery's settlement, a synchronous commit, flushes this one before it.
+      // Its statements (STORE: the stored-id check, the inserts, the deliveries) read a few rows each
+      // through indexes: the planner is held to that (PLANNER_INDEX_WALKS), else on a table grown
+      // since its last ANALYZE the stored-id check read the whole events table (a hash anti-join over
+      // a sequential scan) on every batch.
       const begun = (await client.query(
-        `BEGIN; SELECT pg_advisory_xact_lock(${WRITER_LOCK}), set_config('synchronous_commit', 'off', true); ${STORED_THROUGH}`,
+        `BEGIN; ${setLocalPlanner(PLANNER_INDEX_WALKS)}; SELECT pg_advisory_xact_lock(${WRITER_LOCK}), set_config('synchronous_commit', 'off', true); ${STORED_THROUGH}`,
       )) as unknown as { rows: { p: string }[] }[];
-      const through = BigInt(begun[2]!.rows[0]!.p);
+      const through = BigInt(begun[begun.length - 1]!.rows[0]!.p);
       if (through < this.committedThrough) {
         // A batch this writer committed is gone: PostgreSQL crashed before the asynchronous commit
         // reached its WAL, and came back before this writer saw an error. Storing this batch would

@@ -59,6 +59,13 @@ const poolTimeouts = new WeakMap<Pool, DbTimeouts>();
  */
 export const PLANNER_INDEX_WALKS = { enable_seqscan: 'off', enable_bitmapscan: 'off', enable_hashjoin: 'off', enable_mergejoin: 'off' } as const;
 
+/** Planner settings as SET LOCAL statements, for the round trip that begins a transaction. */
+export function setLocalPlanner(planner: Readonly<Record<string, 'on' | 'off'>>): string {
+  return Object.entries(planner)
+    .map(([k, v]) => `SET LOCAL ${k} = ${v}`)
+    .join('; ');
+}
+
 /**
  * A pool whose connections carry the timeouts as session settings (startup parameters), so plain
  * `pool.query` calls are bounded by the server too; withTx sets them again per transaction.
