@@ -18,6 +18,9 @@
 //                                      and one not, same slices; and its storage per request (~1 min)
 //   npm run bench -- --profile --only reads   CPU profiles of every process under the read load alone
 //   options: --no-build (use the existing dist/), --out FILE (write the JSON there instead)
+//   environment: BENCH_ANALYZE_S (seconds between ANALYZEs of the bench database, standing in for
+//   autovacuum, which PostgreSQL here runs without; default 10, 0 = never), BENCH_PG_URL and
+//   BENCH_NATS_URL (other servers), BENCH_SERVICE_ENV ("NAME=value,…" for every service)
 //
 // It never touches a running `npm start`: its own database (partner_bench_<id>, dropped at the end),
 // its own NATS prefix (bench_<id>; streams deleted at the end) and free ports. See docs/performance.md.
@@ -25,7 +28,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
-import { BenchStack, ROOT, cpuDuring, freePorts, sleep, submitPath, submitPathWithDatabase } from '../bench/lib/stack.mjs';
+import { ANALYZE_EVERY_S, BenchStack, ROOT, cpuDuring, freePorts, sleep, submitPath, submitPathWithDatabase } from '../bench/lib/stack.mjs';
 import { serviceScript } from './lib/launch.mjs';
 import { processNames, schemaOwners } from './lib/processes.mjs';
 import { startBaselines } from '../bench/lib/baselines.mjs';
@@ -143,6 +146,8 @@ const meta = () => ({
   dirty: spawnSync('git', ['status', '--porcelain', '--', 'services', 'proto'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() !== '',
   params: P,
   serviceEnv: process.env.BENCH_SERVICE_ENV ?? '',
+  // ANALYZE of the bench database every so many seconds (0: never), as autovacuum would (stack.mjs).
+  analyzeEveryS: ANALYZE_EVERY_S,
   note: 'Absolute figures depend on the machine and on whatever else runs on it; compare ratios from one run.',
 });
 

@@ -18,6 +18,15 @@ import { connect } from 'nats';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PG_HOST = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
 const NATS_URL = process.env.BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
+/**
+ * Seconds between two ANALYZEs of the bench database while the stack runs (0: never). PostgreSQL here
+ * runs with autovacuum off, so without them every table keeps the statistics of an empty table as it
+ * grows to tens of thousands of rows, and statements are planned on those (docs/performance.md, "Issue
+ * 47, third session"); a production server runs autovacuum, whose auto-analyse keeps them close. The
+ * bench's own connection (application_name bench-analyze): its CPU is in no per-request figure, as
+ * autovacuum's would not be.
+ */
+export const ANALYZE_EVERY_S = Number(process.env.BENCH_ANALYZE_S ?? '10');
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -64,9 +73,9 @@ export async function waitReady(proc, url, timeoutMs = 60_000) {
 }
 
 /** A pg.Client, connected; retried for a while when the server is at its connection limit (53300). */
-export async function connectWithRetry(connectionString, attempts = 30) {
+export async function connectWithRetry(connectionString, attempts = 30, applicationName = 'bench') {
   for (let i = 1; ; i++) {
-    const c = new pg.Client({ connectionString, application_name: 'bench' });
+    const c = new pg.Client({ connectionString, application_name: applicationName });
     try {
       await c.connect();
       return c;
@@ -320,6 +329,29 @@ export class BenchStack {
     }
     this.token = await this.fetchToken();
     onStep('provisioned (client, principal, product, policies) and token issued');
+    this.keepStatistics(ANALYZE_EVERY_S);
+  }
+
+  /** ANALYZE the bench database every everyS seconds until cleanup (ANALYZE_EVERY_S). */
+  keepStatistics(everyS) {
+    if (!(everyS > 0) || this.analyzer) return;
+    let running = false;
+    this.analyzes = 0;
+    this.analyzer = setInterval(async () => {
+      if (running) return;
+      running = true;
+      try {
+        this.analyzeClient ??= await connectWithRetry(this.databaseUrl, 30, 'bench-analyze');
+        await this.analyzeClient.query('ANALYZE');
+        this.analyzes++;
+      } catch {
+        await this.analyzeClient?.end().catch(() => undefined);
+        this.analyzeClient = undefined;
+      } finally {
+        running = false;
+      }
+    }, everyS * 1000);
+    this.analyzer.unref();
   }
 
   /** DATABASE_URL of the bench database reached through a proxy on port. */
@@ -386,6 +418,10 @@ export class BenchStack {
     } catch (err) {
       problems.push(`NATS streams: ${err.message}`);
     }
+    clearInterval(this.analyzer);
+    this.analyzer = undefined;
+    await this.analyzeClient?.end().catch(() => undefined);
+    this.analyzeClient = undefined;
     await this.sqlClient?.end().catch(() => undefined);
     this.sqlClient = undefined;
     if (this.dbCreated) {

@@ -36,7 +36,7 @@ async function backendsActiveSince(url, sinceWallMs, excludePids) {
   try {
     const r = await c.query(
       `SELECT pid, application_name, state, query_start, left(query, 80) AS query FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND NOT (pid = ANY($2::int[])) AND application_name <> 'bench'
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND NOT (pid = ANY($2::int[])) AND application_name NOT IN ('bench', 'bench-analyze')
           AND query_start >= to_timestamp($1::double precision / 1000)`,
       [sinceWallMs, excludePids],
     );
