@@ -358,7 +358,7 @@ export class FeedWriter {
       // since its last ANALYZE the stored-id check read the whole events table (a hash anti-join over
       // a sequential scan) on every batch.
       const begun = (await client.query(
-        `BEGIN; ${setLocalPlanner(PLANNER_INDEX_WALKS)}; SELECT pg_advisory_xact_lock(${WRITER_LOCK}), set_config('synchronous_commit', 'off', true); ${STORED_THROUGH}`,
+        `BEGIN; SELECT pg_advisory_xact_lock(${WRITER_LOCK}), set_config('synchronous_commit', 'off', true); ${setLocalPlanner(PLANNER_INDEX_WALKS)}; ${STORED_THROUGH}`,
       )) as unknown as { rows: { p: string }[] }[];
       const through = BigInt(begun[begun.length - 1]!.rows[0]!.p);
       if (through < this.committedThrough) {
