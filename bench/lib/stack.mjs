@@ -341,7 +341,13 @@ export class BenchStack {
       if (running) return;
       running = true;
       try {
-        this.analyzeClient ??= await connectWithRetry(this.databaseUrl, 30, 'bench-analyze');
+        if (!this.analyzeClient) {
+          this.analyzeClient = await connectWithRetry(this.databaseUrl, 30, 'bench-analyze');
+          // Throttled as autovacuum's own ANALYZE is (autovacuum_vacuum_cost_delay 2 ms per 200 page
+          // costs): spread over its interval instead of one burst of CPU that every latency phase's
+          // p99 would see.
+          await this.analyzeClient.query("SET vacuum_cost_delay = '2ms'; SET vacuum_cost_limit = 200");
+        }
         await this.analyzeClient.query('ANALYZE');
         this.analyzes++;
       } catch {
