@@ -55,12 +55,15 @@ const poolTimeouts = new WeakMap<Pool, DbTimeouts>();
  * is small: of a table that grew since its last ANALYZE, and of "ORDER BY … LIMIT n" under a filter it
  * cannot estimate (it guesses 0.5 % of the rows). The claim read every due delivery to keep the first
  * few hundred: 83,000 buffers a claim at 40,000 due (test/webhook-claim.test.ts), 40–100 ms each in
- * the bench's fan-out (docs/performance.md, "The claim read the whole backlog").
+ * the bench's fan-out (docs/performance.md, "Issue 47, third session").
  */
 export const PLANNER_INDEX_WALKS = { enable_seqscan: 'off', enable_bitmapscan: 'off', enable_hashjoin: 'off', enable_mergejoin: 'off' } as const;
 
+/** Planner settings (enable_* names and their values), as a pool's or a transaction's. */
+export type PlannerSettings = Readonly<Record<string, 'on' | 'off'>>;
+
 /** Planner settings as SET LOCAL statements, for the round trip that begins a transaction. */
-export function setLocalPlanner(planner: Readonly<Record<string, 'on' | 'off'>>): string {
+export function setLocalPlanner(planner: PlannerSettings): string {
   return Object.entries(planner)
     .map(([k, v]) => `SET LOCAL ${k} = ${v}`)
     .join('; ');
@@ -75,7 +78,7 @@ export function setLocalPlanner(planner: Readonly<Record<string, 'on' | 'off'>>)
  * jit_above_cost, which a large table's estimates reach without the statement doing more work. The
  * webhook claim with 50,000 pending deliveries compiled ~50 functions per claim (64 ms of JIT in a
  * 321 ms claim); with JIT off the claim cost 0.03 ms of CPU per delivery against 0.11–0.13 ms
- * (docs/performance.md, "The lease-expiry column, and JIT").
+ * (docs/performance.md, "Issue 47: what changed", JIT).
  */
 export function createPool(opts: {
   url: string;
@@ -90,7 +93,7 @@ export function createPool(opts: {
    * Planner settings of every connection (startup parameters), for a process whose statements must
    * keep one shape of plan whatever the estimates (the webhook dispatcher: PLANNER_INDEX_WALKS).
    */
-  planner?: Readonly<Record<string, 'on' | 'off'>>;
+  planner?: PlannerSettings;
 }): Pool {
   const t = opts.timeouts ?? DEFAULT_DB_TIMEOUTS;
   const grace = opts.clientGraceMs ?? CLIENT_GRACE_MS;

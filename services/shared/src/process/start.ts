@@ -28,7 +28,7 @@ import { startGrpcServer } from '../grpc/server.js';
 import type { ServiceBinding } from '../grpc/loader.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createRegistry, startOpsServer, type DependencyCheck, type LivenessCheck } from '../http/ops-server.js';
-import { createPool, migrate, registerPoolMetrics, type MigrationSteps, type Pool } from '../db/pg.js';
+import { createPool, migrate, registerPoolMetrics, type MigrationSteps, type PlannerSettings, type Pool } from '../db/pg.js';
 import { clientReadiness, closeClients, createClients, type GrpcClients, type GrpcClientsConfig, type ServiceName } from './clients.js';
 import { supervisedLoops, type LoopSpec } from './loops.js';
 import { NO_NATS, startNats, type NatsHandle, type ProcessNats } from './nats.js';
@@ -73,7 +73,7 @@ export interface ProcessSpec<C extends BaseConfig, K extends ServiceName> extend
   name: string;
   config: C;
   /** Its schema: a pool on it (pool metrics, a reported `postgres` dependency), migrated unless `migrate` is false. */
-  db?: { schema: string; migrationsDir: string; before?: MigrationSteps | undefined; planner?: Readonly<Record<string, 'on' | 'off'>> };
+  db?: { schema: string; migrationsDir: string; before?: MigrationSteps | undefined; planner?: PlannerSettings | undefined };
   /** Build its gRPC clients (the config's addresses); each is a reported dependency (its peer's health). */
   clients?: { config: GrpcClientsConfig<K> };
   /** Connect to NATS: `first` before build, or `later` in the background; a reported `nats` dependency. */
