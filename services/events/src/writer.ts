@@ -168,6 +168,16 @@ const STORE = `WITH input AS (
    )
    SELECT partner_seq, tenant_id, partner_id, event_id, position, type, "timestamp", data_json, (SELECT count(*) FROM queued) AS queued FROM ins`;
 
+/**
+ * The round trip that begins a batch's transaction: BEGIN, the writer's lock (first: the crash test
+ * knows the transaction by it) with its asynchronous commit, the planner held to index walks, then (a
+ * statement of its own, so its snapshot is taken after the lock is held) the stored position. STORE
+ * (the stored-id check, the inserts, the deliveries) reads a few rows each through indexes; planned
+ * freely, on a table grown since its last ANALYZE, its stored-id check read the whole events table
+ * (a hash anti-join over a sequential scan) on every batch.
+ */
+const BEGIN_BATCH = `BEGIN; SELECT pg_advisory_xact_lock(${WRITER_LOCK}), set_config('synchronous_commit', 'off', true); ${setLocalPlanner(PLANNER_INDEX_WALKS)}; ${STORED_THROUGH}`;
+
 /** The stored feed is behind what this writer committed: a commit was lost (FeedWriter.committedThrough). */
 export class LostCommitError extends Error {
   constructor(storedThrough: bigint, committedThrough: bigint) {
@@ -348,18 +358,12 @@ export class FeedWriter {
     let storedMessages = 0;
     let storedPositions = new Set<bigint>();
     try {
-      // One round trip: BEGIN, the lock, then (a statement of its own, so a snapshot taken after the
-      // lock is held) the stored position. The commit does not wait for its WAL flush: the stream
+      // One round trip (BEGIN_BATCH): BEGIN, the lock, the planner settings, the stored position.
+      // The commit does not wait for its WAL flush: the stream
       // is the record and the stored position commits with the events, so a crash loses only a
       // suffix of batches, which are read again and stored identically (same positions, ids and
       // partner_seqs); a delivery's settlement, a synchronous commit, flushes this one before it.
-      // Its statements (STORE: the stored-id check, the inserts, the deliveries) read a few rows each
-      // through indexes: the planner is held to that (PLANNER_INDEX_WALKS), else on a table grown
-      // since its last ANALYZE the stored-id check read the whole events table (a hash anti-join over
-      // a sequential scan) on every batch.
-      const begun = (await client.query(
-        `BEGIN; SELECT pg_advisory_xact_lock(${WRITER_LOCK}), set_config('synchronous_commit', 'off', true); ${setLocalPlanner(PLANNER_INDEX_WALKS)}; ${STORED_THROUGH}`,
-      )) as unknown as { rows: { p: string }[] }[];
+      const begun = (await client.query(BEGIN_BATCH)) as unknown as { rows: { p: string }[] }[];
       const through = BigInt(begun[begun.length - 1]!.rows[0]!.p);
       if (through < this.committedThrough) {
         // A batch this writer committed is gone: PostgreSQL crashed before the asynchronous commit
