@@ -52,7 +52,7 @@ export function productSubmit(stack) {
     method: 'POST',
     path: '/v1/submissions',
     headers: { ...productHeaders(stack), 'content-type': 'application/json', prefer: 'wait=15' },
-    body: submissionBody(stack.productId),
+    // Each request's body is its own (setup): a risk no other submission has.
     setup: (context) => {
       context.key = randomUUID();
       context.sentAt = wallNow();
@@ -66,7 +66,6 @@ export function floorSubmit(stack) {
     method: 'POST',
     path: '/v1/submissions',
     headers: { 'content-type': 'application/json' },
-    body: submissionBody(stack.productId),
     setup: () => ({ body: distinctRiskBody(stack.productId) }),
   };
 }

@@ -336,7 +336,6 @@ export class BenchStack {
   keepStatistics(everyS) {
     if (!(everyS > 0) || this.analyzer) return;
     let running = false;
-    this.analyzes = 0;
     this.analyzer = setInterval(async () => {
       if (running) return;
       running = true;
@@ -349,7 +348,6 @@ export class BenchStack {
           await this.analyzeClient.query("SET vacuum_cost_delay = '2ms'; SET vacuum_cost_limit = 200");
         }
         await this.analyzeClient.query('ANALYZE');
-        this.analyzes++;
       } catch {
         await this.analyzeClient?.end().catch(() => undefined);
         this.analyzeClient = undefined;
