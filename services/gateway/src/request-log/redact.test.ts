@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { REQUEST_LOG_BODY_LIMIT_BYTES } from '@partner/shared/domain/request-log';
-import { allowedHeaders, logBody, maskTaxId, redactedJsonText, redactJson, truncateUtf8, type CapturedBody } from './redact.js';
+import { allowedHeaders, boundedRedactedJsonText, logBody, maskTaxId, redactedJsonText, redactJson, truncateUtf8, type CapturedBody } from './redact.js';
 
 describe('request log redaction: headers', () => {
   const rows: [string, Record<string, string | string[] | undefined>, Record<string, string>][] = [
@@ -86,6 +86,58 @@ describe('request log redaction: the one-pass text', () => {
   })).value;
   it('is JSON.stringify(redactJson(value)), byte for byte, for any JSON value', () => {
     fc.assert(fc.property(json, (value) => redactedJsonText(value) === JSON.stringify(redactJson(value))), { numRuns: 2_000 });
+  });
+});
+
+describe('request log redaction: a large body written only as far as the cut', () => {
+  const names = fc.oneof(fc.constantFrom('secret', 'clientSecret', 'taxId', 'ssn', 'applicant', 'items'), fc.string().filter((s) => s !== '__proto__'));
+  // Text of every kind: ASCII, any code point, and lone surrogates (written as \u escapes).
+  const text = fc.oneof(
+    fc.string({ maxLength: 40 }),
+    fc.string({ unit: 'binary', maxLength: 40 }),
+    fc.string({ unit: fc.integer({ min: 0xd7f0, max: 0xe010 }).map((c) => String.fromCharCode(c)), maxLength: 40 }),
+  );
+  const json = fc.letrec<{ value: unknown }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      text,
+      fc.array(tie('value'), { maxLength: 6 }),
+      fc.dictionary(names, tie('value'), { maxKeys: 6 }),
+    ),
+  })).value;
+
+  it('stores exactly what writing it whole and cutting it stores, at any limit', () => {
+    fc.assert(
+      fc.property(json, fc.integer({ min: 0, max: 120 }), (value, limit) => {
+        const whole = logBody({ kind: 'json', value, sizeBytes: null }, limit);
+        const bounded = logBody({ kind: 'json', value, sizeBytes: 5 * limit + 1 }, limit);
+        expect({ text: bounded.text, truncated: bounded.truncated }).toEqual({ text: whole.text, truncated: whole.truncated });
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it("reads a body's members only as far as the limit (a 100,000-member body: not all of them)", () => {
+    let reads = 0;
+    const body: Record<string, unknown> = {};
+    for (let i = 0; i < 100_000; i++) {
+      Object.defineProperty(body, `k${i}`, { enumerable: true, get: () => (reads++, 'x'.repeat(90)) });
+    }
+    const stored = logBody({ kind: 'json', value: body, sizeBytes: 10_000_000 });
+    expect(stored.truncated).toBe(true);
+    expect(Buffer.byteLength(stored.body as string)).toBeLessThanOrEqual(REQUEST_LOG_BODY_LIMIT_BYTES);
+    expect(reads).toBeLessThan(REQUEST_LOG_BODY_LIMIT_BYTES / 90 + 2);
+  });
+
+  it('writes a 1 MB string from its start only, and leaves values that are not plain data to JSON.stringify', () => {
+    const long = `${'é'.repeat(600_000)}😀`;
+    expect(boundedRedactedJsonText({ legalName: long }, 100)).toEqual({ text: `{"legalName":"${'é'.repeat(101)}"`, complete: false });
+    expect(boundedRedactedJsonText({ at: new Date(0) }, 100)).toBeUndefined();
+    expect(boundedRedactedJsonText({ a: [1, undefined], secret: 's', b: undefined }, 100)).toEqual({ text: '{"a":[1,null]}', complete: true });
   });
 });
 

@@ -93,6 +93,74 @@ export function redactedJsonText(value: unknown): string | undefined {
   return (mayNeedRedaction(value) ? JSON.stringify(value, redactMember) : JSON.stringify(value)) as string | undefined;
 }
 
+// Thrown by the bounded writer: its text passed the limit (FULL), or it met a value it does not
+// write as JSON.stringify would (EXOTIC: left to JSON.stringify).
+const FULL = Symbol('full');
+const EXOTIC = Symbol('exotic');
+
+/** Plain data, as JSON.parse makes it: what the bounded writer writes itself. */
+const isPlain = (value: object): boolean => {
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === Array.prototype || proto === null;
+};
+
+/**
+ * The start of redactedJsonText(value), past `limit` characters (so past `limit` bytes), or all of it
+ * when shorter (`complete`): written member by member and stopped there, so that a body of 1 MB costs
+ * the limit's worth of work, not its size (a flood of large bodies shares the gateway's event loop).
+ * Every member goes through redactMember as under JSON.stringify; a string longer than the limit is
+ * written from its first limit + 1 characters (the cut keeps fewer of them). Undefined for a value
+ * holding anything but plain data (the caller writes that one with JSON.stringify).
+ */
+export function boundedRedactedJsonText(value: unknown, limit: number): { text: string; complete: boolean } | undefined {
+  const parts: string[] = [];
+  let length = 0;
+  const put = (s: string): void => {
+    parts.push(s);
+    length += s.length;
+    if (length > limit) throw FULL;
+  };
+  /** Whether JSON.stringify writes a value at all (it leaves out undefined, functions and symbols). */
+  const written = (v: unknown): boolean => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
+  /** Writes a value redactMember has seen (written(v) holds). */
+  const write = (v: unknown): void => {
+    if (v === null || typeof v !== 'object') {
+      put(JSON.stringify(typeof v === 'string' && v.length > limit ? v.slice(0, limit + 1) : v));
+      return;
+    }
+    if (!isPlain(v) || typeof (v as { toJSON?: unknown }).toJSON === 'function') throw EXOTIC;
+    if (Array.isArray(v)) {
+      put('[');
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0) put(',');
+        const item = redactMember.call(v, String(i), v[i]);
+        if (written(item)) write(item);
+        else put('null');
+      }
+      put(']');
+      return;
+    }
+    put('{');
+    let first = true;
+    for (const key of Object.keys(v)) {
+      const member = redactMember.call(v, key, (v as Record<string, unknown>)[key]);
+      if (!written(member)) continue;
+      put(first ? `${JSON.stringify(key)}:` : `,${JSON.stringify(key)}:`);
+      first = false;
+      write(member);
+    }
+    put('}');
+  };
+  try {
+    if (written(value)) write(value);
+    return { text: parts.join(''), complete: true };
+  } catch (stop) {
+    if (stop === FULL) return { text: parts.join(''), complete: false };
+    if (stop === EXOTIC) return undefined;
+    throw stop;
+  }
+}
+
 /** A tax id as the log shows it: `****` and its last four digits (`****` alone when it has fewer). */
 export function maskTaxId(value: unknown): string {
   const digits = typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' ? String(value).replace(/\D/g, '') : '';
@@ -154,9 +222,15 @@ export function logBody(captured: CapturedBody, limit = REQUEST_LOG_BODY_LIMIT_B
       return { body, text: JSON.stringify(body), truncated: false, sizeBytes: captured.sizeBytes };
     }
     case 'json': {
+      // A body far over the limit (its size known: a request's) is written only as far as the cut.
+      const bounded = captured.sizeBytes !== null && captured.sizeBytes > 4 * limit ? boundedRedactedJsonText(captured.value, limit) : undefined;
+      if (bounded && !bounded.complete) {
+        const cut = truncateUtf8(bounded.text, limit);
+        return { body: cut, text: JSON.stringify(cut), truncated: true, sizeBytes: captured.sizeBytes };
+      }
       // Redacted while it is written (no copy of the value: a page of 50 policies is ~100 members
       // per item); `body` is read back from the text only when asked for (the recorder ships text).
-      const text = redactedJsonText(captured.value);
+      const text = bounded ? bounded.text || undefined : redactedJsonText(captured.value);
       if (text === undefined) return { body: null, text: null, truncated: false, sizeBytes: captured.sizeBytes };
       // Cheap bound first: a text of at most limit/3 characters is at most limit bytes.
       if (text.length * 3 <= limit || Buffer.byteLength(text) <= limit) {
