@@ -235,14 +235,16 @@ describe('a noisy partner and a quiet one', () => {
     expect(statuses['429']).toBeGreaterThan(0);
     // The quiet partner's latency stays near its own (bounds for a loaded machine; before the body's
     // cost counted, the flood took its p50 from 1.7 to 48 ms; `npm run bench` reports the ratios).
-    const [p50, p99] = [pct(during, 0.5), pct(during, 0.99)];
-    const [b50, b99] = [pct(baseline, 0.5), pct(baseline, 0.99)];
-    const figures = `p50 ${p50.toFixed(1)} / p99 ${p99.toFixed(1)} ms during the flood (${JSON.stringify(statuses)}), ${b50.toFixed(1)} / ${b99.toFixed(1)} ms before`;
+    const [p50, p95, p99] = [pct(during, 0.5), pct(during, 0.95), pct(during, 0.99)];
+    const [b50, b95, b99] = [pct(baseline, 0.5), pct(baseline, 0.95), pct(baseline, 0.99)];
+    const figures = `p50 ${p50.toFixed(1)} / p95 ${p95.toFixed(1)} / p99 ${p99.toFixed(1)} ms during the flood (${JSON.stringify(statuses)}), ${b50.toFixed(1)} / ${b95.toFixed(1)} / ${b99.toFixed(1)} ms before`;
     console.log(`validate flood: ${figures}`);
     expect(during.length, figures).toBeGreaterThan(50);
     expect(p50, figures).toBeLessThan(Math.max(3 * b50, 15));
-    // The tail is what a loaded CI machine moves most (two suites and their stacks on two cores): a
-    // wide bound, still far below the flood's effect without the cost (p99 297 ms against 33 ms).
-    expect(p99, figures).toBeLessThan(Math.max(6 * b99, 250));
+    // The tail, as p95: on a CI machine running two suites and their stacks on two cores, the p99 of
+    // ~200 calls is their second slowest, and one stall of another process took it to 501 ms in a
+    // flood that cost the quiet partner nothing else (p50 23 ms). A wide bound, still far below the
+    // flood's effect without the body's cost (p50 48 ms, p99 297 ms against 33 ms).
+    expect(p95, figures).toBeLessThan(Math.max(6 * b95, 250));
   });
 });
