@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import { spawn } from 'node:child_process';
+import pg from 'pg';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
 import { ROOT, type ClientCreds } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
@@ -206,6 +207,32 @@ describe('quotes: open, with signed offers', () => {
     expect(next.body.items).toHaveLength(1);
     expect(next.body.nextCursor).toBeNull();
     expect(next.body.items[0].quoteId).not.toBe(page.body.items[0].quoteId);
+  });
+
+  it('signs an offer under the receipt keys\' lock: while a key rotation would hold it, the quote waits, then is signed', async () => {
+    const s = await submit(a);
+    const holder = new pg.Client({ connectionString: stack.env.DATABASE_URL });
+    await holder.connect();
+    try {
+      // The lock a rotation takes (exclusive); every receipt and offer takes it shared.
+      await holder.query("SELECT pg_advisory_lock(hashtext('submission:receipt-keys'))");
+      const pid = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      const pending = requestQuotes(a, s.submissionId, [{ limit: '1000000', retention: '10000' }]);
+      await until('the offer waits for the key lock', async () => {
+        const [w] = await stack.sql<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_locks w JOIN pg_locks h USING (locktype, database, classid, objid, objsubid)
+            WHERE w.locktype = 'advisory' AND h.pid = $1 AND h.granted AND NOT w.granted`,
+          [pid],
+        );
+        return w!.n > 0;
+      });
+      await holder.query("SELECT pg_advisory_unlock(hashtext('submission:receipt-keys'))");
+      const res = await pending;
+      expect(res.status, res.text).toBe(200);
+      await verifyOffer(res.body.quotes[0], a);
+    } finally {
+      await holder.end();
+    }
   });
 
   it('an offer changed by one byte does not verify', async () => {

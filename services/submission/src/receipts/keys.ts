@@ -52,10 +52,10 @@ export class ReceiptKeyring {
   }
 
   /**
-   * Inside an issuing transaction, after KEY_LOCK_SQL: the current key and the instant the receipts
-   * are issued at (the database's clock, read after the lock).
+   * After KEY_LOCK_SQL (inside an issuing transaction, or read with the lock by the caller, `read`):
+   * the current key and the instant the receipts are issued at (the database's clock, read after the lock).
    */
-  async forTx(tx: PoolClient, read?: { kid: string | null; issuedAt: Date }): Promise<{ key: ReceiptKey; issuedAt: Date }> {
+  async forTx(tx: Pool | PoolClient, read?: { kid: string | null; issuedAt: Date }): Promise<{ key: ReceiptKey; issuedAt: Date }> {
     // Read already (lockHeads' statement, after the lock), or read now.
     const { kid, at } = read
       ? { kid: read.kid, at: read.issuedAt }
