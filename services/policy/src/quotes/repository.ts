@@ -5,7 +5,7 @@
 import { prepared, type Pool, type PoolClient } from '@partner/shared/db/pg';
 import { iso, isUuid } from '@partner/shared/domain/ids';
 import { bindingOf, type CursorCodec, type CursorPosition } from '@partner/shared/domain/list-cursor';
-import { recordEvent, type RecordedEvent } from '@partner/shared/nats/event-outbox';
+import { recordEvents, type EventToRecord, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { QuoteRecord, QuoteReason, QuoteStatusName } from '@partner/shared/domain/quotes';
 
@@ -87,9 +87,17 @@ export function quoteRecord(row: QuoteRow): QuoteRecord {
   };
 }
 
+/** quote.created / quote.updated for a row, to record in the caller's transaction. */
+const quoteEvent = (row: QuoteRow, type: 'quote.created' | 'quote.updated'): EventToRecord => ({
+  owner: { tenantId: row.tenant_id, partnerId: row.partner_id },
+  type,
+  timestamp: iso(row.updated_at),
+  data: quoteRecord(row),
+});
+
 /** Records quote.created / quote.updated for a row in the caller's transaction (publish it after the commit). */
-export function recordQuoteEvent(c: PoolClient, names: Names, row: QuoteRow, type: 'quote.created' | 'quote.updated'): Promise<RecordedEvent> {
-  return recordEvent(c, names, { tenantId: row.tenant_id, partnerId: row.partner_id }, type, iso(row.updated_at), quoteRecord(row));
+export async function recordQuoteEvent(c: PoolClient, names: Names, row: QuoteRow, type: 'quote.created' | 'quote.updated'): Promise<RecordedEvent> {
+  return (await recordEvents(c, names, [quoteEvent(row, type)]))[0]!;
 }
 
 export async function getQuote(db: Db, owner: Owner, quoteId: string): Promise<QuoteRow | undefined> {
@@ -151,65 +159,76 @@ export interface NewQuotes {
   quotes: NewQuote[];
 }
 
+// The job's quotes if it made them already; else the submission's open and referred quotes superseded
+// and the new ones inserted (from JSON, in option order). One statement: the three parts share its
+// snapshot, taken after the caller's lock, so the UPDATE never sees the rows the INSERT adds.
+const CREATE_QUOTES = `
+  WITH existing AS (
+    SELECT ${QUOTE_COLUMNS} FROM quotes WHERE job_id = $1
+  ), superseded AS (
+    UPDATE quotes SET status = 'superseded', updated_at = date_trunc('milliseconds', now())
+     WHERE tenant_id = $2 AND partner_id = $3 AND submission_id = $4 AND status IN ('open', 'referred')
+       AND NOT EXISTS (SELECT 1 FROM existing)
+    RETURNING ${QUOTE_COLUMNS}
+  ), created AS (
+    INSERT INTO quotes (quote_id, tenant_id, partner_id, submission_id, product_id, job_id, option_index, option_limit,
+           option_retention, status, premium_amount, premium_currency, rating_version, valid_until, referral_reasons,
+           referral_due_by, decline_reasons, offer, offer_sha256, test_clock_id)
+    SELECT q.quote_id, $2, $3, $4, $5, $1, q.option_index, q.option_limit, q.option_retention, q.status, q.premium_amount,
+           q.premium_currency, $6, q.valid_until, q.referral_reasons, q.referral_due_by, q.decline_reasons, q.offer,
+           q.offer_sha256, $7
+      FROM jsonb_to_recordset($8::jsonb) AS q(quote_id uuid, option_index smallint, option_limit text, option_retention text,
+           status text, premium_amount numeric, premium_currency text, valid_until timestamptz, referral_reasons jsonb,
+           referral_due_by timestamptz, decline_reasons jsonb, offer text, offer_sha256 text)
+     WHERE NOT EXISTS (SELECT 1 FROM existing)
+    RETURNING ${QUOTE_COLUMNS}
+  )
+  SELECT 'existing' AS part, * FROM existing
+  UNION ALL SELECT 'superseded', * FROM superseded
+  UNION ALL SELECT 'created', * FROM created`;
+
 /**
  * Inserts a job's quotes and supersedes the submission's earlier open and referred quotes, with
  * their events, in the caller's transaction. Serialized per submission (a transaction-scoped advisory
  * lock), so two quote requests of one submission leave exactly one set open. Idempotent by job id:
- * when the job's quotes exist already, they are returned and nothing is written.
+ * when the job's quotes exist already, they are returned and nothing is written. Four round trips
+ * after BEGIN: the lock, CREATE_QUOTES, the events (one statement), COMMIT (seven before).
  */
 export async function insertQuotes(
   c: PoolClient,
   names: Names,
   q: NewQuotes,
 ): Promise<{ quotes: QuoteRow[]; superseded: QuoteRow[]; events: RecordedEvent[]; replayed: boolean }> {
+  // Serialises the quote jobs of a submission: the statement after it sees what the one before committed.
   await c.query(`SELECT pg_advisory_xact_lock(hashtext('quotes:' || $1::text))`, [q.submissionId]);
-  const existing = await quotesOfJob(c, q.jobId);
+  const quotesJson = q.quotes.map((n, i) => ({
+    quote_id: n.quoteId,
+    option_index: i,
+    option_limit: n.option.limit,
+    option_retention: n.option.retention,
+    status: n.status,
+    premium_amount: n.premium?.amount ?? null,
+    premium_currency: n.premium?.currency ?? null,
+    valid_until: n.validUntil?.toISOString() ?? null,
+    referral_reasons: n.referral?.reasons ?? null,
+    referral_due_by: n.referral?.dueBy.toISOString() ?? null,
+    decline_reasons: n.decline?.reasons ?? null,
+    offer: n.offer?.jws ?? null,
+    offer_sha256: n.offer?.sha256 ?? null,
+  }));
+  const r = await c.query<QuoteRow & { part: 'existing' | 'superseded' | 'created' }>(
+    prepared(CREATE_QUOTES, [q.jobId, q.owner.tenantId, q.owner.partnerId, q.submissionId, q.productId, q.ratingVersion, q.testClockId, JSON.stringify(quotesJson)]),
+  );
+  const part = (name: string): QuoteRow[] =>
+    r.rows.filter((x) => x.part === name).map(({ part: _part, ...row }) => row as QuoteRow).sort((a, b) => a.option_index - b.option_index);
+  const existing = part('existing');
   if (existing.length > 0) return { quotes: existing, superseded: [], events: [], replayed: true };
-  const events: RecordedEvent[] = [];
-  const superseded = (
-    await c.query<QuoteRow>(
-      `UPDATE quotes SET status = 'superseded', updated_at = date_trunc('milliseconds', now())
-        WHERE tenant_id = $1 AND partner_id = $2 AND submission_id = $3 AND status IN ('open', 'referred')
-        RETURNING ${QUOTE_COLUMNS}`,
-      [q.owner.tenantId, q.owner.partnerId, q.submissionId],
-    )
-  ).rows;
-  for (const row of superseded) events.push(await recordQuoteEvent(c, names, row, 'quote.updated'));
-  const quotes: QuoteRow[] = [];
-  for (const [i, n] of q.quotes.entries()) {
-    const r = await c.query<QuoteRow>(
-      `INSERT INTO quotes (quote_id, tenant_id, partner_id, submission_id, product_id, job_id, option_index, option_limit,
-         option_retention, status, premium_amount, premium_currency, rating_version, valid_until, referral_reasons,
-         referral_due_by, decline_reasons, offer, offer_sha256, test_clock_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13, $14, $15::jsonb, $16, $17::jsonb, $18, $19, $20)
-       RETURNING ${QUOTE_COLUMNS}`,
-      [
-        n.quoteId,
-        q.owner.tenantId,
-        q.owner.partnerId,
-        q.submissionId,
-        q.productId,
-        q.jobId,
-        i,
-        n.option.limit,
-        n.option.retention,
-        n.status,
-        n.premium?.amount ?? null,
-        n.premium?.currency ?? null,
-        q.ratingVersion,
-        n.validUntil,
-        n.referral ? JSON.stringify(n.referral.reasons) : null,
-        n.referral?.dueBy ?? null,
-        n.decline ? JSON.stringify(n.decline.reasons) : null,
-        n.offer?.jws ?? null,
-        n.offer?.sha256 ?? null,
-        q.testClockId,
-      ],
-    );
-    const row = r.rows[0]!;
-    quotes.push(row);
-    events.push(await recordQuoteEvent(c, names, row, 'quote.created'));
-  }
+  const superseded = r.rows.filter((x) => x.part === 'superseded').map(({ part: _part, ...row }) => row as QuoteRow);
+  const quotes = part('created');
+  const events = await recordEvents(c, names, [
+    ...superseded.map((row) => quoteEvent(row, 'quote.updated')),
+    ...quotes.map((row) => quoteEvent(row, 'quote.created')),
+  ]);
   return { quotes, superseded, events, replayed: false };
 }
 
@@ -294,8 +313,7 @@ export async function setQuoteStatus(
     const place = new Map(opts.eventOrder.map((id, i) => [id, i]));
     rows.sort((a, b) => (place.get(a.quote_id) ?? 0) - (place.get(b.quote_id) ?? 0));
   }
-  const events: RecordedEvent[] = [];
-  for (const row of rows) events.push(await recordQuoteEvent(c, names, row, 'quote.updated'));
+  const events = await recordEvents(c, names, rows.map((row) => quoteEvent(row, 'quote.updated')));
   return { rows, events };
 }
 

@@ -31,6 +31,20 @@ export interface RecordedEvent {
   body: string;
 }
 
+/** An event to record: whose it is, its type, timestamp and data. */
+export interface EventToRecord {
+  owner: { tenantId: string; partnerId: string };
+  type: EventType;
+  timestamp: string;
+  data: unknown;
+}
+
+/** The outbox row of an event (its id made here), without the outbox's own id. */
+function eventRow(names: ReturnType<typeof natsNames>, e: EventToRecord): Omit<RecordedEvent, 'outboxId'> {
+  const msg: EventMessage = { tenantId: e.owner.tenantId, partnerId: e.owner.partnerId, event: { id: newEventId(), type: e.type, timestamp: e.timestamp, data: e.data } };
+  return { msgId: msg.event.id, subject: names.eventSubject(e.type), body: JSON.stringify(msg) };
+}
+
 /**
  * Records an event in the caller's open transaction (its schema's event_outbox): it exists if and
  * only if that transaction commits. Pass the result to publishEvents() after the commit.
@@ -43,15 +57,28 @@ export async function recordEvent(
   timestamp: string,
   data: unknown,
 ): Promise<RecordedEvent> {
-  const msg: EventMessage = { tenantId: owner.tenantId, partnerId: owner.partnerId, event: { id: newEventId(), type, timestamp, data } };
-  const body = JSON.stringify(msg);
-  const subject = names.eventSubject(type);
+  const row = eventRow(names, { owner, type, timestamp, data });
   const r = await c.query<{ id: string }>({
     name: 'record-event',
     text: 'INSERT INTO event_outbox (event_id, subject, body) VALUES ($1, $2, $3) RETURNING id',
-    values: [msg.event.id, subject, body],
+    values: [row.msgId, row.subject, row.body],
   });
-  return { outboxId: r.rows[0]!.id, msgId: msg.event.id, subject, body };
+  return { outboxId: r.rows[0]!.id, ...row };
+}
+
+/** recordEvent for several events in one statement (one round trip), in the order given. */
+export async function recordEvents(c: PoolClient, names: ReturnType<typeof natsNames>, events: readonly EventToRecord[]): Promise<RecordedEvent[]> {
+  if (events.length === 0) return [];
+  const rows = events.map((e) => eventRow(names, e));
+  const r = await c.query<{ id: string; event_id: string }>({
+    name: 'record-events',
+    text: `INSERT INTO event_outbox (event_id, subject, body)
+           SELECT event_id, subject, body FROM unnest($1::text[], $2::text[], $3::jsonb[]) WITH ORDINALITY AS e(event_id, subject, body, n) ORDER BY n
+           RETURNING id, event_id`,
+    values: [rows.map((x) => x.msgId), rows.map((x) => x.subject), rows.map((x) => x.body)],
+  });
+  const ids = new Map(r.rows.map((x) => [x.event_id, x.id]));
+  return rows.map((x) => ({ outboxId: ids.get(x.msgId)!, ...x }));
 }
 
 /** The relay options for a schema's event_outbox table. */
