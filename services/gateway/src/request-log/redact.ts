@@ -222,14 +222,11 @@ export function logBody(captured: CapturedBody, limit = REQUEST_LOG_BODY_LIMIT_B
       return { body, text: JSON.stringify(body), truncated: false, sizeBytes: captured.sizeBytes };
     }
     case 'json': {
-      // A body far over the limit (its size known: a request's) is written only as far as the cut.
-      const bounded = captured.sizeBytes !== null && captured.sizeBytes > 4 * limit ? boundedRedactedJsonText(captured.value, limit) : undefined;
-      if (bounded && !bounded.complete) {
-        const cut = truncateUtf8(bounded.text, limit);
-        return { body: cut, text: JSON.stringify(cut), truncated: true, sizeBytes: captured.sizeBytes };
-      }
       // Redacted while it is written (no copy of the value: a page of 50 policies is ~100 members
       // per item); `body` is read back from the text only when asked for (the recorder ships text).
+      // A body far over the limit (its size known: a request's) is written only past the cut: a
+      // prefix longer than the limit, which the cut below treats as the whole text.
+      const bounded = captured.sizeBytes !== null && captured.sizeBytes > 4 * limit ? boundedRedactedJsonText(captured.value, limit) : undefined;
       const text = bounded ? bounded.text || undefined : redactedJsonText(captured.value);
       if (text === undefined) return { body: null, text: null, truncated: false, sizeBytes: captured.sizeBytes };
       // Cheap bound first: a text of at most limit/3 characters is at most limit bytes.
