@@ -5,7 +5,7 @@
 import { prepared, type Pool, type PoolClient } from '@partner/shared/db/pg';
 import { iso, isUuid } from '@partner/shared/domain/ids';
 import { bindingOf, type CursorCodec, type CursorPosition } from '@partner/shared/domain/list-cursor';
-import { recordEvents, type EventToRecord, type RecordedEvent } from '@partner/shared/nats/event-outbox';
+import { recordEvent, recordEvents, type EventToRecord, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { QuoteRecord, QuoteReason, QuoteStatusName } from '@partner/shared/domain/quotes';
 
@@ -96,8 +96,9 @@ const quoteEvent = (row: QuoteRow, type: 'quote.created' | 'quote.updated'): Eve
 });
 
 /** Records quote.created / quote.updated for a row in the caller's transaction (publish it after the commit). */
-export async function recordQuoteEvent(c: PoolClient, names: Names, row: QuoteRow, type: 'quote.created' | 'quote.updated'): Promise<RecordedEvent> {
-  return (await recordEvents(c, names, [quoteEvent(row, type)]))[0]!;
+export function recordQuoteEvent(c: PoolClient, names: Names, row: QuoteRow, type: 'quote.created' | 'quote.updated'): Promise<RecordedEvent> {
+  const e = quoteEvent(row, type);
+  return recordEvent(c, names, e.owner, e.type, e.timestamp, e.data);
 }
 
 export async function getQuote(db: Db, owner: Owner, quoteId: string): Promise<QuoteRow | undefined> {
@@ -219,12 +220,12 @@ export async function insertQuotes(
   const r = await c.query<QuoteRow & { part: 'existing' | 'superseded' | 'created' }>(
     prepared(CREATE_QUOTES, [q.jobId, q.owner.tenantId, q.owner.partnerId, q.submissionId, q.productId, q.ratingVersion, q.testClockId, JSON.stringify(quotesJson)]),
   );
+  // Each part's rows in option order.
   const part = (name: string): QuoteRow[] =>
     r.rows.filter((x) => x.part === name).map(({ part: _part, ...row }) => row as QuoteRow).sort((a, b) => a.option_index - b.option_index);
   const existing = part('existing');
   if (existing.length > 0) return { quotes: existing, superseded: [], events: [], replayed: true };
-  const superseded = r.rows.filter((x) => x.part === 'superseded').map(({ part: _part, ...row }) => row as QuoteRow);
-  const quotes = part('created');
+  const [superseded, quotes] = [part('superseded'), part('created')];
   const events = await recordEvents(c, names, [
     ...superseded.map((row) => quoteEvent(row, 'quote.updated')),
     ...quotes.map((row) => quoteEvent(row, 'quote.created')),
