@@ -9,6 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import { provision, submissionBody } from './support/fixtures.js';
 import { useReceivers } from './support/receiver.js';
 import { useStack } from './support/use-stack.js';
+import { until } from './support/poll.js';
 
 type Event = { id: string; type: string; data: Record<string, unknown> };
 const wait = { prefer: 'wait=20' };
@@ -55,8 +56,13 @@ describe('webhooks: a secret the partner holds before the first delivery', () =>
     const job = await stack.api('GET', `/v1/jobs/${own!.data.id as string}`, { token });
     expect(job.status).toBe(200);
     expect(job.text).not.toContain('whsec_');
-    const log = await stack.api('GET', `/v1/webhook-endpoints/${endpointId}/deliveries`, { token });
-    const items = log.body.items as { eventId: string; status: string; attempts: number; lastResponseStatus: number }[];
+    // The receiver has answered; the dispatcher records the outcome just after: read the log once it has.
+    type Delivery = { eventId: string; status: string; attempts: number; lastResponseStatus: number };
+    const items = await until('both deliveries settled in the log', async () => {
+      const log = await stack.api('GET', `/v1/webhook-endpoints/${endpointId}/deliveries`, { token });
+      const rows = log.body.items as Delivery[];
+      return rows.length >= 2 && rows.every((d) => d.status !== 'pending') && rows;
+    });
     expect(items.map((d) => d.eventId)).not.toContain(own!.id);
     expect(items.map((d) => d.eventId).sort()).toEqual(got.map((e) => e.id).sort());
     for (const d of items) expect(d).toMatchObject({ status: 'succeeded', attempts: 1, lastResponseStatus: 204 });
