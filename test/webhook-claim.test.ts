@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, migrate, type Pool } from '@partner/shared/db/pg';
 import { createLogger } from '@partner/shared/telemetry/logger';
-import { MIGRATIONS_DIR, SCHEMA } from '../services/events/src/app.js';
+import { MIGRATIONS_DIR, SCHEMA } from '../services/events/src/schema.js';
 import { DISPATCHER_DB } from '../services/events/src/dispatcher/app.js';
 import { CLAIM, claimDue, nextDue } from '../services/events/src/dispatcher/store.js';
 import { useStack } from './support/use-stack.js';

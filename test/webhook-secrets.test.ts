@@ -13,7 +13,7 @@ import { Webhook } from 'standardwebhooks';
 import { migrate } from '@partner/shared/db/pg';
 import { newWebhookSecret } from '@partner/shared/domain/webhooks';
 import { createLogger } from '@partner/shared/telemetry/logger';
-import { MIGRATIONS_DIR, SCHEMA } from '../services/events/src/app.js';
+import { MIGRATIONS_DIR, SCHEMA } from '../services/events/src/schema.js';
 import { DROP_PLAINTEXT_MIGRATION, openSecret, secretMigrationSteps } from '../services/events/src/webhooks/secrets.js';
 import { PRODUCT, provision, submissionBody } from './support/fixtures.js';
 import { until } from './support/poll.js';

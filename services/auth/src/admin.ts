@@ -7,7 +7,7 @@ import { natsNames, publishOnce } from '@partner/shared/nats/client';
 import type { Pool } from '@partner/shared/db/pg';
 import { command, identifier, required, UsageError, type AdminCommand, type CommandGroup, withAdminPool } from '@partner/shared/process/admin-cli';
 import { isPermission, PERMISSIONS, type Permission } from '@partner/shared/domain/permissions';
-import { MIGRATIONS_DIR, SCHEMA } from './app.js';
+import { MIGRATIONS_DIR, SCHEMA } from './schema.js';
 import * as repo from './repo.js';
 import { rotateKey } from './keys.js';
 

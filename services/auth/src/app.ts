@@ -10,13 +10,10 @@ import { authMetrics } from './metrics.js';
 import { createTokenApp } from './token-server.js';
 import { clientState, principalRegistered } from './repo.js';
 import { loadSigningKey, resealKeys } from './keys.js';
-import { fileURLToPath } from 'node:url';
 import { dbError } from '@partner/shared/db/pg';
 import { DomainError } from '@partner/shared/domain/errors';
 import { consoleSession, createConsoleLink, endConsoleSession, exchangeConsoleLink, pruneConsole } from './console-sessions.js';
-
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
-export const SCHEMA = 'auth';
+import { MIGRATIONS_DIR, SCHEMA } from './schema.js';
 
 export interface AuthService {
   ports: { http: number; grpc: number; ops: number };

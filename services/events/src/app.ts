@@ -1,6 +1,5 @@
 // Builds the events service: the feed writer (events stream → events.events, single writer, stream
 // order), the retention sweep, and gRPC EventsService for the gateway's feed reads.
-import { fileURLToPath } from 'node:url';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
 import { EVENT_TYPES, FEED_DEFAULT_PAGE_SIZE, isEventId, isEventType } from '@partner/shared/domain/events';
@@ -20,9 +19,8 @@ import { requestLogWriterMetrics } from './request-log/metrics.js';
 import { maintainPartitions } from './request-log/partitions.js';
 import { requestLogHandlers } from './request-log/rpc.js';
 import { RequestLogWriter } from './request-log/writer.js';
+import { MIGRATIONS_DIR, SCHEMA } from './schema.js';
 
-export const SCHEMA = 'events';
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
 export const DEFAULT_PAGE_SIZE = FEED_DEFAULT_PAGE_SIZE;
 export const MAX_PAGE_SIZE = 200;
 

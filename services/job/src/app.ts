@@ -1,7 +1,6 @@
 // Builds the job service: gRPC JobService over the job schema (requests checked in requests.ts, data
 // in repo.ts), the outbox relays to JetStream, settlement events on core NATS, its metrics
 // (metrics.ts) and the periodic sweeps (sweeps.ts).
-import { fileURLToPath } from 'node:url';
 import { implement, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { DomainError, notFound } from '@partner/shared/domain/errors';
 import { isJobId } from '@partner/shared/domain/ids';
@@ -19,9 +18,7 @@ import { listJobs, loadJobCursorCodec, parseListJobs } from './list.js';
 import { jobMetrics } from './metrics.js';
 import { checkSubmit, settlementEvent, settleOutcomeOf } from './requests.js';
 import { sweeps } from './sweeps.js';
-
-export const SCHEMA = 'job';
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
+import { MIGRATIONS_DIR, SCHEMA } from './schema.js';
 
 export function startJob(config: JobConfig, opts: StartOptions = {}): Promise<RunningProcess> {
   const names = natsNames(config.natsPrefix);

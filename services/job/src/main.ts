@@ -5,6 +5,7 @@ import { startTelemetry } from '@partner/shared/telemetry/bootstrap';
 await startTelemetry('job');
 const { processMain } = await import('@partner/shared/process/run');
 const { readJobConfig } = await import('./config.js');
-const { MIGRATIONS_DIR, SCHEMA, startJob } = await import('./app.js');
+const { MIGRATIONS_DIR, SCHEMA } = await import('./schema.js');
+const { startJob } = await import('./app.js');
 
 processMain({ readConfig: readJobConfig, migrations: { schema: SCHEMA, dir: MIGRATIONS_DIR }, start: (c, logger) => startJob(c, { logger }) });

@@ -11,7 +11,7 @@ import { createLogger } from '@partner/shared/telemetry/logger';
 import { createPool, migrate } from '@partner/shared/db/pg';
 import { natsNames } from '@partner/shared/nats/client';
 import { wallClock } from '@partner/shared/domain/clock';
-import { MIGRATIONS_DIR, SCHEMA } from '../dist/app.js';
+import { MIGRATIONS_DIR, SCHEMA } from '../dist/schema.js';
 import { sweepTransitions } from '../dist/issue/sweeper.js';
 
 const N = Number(process.argv[2] ?? 100_000);

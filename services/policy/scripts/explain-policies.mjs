@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createLogger } from '@partner/shared/telemetry/logger';
 import { createPool, migrate } from '@partner/shared/db/pg';
-import { MIGRATIONS_DIR, SCHEMA } from '../dist/app.js';
+import { MIGRATIONS_DIR, SCHEMA } from '../dist/schema.js';
 import { listQuery } from '../dist/policies.js';
 
 const N = Number(process.argv[2] ?? 1_000_000);

@@ -6,7 +6,7 @@ import { isUuid } from '@partner/shared/domain/ids';
 import { createReadStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { MIGRATIONS_DIR, QUOTE_CURSOR_CONTEXT, SCHEMA } from './app.js';
+import { MIGRATIONS_DIR, QUOTE_CURSOR_CONTEXT, SCHEMA } from './schema.js';
 import { quoteGroup } from './quotes/admin.js';
 import { getProduct, productRecord, setRequirements, upsertProduct } from './products.js';
 import { readFile } from 'node:fs/promises';

@@ -1,5 +1,4 @@
 // Builds the policy service: the product catalogue and partners' policies over gRPC.
-import { fileURLToPath } from 'node:url';
 import { implementWithStreaming, serverStreaming, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { notFound } from '@partner/shared/domain/errors';
 import { isUuid } from '@partner/shared/domain/ids';
@@ -27,17 +26,7 @@ import { quoteService } from './quotes/service.js';
 import { releaseSubmissionQuotes } from './quotes/repository.js';
 import { referralMetrics } from './quotes/metrics.js';
 import { newUuid } from '@partner/shared/domain/ids';
-
-export const SCHEMA = 'policy';
-/** Names the policy list in its cursors (a cursor of another list never passes). */
-export const CURSOR_CONTEXT = 'partner.policy.v1/list-cursor';
-/** Names the product list in its cursors. */
-export const PRODUCT_CURSOR_CONTEXT = 'partner.policy.v1/product-list-cursor';
-/** Names the test clock list in its cursors. */
-export const CLOCK_CURSOR_CONTEXT = 'partner.policy.v1/test-clock-list-cursor';
-/** Names the quote list in its cursors. */
-export const QUOTE_CURSOR_CONTEXT = 'partner.policy.v1/quote-list-cursor';
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
+import { CLOCK_CURSOR_CONTEXT, CURSOR_CONTEXT, MIGRATIONS_DIR, PRODUCT_CURSOR_CONTEXT, QUOTE_CURSOR_CONTEXT, SCHEMA } from './schema.js';
 
 export function startPolicy(config: PolicyConfig, opts: StartOptions = {}): Promise<RunningProcess> {
   return startProcess({

@@ -6,7 +6,7 @@ import { command, identifier, required, UsageError, type CommandGroup, withAdmin
 import { isUuid } from '@partner/shared/domain/ids';
 import { EnvReader } from '@partner/shared/config/env';
 import { natsNames } from '@partner/shared/nats/client';
-import { MIGRATIONS_DIR, SCHEMA } from './app.js';
+import { MIGRATIONS_DIR, SCHEMA } from './schema.js';
 import { clearanceQueue, decideByOperator } from './clearance.js';
 import { readSubmissionConfig } from './config.js';
 import { toProto } from './submission-row.js';

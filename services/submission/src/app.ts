@@ -1,7 +1,6 @@
 // Builds the submission service: submissions and their attachments over gRPC, and the sweep of
 // abandoned uploads.
 import { applicantFromMessage } from '@partner/shared/domain/applicant';
-import { fileURLToPath } from 'node:url';
 import { implementWithStreaming, serviceDefs, SERVICE_NAMES } from '@partner/shared/grpc';
 import { DomainError, notFound } from '@partner/shared/domain/errors';
 import { isJobId, isUuid } from '@partner/shared/domain/ids';
@@ -23,9 +22,7 @@ import { withdrawRpc } from './withdraw.js';
 import { completeBind, releaseBind, reserveBind } from './bind.js';
 import { clearanceMetrics } from './clearance-metrics.js';
 import { receivedAtOf, startReceipts } from './receipts/start.js';
-
-export const SCHEMA = 'submission';
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url));
+import { MIGRATIONS_DIR, SCHEMA } from './schema.js';
 
 export function startSubmission(config: SubmissionConfig, opts: StartOptions = {}): Promise<RunningProcess> {
   return startProcess({

@@ -5,7 +5,8 @@ import { startTelemetry } from '@partner/shared/telemetry/bootstrap';
 await startTelemetry('submission');
 const { processMain } = await import('@partner/shared/process/run');
 const { readSubmissionConfig } = await import('./config.js');
-const { MIGRATIONS_DIR, SCHEMA, startSubmission } = await import('./app.js');
+const { MIGRATIONS_DIR, SCHEMA } = await import('./schema.js');
+const { startSubmission } = await import('./app.js');
 
 processMain({
   readConfig: readSubmissionConfig,

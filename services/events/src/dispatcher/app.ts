@@ -8,7 +8,7 @@ import type { Logger } from '@partner/shared/telemetry/logger';
 import { natsNames } from '@partner/shared/nats/client';
 import { EVENT_OUTBOX_METRICS, OutboxRelay } from '@partner/shared/nats/outbox-relay';
 import { startProcess } from '@partner/shared/process/start';
-import { MIGRATIONS_DIR, SCHEMA } from '../app.js';
+import { MIGRATIONS_DIR, SCHEMA } from '../schema.js';
 import type { DispatcherConfig } from './config.js';
 import { Dispatcher } from './dispatcher.js';
 import { dispatcherMetrics } from './metrics.js';
