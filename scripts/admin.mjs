@@ -15,13 +15,11 @@ for (const [name, value] of Object.entries(readDevEnv())) if (process.env[name] 
 const argv = process.argv.slice(2);
 let loaded;
 try {
-  loaded = await loadAdminGroups(root);
+  loaded = await loadAdminGroups(root, argv);
 } catch (err) {
   process.stderr.write(`error: ${err.message}\n`);
   process.exit(1);
 }
 const { groups, receiptKeys, runAdmin } = loaded;
 // Receipt keys are the submission service's: `key rotate --receipts` goes to its receipts module.
-const [group, ...rest] = argv;
-const chosen = group === 'key' && rest.includes('--receipts') ? { ...groups, key: receiptKeys } : groups;
-process.exitCode = await runAdmin(chosen, argv);
+process.exitCode = await runAdmin(receiptKeys ? { ...groups, key: receiptKeys } : groups, argv);

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CommandGroup } from '@partner/shared/process/admin-cli';
-import { loadAdminGroups } from '../scripts/lib/admin-groups.mjs';
+import { GROUP_SERVICES, loadAdminGroups } from '../scripts/lib/admin-groups.mjs';
 import { ROOT } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 
@@ -46,6 +46,20 @@ const commands = [
   ...Object.entries(groups).flatMap(([g, group]) => Object.entries(group.commands).map(([name, c]) => ({ g, name, c, groups, extra: [] as string[] }))),
   ...Object.entries(receiptKeys.commands).map(([name, c]) => ({ g: 'key', name, c, groups: { ...groups, key: receiptKeys }, extra: ['--receipts'] })),
 ];
+
+it("loads the module of the service that declares a command's group, and only that one", async () => {
+  const { byService } = await loadAdminGroups(ROOT);
+  const declared = Object.fromEntries(Object.entries(byService).flatMap(([service, gs]) => Object.keys(gs).map((g) => [g, service])));
+  expect(GROUP_SERVICES).toEqual(declared);
+  for (const [group, service] of Object.entries(GROUP_SERVICES)) {
+    const loaded = await loadAdminGroups(ROOT, [group, 'anything']);
+    expect(Object.keys(loaded.byService), group).toEqual([service]);
+    expect(loaded.receiptKeys).toBeUndefined();
+  }
+  const receipts = await loadAdminGroups(ROOT, ['key', 'rotate', '--receipts']);
+  expect([Object.keys(receipts.groups), receipts.receiptKeys]).toEqual([[], receiptKeys]);
+  for (const argv of [[], ['--help'], ['nothing']]) expect(Object.keys((await loadAdminGroups(ROOT, argv)).byService)).toEqual(['auth', 'policy', 'submission']);
+});
 
 describe('help', () => {
   /** Runs the admin CLI in this process (the walk over every command), collecting what it writes. */
