@@ -126,6 +126,9 @@ export async function noisyNeighbour(stack, { seconds, floodRps, ratePerS }) {
   const nested = '{"a":'.repeat(8_000) + '1' + '}'.repeat(8_000);
   const huge = `[${'0,'.repeat(199_999)}0]`;
   const statuses = {};
+  // The flood's own waits are refused while the held ones fill the cap; one let in before they all
+  // arrive is answered (200) when its wait ends: within the window, not 30 s after it.
+  const floodWaitS = Math.max(1, Math.ceil(seconds));
   let stop = false;
   const flood = (async () => {
     const sent = [];
@@ -136,7 +139,7 @@ export async function noisyNeighbour(stack, { seconds, floodRps, ratePerS }) {
         kind === 'nested' ? request(`${stack.gatewayUrl}/v1/submissions`, { method: 'POST', headers: noisy, body: nested, agent: noisyAgent })
         : kind === 'huge' ? request(`${stack.gatewayUrl}/v1/submissions`, { method: 'POST', headers: noisy, body: huge, agent: noisyAgent })
         : kind === 'ping' ? request(`${stack.gatewayUrl}/v1/webhook-endpoints/${endpointId}/ping`, { method: 'POST', headers: noisy, agent: noisyAgent })
-        : request(slowJobUrl, { headers: { ...noisy, prefer: 'wait=30' }, agent: noisyAgent });
+        : request(slowJobUrl, { headers: { ...noisy, prefer: `wait=${floodWaitS}` }, agent: noisyAgent });
       sent.push(r.then((res) => (statuses[`${kind} ${res.status}`] = (statuses[`${kind} ${res.status}`] ?? 0) + 1), () => (statuses[`${kind} error`] = (statuses[`${kind} error`] ?? 0) + 1)));
       const next = t0 + ((i + 1) * 1000) / floodRps - performance.now();
       if (next > 0) await sleep(next);
