@@ -36,6 +36,8 @@ if (!flag('--no-build')) {
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
 
+const HOT_PATH_SWITCHES = Object.fromEntries(['GRPC_CALL_STREAMS', 'DB_BATCH_MAX_SIZE'].flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : [])));
+
 // Faster redelivery and shorter webhook leases than production, so the killed replicas' work comes
 // back within the run; small pools: sixteen processes share PostgreSQL's 100 connections with
 // everything else on the machine.
@@ -45,6 +47,9 @@ const SERVICE_ENV = {
   WEBHOOK_TIMEOUT_MS: '2000',
   DB_POOL_MAX: ci ? '2' : '4',
   LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'warn',
+  // The hot paths' off-switches, when set (.ci/run runs the system tests, test/replicas.test.ts among
+  // them, once more with GRPC_CALL_STREAMS=false DB_BATCH_MAX_SIZE=1), go to every replica.
+  ...HOT_PATH_SWITCHES,
 };
 const jobs = Number(option('--jobs') ?? (ci ? 120 : 600));
 const concurrency = Number(option('--concurrency') ?? (ci ? 12 : 32));
@@ -99,7 +104,7 @@ const violations = (r) => {
   return out;
 };
 
-const result = { meta: { mode: ci ? 'ci' : 'full', cpus: cpus().length, jobs, concurrency, at: new Date().toISOString() } };
+const result = { meta: { mode: ci ? 'ci' : 'full', cpus: cpus().length, jobs, concurrency, hotPathSwitches: HOT_PATH_SWITCHES, at: new Date().toISOString() } };
 const cluster = await NatsCluster.start();
 live.cluster = cluster;
 say(`› three-node JetStream cluster ${cluster.url}`);

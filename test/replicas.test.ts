@@ -33,6 +33,9 @@ describe('two replicas of every process, one of each killed mid-run', () => {
     const r = JSON.parse(readFileSync(out, 'utf8'));
     const c = r.chaos;
 
+    // The run's services took the hot paths' switches this process has (the off-switch run of .ci/run).
+    expect(r.meta.hotPathSwitches).toEqual(Object.fromEntries(['GRPC_CALL_STREAMS', 'DB_BATCH_MAX_SIZE'].flatMap((n) => (process.env[n] ? [[n, process.env[n]]] : []))));
+
     // One replica of every process was killed, with jobs accepted before and after.
     expect(c.replicas).toBe(2);
     expect(c.kills.map((k: { process: string }) => k.process.split('#')[0]).sort()).toEqual(['auth', 'dispatcher', 'events', 'gateway', 'job', 'policy', 'submission', 'worker']);
