@@ -19,7 +19,6 @@ import { POLICY_STATUSES } from './values.js';
 import { importPolicies } from './import.js';
 import { withTx } from '@partner/shared/db/pg';
 import { requirementsFromJson } from '@partner/shared/domain/requirements';
-import { submissionSchemaFor } from '@partner/shared/domain/submission-rules';
 import { MAX_FACTORS, MAX_OPTIONS, MAX_REFERRAL_HOURS, MAX_RULES, MAX_VALID_DAYS, parseRatingPlan, RULE_OPS, type PlanProblem } from './rating/index.js';
 import { currentRatingPlan, setRatingPlan } from './rating/repository.js';
 
@@ -228,6 +227,8 @@ export const product: CommandGroup = {
               const row = r.rows[0];
               if (!row) throw new UsageError(`unknown product ${productId} (add it with: product add --id ${productId} --name NAME)`);
               const requirementsVersion = Number(row.requirements_version);
+              // Loaded here: it compiles the submission schema with Ajv at import, which no other command needs.
+              const { submissionSchemaFor } = await import('@partner/shared/domain/submission-rules');
               const schema = submissionSchemaFor({ productId, requirementsVersion, requirements: requirementsFromJson(JSON.stringify(row.requirements)) });
               const parsed = parseRatingPlan(doc, schema);
               if (!parsed.ok) throw new PlanRefused(parsed.problems);

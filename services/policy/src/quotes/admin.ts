@@ -13,7 +13,6 @@ import { DomainError } from '@partner/shared/domain/errors';
 import { isUuid } from '@partner/shared/domain/ids';
 import { wallClock } from '@partner/shared/domain/clock';
 import { CursorCodec, newCursorSecret } from '@partner/shared/domain/list-cursor';
-import { createClient, serviceDefs } from '@partner/shared/grpc';
 import { defaultAddress } from '@partner/shared/process/registry';
 import { getQuoteById, quoteRecord, referralsWaiting } from './repository.js';
 import { PREMIUM, quoteService } from './service.js';
@@ -108,6 +107,8 @@ export function quoteGroup(deps: AdminDeps): CommandGroup {
             const prepared = await quotes.PrepareDecision({ owner: null, quoteId, outcome, premium: values.premium ?? '', jobId: '', clockTime: '' });
             let offer = { jws: '', sha256: '' };
             if (prepared.offerClaimsJson !== '') {
+              // Loaded here: the gRPC client and the protos are only this command's (the other commands start faster).
+              const { createClient, serviceDefs } = await import('@partner/shared/grpc');
               const submission = createClient(serviceDefs().submission, submissionAddr, 10_000, { callStreams: false });
               try {
                 offer = await submission.SignOffer({ owner, claimsJson: prepared.offerClaimsJson });
