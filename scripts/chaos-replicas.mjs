@@ -21,6 +21,7 @@ import { dirname } from 'node:path';
 import { ROOT } from '../bench/lib/stack.mjs';
 import { NatsCluster } from '../bench/lib/nats-cluster.mjs';
 import { ReplicaStack, replicaLoad } from '../bench/lib/replicas.mjs';
+import { hotPathSwitches } from './lib/processes.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -36,7 +37,7 @@ if (!flag('--no-build')) {
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
 
-const HOT_PATH_SWITCHES = Object.fromEntries(['GRPC_CALL_STREAMS', 'DB_BATCH_MAX_SIZE'].flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : [])));
+const HOT_PATH_SWITCHES = hotPathSwitches();
 
 // Faster redelivery and shorter webhook leases than production, so the killed replicas' work comes
 // back within the run; small pools: sixteen processes share PostgreSQL's 100 connections with

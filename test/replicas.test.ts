@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { hotPathSwitches } from '../scripts/lib/processes.mjs';
 import { ROOT } from './support/stack.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'replicas-'));
@@ -34,7 +35,7 @@ describe('two replicas of every process, one of each killed mid-run', () => {
     const c = r.chaos;
 
     // The run's services took the hot paths' switches this process has (the off-switch run of .ci/run).
-    expect(r.meta.hotPathSwitches).toEqual(Object.fromEntries(['GRPC_CALL_STREAMS', 'DB_BATCH_MAX_SIZE'].flatMap((n) => (process.env[n] ? [[n, process.env[n]]] : []))));
+    expect(r.meta.hotPathSwitches).toEqual(hotPathSwitches());
 
     // One replica of every process was killed, with jobs accepted before and after.
     expect(c.replicas).toBe(2);

@@ -18,3 +18,5 @@ export declare function dependenciesOf(name: string): string[];
 export declare function startWaves(names?: string[]): string[][];
 export declare function portVariables(): string[];
 export declare function servicePackages(): string[];
+/** GRPC_CALL_STREAMS and DB_BATCH_MAX_SIZE as `env` sets them (the hot paths' off-switches). */
+export declare function hotPathSwitches(env?: Record<string, string | undefined>): Record<string, string>;

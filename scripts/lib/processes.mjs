@@ -113,3 +113,14 @@ export const portVariables = () => [...new Set(processNames().flatMap((n) => Obj
 
 /** The packages under services/ that hold processes (services/events holds two), by folder name. */
 export const servicePackages = () => [...new Set(processNames().map((n) => PROCESSES[n].package.replace(/^services\//, '')))];
+
+/**
+ * The settings that switch a hot path to its second version (README "Tests"; .ci/run runs the
+ * system tests once more with them), as this environment sets them: the test stack and the chaos
+ * script pass them through to every service they start.
+ * @param {Record<string, string | undefined>} env
+ * @returns {Record<string, string>}
+ */
+export function hotPathSwitches(env = process.env) {
+  return Object.fromEntries(['GRPC_CALL_STREAMS', 'DB_BATCH_MAX_SIZE'].flatMap((name) => (env[name] ? [[name, env[name]]] : [])));
+}

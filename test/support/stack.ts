@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { launch } from '../../scripts/lib/launch.mjs';
-import { addressEnv, grpcAddrVar, portVariables, processNames, processOf } from '../../scripts/lib/processes.mjs';
+import { addressEnv, grpcAddrVar, hotPathSwitches, portVariables, processNames, processOf } from '../../scripts/lib/processes.mjs';
 import pg from 'pg';
 import { connect } from 'nats';
 import { EnvReader } from '@partner/shared/config/env';
@@ -33,8 +33,6 @@ import { runProcess, type ProcessRun } from './run.js';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const PG_ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
-/** Settings that switch a hot path to its second version (README "Tests"), passed through to every service. */
-const HOT_PATH_SWITCHES = ['GRPC_CALL_STREAMS', 'DB_BATCH_MAX_SIZE'];
 
 export const ALL_PERMISSIONS = ['health/read', 'policies/read', 'products/read', 'submissions/read', 'submissions/write', 'jobs/read', 'events/read', 'webhooks/read', 'webhooks/write', 'quotes/read', 'quotes/write', 'requests/read'];
 
@@ -146,7 +144,7 @@ export class Stack {
       WEBHOOK_ALLOW_LOOPBACK_TARGETS: 'true',
       // The hot paths' off-switches pass from the test process to every service, in-process or
       // spawned: .ci/run runs the system suite once more with GRPC_CALL_STREAMS=false DB_BATCH_MAX_SIZE=1.
-      ...Object.fromEntries(HOT_PATH_SWITCHES.flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : []))),
+      ...hotPathSwitches(),
     };
     this.logger = createLogger('test', 'debug', { write: (line: string) => void this.logs.push(line) });
   }
