@@ -95,14 +95,16 @@ export async function cannon({ url, request, check, connections, duration, amoun
 /**
  * Runs several targets in alternating slices (A B C A B C …) and merges each target's slices, so
  * that noise from other work on a shared machine falls on every target alike. A target may wrap
- * its slices (measure(fn) → {result, cpuMs}) to also sum the CPU its processes spend.
+ * its slices (measure(fn) → {result, cpuMs}) to also sum the CPU its processes spend. before(), when
+ * given, runs ahead of every slice, unmeasured (e.g. to let the last slice's backlog settle).
  */
-export async function interleave(targets, { rounds, seconds, connections }) {
+export async function interleave(targets, { rounds, seconds, connections, before }) {
   const acc = Object.fromEntries(
     targets.map((t) => [t.name, { ok: 0, errors: 0, transportErrors: 0, timeouts: 0, badResponses: 0, badSamples: [], seconds: 0, lat: [], cpuMs: {} }]),
   );
   for (let r = 0; r < rounds; r++) {
     for (const t of targets) {
+      await before?.();
       const run = () => cannon({ url: t.url, request: t.request, check: t.check, connections, duration: seconds, keepLatencies: true });
       const { result, cpuMs } = t.measure ? await t.measure(run) : { result: await run(), cpuMs: undefined };
       const a = acc[t.name];

@@ -26,6 +26,23 @@ export async function requestLogSize(stack) {
   return { entries: Number(n), bytes: Number(bytes) };
 }
 
+/**
+ * Waits until no job created since `since` (a Date) is unsettled, twice in a row 50 ms apart. A slice that
+ * ends leaves up to 64 submits in flight, which the services still carry out after autocannon has
+ * hung up: without this, the next slice (the other side's) would pay their CPU and wait behind them.
+ * In the smoke run, on a loaded machine, that backlog outlasted the other side's whole 0.75 s slice.
+ */
+export async function settleBacklog(stack, since, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  let idle = 0;
+  while (idle < 2) {
+    const [{ n }] = await stack.sql(`SELECT count(*)::int AS n FROM job.jobs WHERE status IN ('accepted', 'running') AND created_at >= $1`, [since]);
+    idle = n === 0 ? idle + 1 : 0;
+    if (Date.now() > deadline) throw new Error(`${n} jobs still unsettled after ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
 /** @param {{ stack: import('./stack.mjs').BenchStack, P: { rounds: number, warmS: number, concS: number }, say: (msg: string) => void }} opts */
 export async function requestLogCost({ stack, P, say }) {
   // Two gateways started alike for this experiment (the stack's own has served every earlier phase:
@@ -35,6 +52,7 @@ export async function requestLogCost({ stack, P, say }) {
     { name: 'off', key: 'gateway-log-off', http: offHttp, ops: offOps, env: { REQUEST_LOG_ENABLED: 'false' } },
     { name: 'on', key: 'gateway-log-on', http: onHttp, ops: onOps, env: {} },
   ];
+  const since = new Date();
   for (const s of sides) await stack.startService('gateway', { key: s.key, opsPort: s.ops, env: { PORT: String(s.http), ...s.env } });
   try {
     for (let i = 0; i < 2; i++) {
@@ -59,7 +77,8 @@ export async function requestLogCost({ stack, P, say }) {
         check: checks.submitted,
         measure: (fn) => cpuDuring(stack, { procs: procsWith(s.key), pgApps }, fn),
       })),
-      { rounds: P.rounds * 4, seconds: P.concS / P.rounds / 2, connections: 64 },
+      // At least 1 s a slice: the smoke run's 0.75 s is near one submit's latency on a loaded machine.
+      { rounds: P.rounds * 4, seconds: Math.max(1, P.concS / P.rounds / 2), connections: 64, before: () => settleBacklog(stack, since) },
     );
     const after = await requestLogSize(stack);
     const entries = after.entries - before.entries;
