@@ -61,11 +61,20 @@ async function lockClearanceChanges(tx: Queryable, key: RiskKey): Promise<void> 
 }
 
 /** Takes the locks of these keys, in ascending order (one statement). */
+const RISK_LOCKS = (array: string) => `SELECT pg_advisory_xact_lock(l.k) FROM unnest(${array}) WITH ORDINALITY AS l(k, n) ORDER BY l.n`;
+
 export async function lockRisks(tx: Queryable, keys: RiskKey[]): Promise<void> {
   if (keys.length === 0) return;
-  await tx.query(
-    prepared('SELECT pg_advisory_xact_lock(l.k) FROM unnest($1::bigint[]) WITH ORDINALITY AS l(k, n) ORDER BY l.n', [sortedRiskLocks(keys)]),
-  );
+  await tx.query(prepared(RISK_LOCKS('$1::bigint[]'), [sortedRiskLocks(keys)]));
+}
+
+/**
+ * lockRisks as a statement without parameters (the keys are numbers), for withTx's `lead`: the
+ * transaction's first round trip takes the locks with its BEGIN.
+ */
+export function riskLocksSql(keys: RiskKey[]): string[] {
+  if (keys.length === 0) return [];
+  return [RISK_LOCKS(`'{${sortedRiskLocks(keys).map((k) => BigInt(k).toString()).join(',')}}'::bigint[]`)];
 }
 
 // The live submissions sharing a FEIN or a normalized name with any of the keys, within the tenant,
@@ -203,6 +212,10 @@ interface FactsRow {
   probed: boolean;
 }
 
+/** The risk keys of the inputs of decideClearance, in input order. */
+export const inputsRiskKeys = (inputs: { tenantId: string; productId: string; effectiveDate: string; applicant: Applicant }[]): RiskKey[] =>
+  inputs.map((s) => riskKeyOf(s.tenantId, s.productId, s.effectiveDate, s.applicant));
+
 /**
  * Steps 1 and 2 of createSubmissions: locks the inputs' risks (all of them, sorted), reads what decides
  * each input from the live submissions committed before (FACTS), and decides each input in input order:
@@ -211,9 +224,11 @@ interface FactsRow {
 export async function decideClearance(
   tx: Queryable,
   inputs: { submissionId: string; tenantId: string; partnerId: string; productId: string; effectiveDate: string; applicant: Applicant }[],
+  /** The inputs' keys (inputsRiskKeys), whose locks the caller's transaction took with its BEGIN (riskLocksSql). */
+  locked?: RiskKey[],
 ): Promise<ClearanceColumns[]> {
-  const keys = inputs.map((s) => riskKeyOf(s.tenantId, s.productId, s.effectiveDate, s.applicant));
-  await lockRisks(tx, keys);
+  const keys = locked ?? inputsRiskKeys(inputs);
+  if (!locked) await lockRisks(tx, keys);
   const { rows } = await tx.query<FactsRow>(
     prepared(FACTS, [
       keys.map((k) => k.tenantId),

@@ -8,8 +8,9 @@ import { newEventId } from '@partner/shared/domain/events';
 import { outboxInsertSql, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Applicant } from '@partner/shared/domain/applicant';
-import { decideClearance, type ClearanceColumns } from './clearance.js';
+import { decideClearance, inputsRiskKeys, riskLocksSql, type ClearanceColumns } from './clearance.js';
 import { issueReceipts, lockHeads, receiptOfJob, RECEIPT_KINDS, type ReceiptIssuing } from './receipts/issue.js';
+import { KEY_LOCK_SQL } from './receipts/keys.js';
 import { SUBMISSION_COLUMN_NAMES, SUBMISSION_COLUMNS, SUBMISSION_DATA_SQL, submissionName, type SubmissionRow } from './submission-row.js';
 
 type Queryable = Pick<PoolClient, 'query'>;
@@ -135,13 +136,17 @@ export async function createSubmissions(
     name: submissionName(s.applicant.legalName),
     applicantJson: JSON.stringify(s.applicant),
   }));
+  // Step 1's advisory locks go with BEGIN (one round trip): the risk keys' (sorted), then the
+  // receipt key's (shared), the order every path takes them in.
+  const keys = inputsRiskKeys(rows);
+  const lead = [...riskLocksSql(keys), ...(receipts ? [KEY_LOCK_SQL] : [])];
   return withTx(pool, async (tx) => {
-    // Step 1 (the risk keys' locks, sorted) and step 2 (the live submissions of those keys, read after
-    // the locks): each input's clearance, decided in input order (clearance.ts).
-    const decisions = await decideClearance(tx, rows);
+    // Step 2 (the live submissions of the risk keys, read after their locks): each input's
+    // clearance, decided in input order (clearance.ts).
+    const decisions = await decideClearance(tx, rows, keys);
     // Then, still step 1 (after the risk locks, so every path takes them in one order): the partners'
     // receipt chain heads.
-    const heads = receipts && (await lockHeads(tx, rows));
+    const heads = receipts && (await lockHeads(tx, rows, { keyLocked: true }));
     // Step 3: insert.
     const found = await insertSubmissions(
       tx,
@@ -180,7 +185,7 @@ export async function createSubmissions(
     return created.map((c) => c && { row: c.row, event: c.event, receipt: c.receipt });
     // Generic plans: the clearance read (FACTS) is otherwise planned again on every create, which cost
     // more than running it (withTx's TxOptions).
-  }, { genericPlans: true });
+  }, { genericPlans: true, lead });
 }
 
 interface InsertRow extends NewSubmission, ClearanceColumns {

@@ -171,7 +171,15 @@ export function dbError(err: unknown): never {
  * read of a submission's create (clearance.ts FACTS) took 1.2–3.5 ms to plan and 0.13–0.35 ms to run
  * (docs/performance.md); with its generic plan, 0.02 ms to plan.
  */
-export type TxOptions = Partial<DbTimeouts> & { genericPlans?: boolean };
+export type TxOptions = Partial<DbTimeouts> & {
+  genericPlans?: boolean;
+  /**
+   * Statements without parameters (advisory locks whose keys are numbers or constants) sent in BEGIN's
+   * round trip, after the SET LOCALs, in order: a transaction that begins with its locks saves a round
+   * trip. Each is a statement of its own, so fn's first statement takes its snapshot after them.
+   */
+  lead?: readonly string[];
+};
 
 /**
  * Runs fn in a transaction on one client; rolls back on error. The transaction's statement and lock
@@ -181,7 +189,7 @@ export type TxOptions = Partial<DbTimeouts> & { genericPlans?: boolean };
  * whose rollback failed is destroyed, never handed back to the pool.
  */
 export async function withTx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, options?: TxOptions): Promise<T> {
-  const { genericPlans, ...timeouts } = options ?? {};
+  const { genericPlans, lead = [], ...timeouts } = options ?? {};
   const t = { ...(poolTimeouts.get(pool) ?? DEFAULT_DB_TIMEOUTS), ...timeouts };
   let client: PoolClient;
   try {
@@ -194,7 +202,7 @@ export async function withTx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, o
     await client.query(
       `BEGIN; SET LOCAL statement_timeout = ${Math.round(t.statementMs)}; SET LOCAL lock_timeout = ${Math.round(t.lockMs)}${
         genericPlans ? '; SET LOCAL plan_cache_mode = force_generic_plan' : ''
-      }`,
+      }${lead.map((q) => `; ${q}`).join('')}`,
     );
     const out = await fn(client);
     await client.query('COMMIT');

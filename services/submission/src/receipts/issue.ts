@@ -94,8 +94,9 @@ export class LockedHeads extends Map<string, Head> {
  * key's id and the issuing instant (read in the same statement: one round trip fewer than reading
  * them when signing).
  */
-export async function lockHeads(tx: Queryable, partners: { tenantId: string; partnerId: string }[]): Promise<LockedHeads> {
-  await tx.query(KEY_LOCK_SQL);
+export async function lockHeads(tx: Queryable, partners: { tenantId: string; partnerId: string }[], opts: { keyLocked?: boolean } = {}): Promise<LockedHeads> {
+  // `keyLocked`: the caller's transaction took KEY_LOCK_SQL in its BEGIN (withTx's `lead`).
+  if (!opts.keyLocked) await tx.query(KEY_LOCK_SQL);
   const unique = [...new Map(partners.map((p) => [partnerKey(p.tenantId, p.partnerId), p])).values()].sort((a, b) =>
     a.tenantId === b.tenantId ? (a.partnerId < b.partnerId ? -1 : 1) : a.tenantId < b.tenantId ? -1 : 1,
   );
