@@ -189,19 +189,27 @@ const CREATE_QUOTES = `
   UNION ALL SELECT 'created', * FROM created`;
 
 /**
+ * The lock that serialises the quote jobs of a submission (transaction-scoped): a statement after it
+ * sees what the one before committed. Without parameters, so the transaction takes it with its BEGIN
+ * (withTx's `lead`); the submission id is a UUID, checked here before it is written into the text.
+ */
+export function quotesLockSql(submissionId: string): string {
+  if (!isUuid(submissionId)) throw new Error(`not a UUID: ${submissionId}`);
+  return `SELECT pg_advisory_xact_lock(hashtext('quotes:' || '${submissionId}'))`;
+}
+
+/**
  * Inserts a job's quotes and supersedes the submission's earlier open and referred quotes, with
- * their events, in the caller's transaction. Serialized per submission (a transaction-scoped advisory
- * lock), so two quote requests of one submission leave exactly one set open. Idempotent by job id:
- * when the job's quotes exist already, they are returned and nothing is written. Four round trips
- * after BEGIN: the lock, CREATE_QUOTES, the events (one statement), COMMIT (seven before).
+ * their events, in the caller's transaction, which holds quotesLockSql(submissionId): so two quote
+ * requests of one submission leave exactly one set open. Idempotent by job id: when the job's quotes
+ * exist already, they are returned and nothing is written. Three round trips after BEGIN and the lock
+ * (one round trip): CREATE_QUOTES, the events (one statement), COMMIT (eight round trips before).
  */
 export async function insertQuotes(
   c: PoolClient,
   names: Names,
   q: NewQuotes,
 ): Promise<{ quotes: QuoteRow[]; superseded: QuoteRow[]; events: RecordedEvent[]; replayed: boolean }> {
-  // Serialises the quote jobs of a submission: the statement after it sees what the one before committed.
-  await c.query(`SELECT pg_advisory_xact_lock(hashtext('quotes:' || $1::text))`, [q.submissionId]);
   const quotesJson = q.quotes.map((n, i) => ({
     quote_id: n.quoteId,
     option_index: i,

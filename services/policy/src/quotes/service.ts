@@ -24,6 +24,7 @@ import {
   getQuote,
   getQuoteById,
   insertQuotes,
+  quotesLockSql,
   listQuotes,
   lockQuote,
   quoteDecidedByJob,
@@ -202,16 +203,21 @@ export function quoteService(d: QuoteServiceDeps) {
         offer: q.status === 'open' ? (q.offer ?? null) : null,
       };
     });
-    const out = await withTx(pool, (c) =>
-      insertQuotes(c, names, {
-        owner,
-        submissionId: req.submissionId.toLowerCase(),
-        productId: req.productId.toLowerCase(),
-        jobId: req.jobId,
-        ratingVersion: Number(req.ratingVersion),
-        testClockId: req.testClockId || null,
-        quotes,
-      }),
+    const submissionId = req.submissionId.toLowerCase();
+    const out = await withTx(
+      pool,
+      (c) =>
+        insertQuotes(c, names, {
+          owner,
+          submissionId,
+          productId: req.productId.toLowerCase(),
+          jobId: req.jobId,
+          ratingVersion: Number(req.ratingVersion),
+          testClockId: req.testClockId || null,
+          quotes,
+        }),
+      // The submission's quote lock with BEGIN, in one round trip.
+      { lead: [quotesLockSql(submissionId)] },
     ).catch(dbError);
     d.published(out.events);
     return { quotes: out.quotes.map(toQuote) };
