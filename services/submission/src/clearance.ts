@@ -183,7 +183,7 @@ const other = (match: string) => `SELECT true AS found FROM (
         (SELECT 1 FROM submissions s WHERE ${liveInWindow} AND ${match} AND s.partner_id < k.partner_id LIMIT 1)
         UNION ALL
         (SELECT 1 FROM submissions s WHERE ${liveInWindow} AND ${match} AND s.partner_id > k.partner_id LIMIT 1)) o LIMIT 1`;
-const FACTS = `SELECT k.ord::int AS ord,
+export const FACTS = `SELECT k.ord::int AS ord,
           own_tax.submission_id AS own_tax_id, own_tax.created_at AS own_tax_at, own_tax.basis AS own_tax_basis,
           own_name.submission_id AS own_name_id, own_name.created_at AS own_name_at, own_name.basis AS own_name_basis,
           coalesce(other_tax.found, false) AS other_tax, coalesce(other_address.found, false) AS other_address,
@@ -198,7 +198,7 @@ const FACTS = `SELECT k.ord::int AS ord,
      LEFT JOIN LATERAL (${probed}) probed ON true
     ORDER BY k.ord`;
 
-interface FactsRow {
+export interface FactsRow {
   ord: number;
   own_tax_id: string | null;
   own_tax_at: Date | null;
@@ -229,18 +229,26 @@ export async function decideClearance(
 ): Promise<ClearanceColumns[]> {
   const keys = locked ?? inputsRiskKeys(inputs);
   if (!locked) await lockRisks(tx, keys);
-  const { rows } = await tx.query<FactsRow>(
-    prepared(FACTS, [
-      keys.map((k) => k.tenantId),
-      keys.map((k) => k.productId),
-      keys.map((k) => k.taxId ?? null),
-      keys.map((k) => k.name),
-      keys.map((k) => k.effectiveDate),
-      inputs.map((s) => s.partnerId),
-      keys.map((k) => k.country ?? null),
-      keys.map((k) => k.postalCode ?? null),
-    ]),
-  );
+  const { rows } = await tx.query<FactsRow>(prepared(FACTS, factsParams(inputs, keys)));
+  return decideFromFacts(inputs, keys, rows);
+}
+
+/** FACTS' parameters ($1–$8) for these inputs and their keys. */
+export function factsParams(inputs: { partnerId: string }[], keys: RiskKey[]): unknown[] {
+  return [
+    keys.map((k) => k.tenantId),
+    keys.map((k) => k.productId),
+    keys.map((k) => k.taxId ?? null),
+    keys.map((k) => k.name),
+    keys.map((k) => k.effectiveDate),
+    inputs.map((s) => s.partnerId),
+    keys.map((k) => k.country ?? null),
+    keys.map((k) => k.postalCode ?? null),
+  ];
+}
+
+/** Step 2's decision from what FACTS read (its rows in input order), in input order. */
+export function decideFromFacts(inputs: { submissionId: string; partnerId: string }[], keys: RiskKey[], rows: FactsRow[]): ClearanceColumns[] {
   const earlier: Holder[] = [];
   return inputs.map((s, i) => {
     const key = keys[i]!;

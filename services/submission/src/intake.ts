@@ -8,8 +8,8 @@ import { newEventId } from '@partner/shared/domain/events';
 import { outboxInsertSql, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Applicant } from '@partner/shared/domain/applicant';
-import { decideClearance, inputsRiskKeys, riskLocksSql, type ClearanceColumns } from './clearance.js';
-import { issueReceipts, lockHeads, receiptOfJob, RECEIPT_KINDS, type ReceiptIssuing } from './receipts/issue.js';
+import { decideClearance, decideFromFacts, FACTS, factsParams, inputsRiskKeys, riskLocksSql, type ClearanceColumns, type FactsRow } from './clearance.js';
+import { headsParams, issueReceipts, LOCK_HEADS_SQL, lockedHeadsOf, receiptOfJob, RECEIPT_KINDS, type HeadRow, type LockedHeads, type ReceiptIssuing } from './receipts/issue.js';
 import { KEY_LOCK_SQL } from './receipts/keys.js';
 import { SUBMISSION_COLUMN_NAMES, SUBMISSION_COLUMNS, SUBMISSION_DATA_SQL, submissionName, type SubmissionRow } from './submission-row.js';
 
@@ -105,6 +105,10 @@ const CREATE_BATCH = `WITH input AS (
    SELECT ${SUBMISSION_COLUMN_NAMES.map((c) => `created.${c}`).join(', ')}, event.id AS outbox_id, event.body AS event_body, event_id
      FROM created JOIN event USING (event_id)`;
 
+/** Step 2 and the end of step 1 in one statement: FACTS ($1–$8), and the locked heads ($9, $10) on every row as JSON. */
+const FACTS_AND_HEADS = `WITH heads AS (${LOCK_HEADS_SQL('$9', '$10')})
+   SELECT f.*, (SELECT json_agg(h) FROM heads h) AS heads FROM (${FACTS}) f ORDER BY f.ord`;
+
 /**
  * A submission created by createSubmissions with its event and its receipt ('' with receipts off),
  * or undefined where its job made one already.
@@ -120,6 +124,8 @@ export type Created = { row: SubmissionRow; event: RecordedEvent; receipt: strin
  *     began, so a read in a later statement than the lock sees everything the lock's previous holder
  *     wrote: that is what makes "decide, then write" safe here (never a read-then-write without a lock).
  *  3. One statement inserting the new submissions with their events.
+ * Round trips: BEGIN with the advisory locks (withTx's `lead`); the clearance read with the heads'
+ * row locks (FACTS_AND_HEADS); the insert; the receipts; COMMIT (eight before issue 47's sixth round).
  * Answers per input, in order: undefined for a job whose submission exists already.
  */
 export async function createSubmissions(
@@ -142,11 +148,16 @@ export async function createSubmissions(
   const lead = [...riskLocksSql(keys), ...(receipts ? [KEY_LOCK_SQL] : [])];
   return withTx(pool, async (tx) => {
     // Step 2 (the live submissions of the risk keys, read after their locks): each input's
-    // clearance, decided in input order (clearance.ts).
-    const decisions = await decideClearance(tx, rows, keys);
-    // Then, still step 1 (after the risk locks, so every path takes them in one order): the partners'
-    // receipt chain heads.
-    const heads = receipts && (await lockHeads(tx, rows, { keyLocked: true }));
+    // clearance, decided in input order (clearance.ts). With receipts, the same statement ends step 1
+    // (after the locks, so every path takes them in one order): it locks the partners' receipt chain
+    // heads (a data-modifying CTE runs whole whatever reads it).
+    let decisions: ClearanceColumns[];
+    let heads: LockedHeads | undefined;
+    if (receipts) {
+      const r = await tx.query<FactsRow & { heads: HeadRow[] }>(prepared(FACTS_AND_HEADS, [...factsParams(rows, keys), ...headsParams(rows)]));
+      decisions = decideFromFacts(rows, keys, r.rows);
+      heads = lockedHeadsOf(r.rows[0]!.heads);
+    } else decisions = await decideClearance(tx, rows, keys);
     // Step 3: insert.
     const found = await insertSubmissions(
       tx,

@@ -97,23 +97,44 @@ export class LockedHeads extends Map<string, Head> {
 export async function lockHeads(tx: Queryable, partners: { tenantId: string; partnerId: string }[], opts: { keyLocked?: boolean } = {}): Promise<LockedHeads> {
   // `keyLocked`: the caller's transaction took KEY_LOCK_SQL in its BEGIN (withTx's `lead`).
   if (!opts.keyLocked) await tx.query(KEY_LOCK_SQL);
+  const r = await tx.query<HeadRow>(prepared(LOCK_HEADS_SQL('$1', '$2'), headsParams(partners)));
+  return lockedHeadsOf(r.rows);
+}
+
+/**
+ * lockHeads' statement (after KEY_LOCK_SQL, in an earlier statement): its partners are the text
+ * arrays named by `tenants` and `partners` (headsParams' two arrays). The no-op update locks an
+ * existing head; the insert locks a new one. Rows are taken in input order.
+ */
+export const LOCK_HEADS_SQL = (tenants: string, partners: string): string => `INSERT INTO receipt_heads (tenant_id, partner_id, seq, jws_sha256)
+       SELECT t, p, 0, NULL FROM unnest(${tenants}::text[], ${partners}::text[]) WITH ORDINALITY AS x(t, p, n) ORDER BY n
+       ON CONFLICT (tenant_id, partner_id) DO UPDATE SET seq = receipt_heads.seq
+       RETURNING tenant_id, partner_id, seq, jws_sha256, (${CURRENT_KID_SQL}) AS kid, clock_timestamp() AS at`;
+
+/** LOCK_HEADS_SQL's parameters: the partners' tenants and ids, each partner once, sorted. */
+export function headsParams(partners: { tenantId: string; partnerId: string }[]): [string[], string[]] {
   const unique = [...new Map(partners.map((p) => [partnerKey(p.tenantId, p.partnerId), p])).values()].sort((a, b) =>
     a.tenantId === b.tenantId ? (a.partnerId < b.partnerId ? -1 : 1) : a.tenantId < b.tenantId ? -1 : 1,
   );
-  // The no-op update locks an existing head; the insert locks a new one. Rows are taken in input order.
-  const r = await tx.query<{ tenant_id: string; partner_id: string; seq: string; jws_sha256: string | null; kid: string | null; at: Date }>(
-    prepared(
-      `INSERT INTO receipt_heads (tenant_id, partner_id, seq, jws_sha256)
-       SELECT t, p, 0, NULL FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(t, p, n) ORDER BY n
-       ON CONFLICT (tenant_id, partner_id) DO UPDATE SET seq = receipt_heads.seq
-       RETURNING tenant_id, partner_id, seq, jws_sha256, (${CURRENT_KID_SQL}) AS kid, clock_timestamp() AS at`,
-      [unique.map((p) => p.tenantId), unique.map((p) => p.partnerId)],
-    ),
-  );
-  const first = r.rows[0];
+  return [unique.map((p) => p.tenantId), unique.map((p) => p.partnerId)];
+}
+
+/** A row LOCK_HEADS_SQL returns: as pg parses it, or as JSON (json_agg) where a larger statement carries it. */
+export interface HeadRow {
+  tenant_id: string;
+  partner_id: string;
+  seq: string | number;
+  jws_sha256: string | null;
+  kid: string | null;
+  at: Date | string;
+}
+
+/** The LockedHeads of LOCK_HEADS_SQL's rows. */
+export function lockedHeadsOf(rows: HeadRow[]): LockedHeads {
+  const first = rows[0];
   return new LockedHeads(
-    r.rows.map((h) => [partnerKey(h.tenant_id, h.partner_id), { seq: Number(h.seq), jwsSha256: h.jws_sha256 }]),
-    first && { kid: first.kid, issuedAt: first.at },
+    rows.map((h) => [partnerKey(h.tenant_id, h.partner_id), { seq: Number(h.seq), jwsSha256: h.jws_sha256 }]),
+    first && { kid: first.kid, issuedAt: new Date(first.at) },
   );
 }
 
