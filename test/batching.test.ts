@@ -6,7 +6,7 @@
 // and without NATS, so that every outbox row stays where the test can read it. Batching stays on in
 // CI's run with the off-switches (DB_BATCH_MAX_SIZE=1): this file is about batching.
 import { describe, expect, it } from 'vitest';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createClient, serviceDefs } from '@partner/shared/grpc';
 import { newJobId } from '@partner/shared/domain/ids';
 import { useStack } from './support/use-stack.js';
@@ -174,6 +174,57 @@ describe('CreateSubmission', () => {
       const byId = new Map(rows.map((r) => [r.submission_id, r.external_ref]));
       expect(events).toHaveLength(39);
       for (const e of events) expect(byId.get(e.body.event.data.submissionId)).toBe(e.body.event.data.externalRef);
+    } finally {
+      subs.close();
+    }
+  });
+
+  it('signs the receipts of a batch before its insert; a batch with a job whose submission exists writes the others\' receipts, the chain gapless', async () => {
+    // The receipts a batch signs are written by its insert only when every row is inserted; a
+    // redelivered job's row is not, so that batch's new rows get their receipts signed again.
+    const owner = { tenantId: caller.tenantId, partnerId: 'p-batch-receipts' };
+    const subs = createClient(serviceDefs().submission, stack.env.SUBMISSION_GRPC_ADDR!, 10_000);
+    const req = (i: number) => ({
+      jobId: newJobId(),
+      owner,
+      principalId: '',
+      externalRef: `rcpt-${i}`,
+      submissionType: 'application',
+      effectiveDate: '2027-01-01',
+      productId: PRODUCT,
+      applicant: { legalName: `Receipted ${i}` },
+      contentSha256: 'a'.repeat(64),
+      receivedAt: new Date().toISOString(),
+    });
+    const payload = (jws: string) => JSON.parse(Buffer.from(jws.split('.')[1]!, 'base64url').toString()) as { seq: number; prev: string | null; submissionId: string; jobId: string };
+    try {
+      const first = req(0);
+      const made = await subs.CreateSubmission(first);
+      expect(payload(made.receipt).seq).toBe(1);
+      const before = await batches('submission', 'CreateSubmission');
+      // The calls arrive together while the first of them is in flight (DB_BATCH_IN_FLIGHT=1): the
+      // rest, the redelivery last, queue into a batch.
+      const reqs = Array.from({ length: 12 }, (_, i) => req(i + 1));
+      const outs = await Promise.all([...reqs, first].map((r) => subs.CreateSubmission(r)));
+      expect((await batches('submission', 'CreateSubmission')).over1 - before.over1).toBeGreaterThan(0);
+      // The redelivery answers the first receipt, and takes no seq.
+      expect(outs.at(-1)!.submission!.submissionId).toBe(made.submission!.submissionId);
+      expect(outs.at(-1)!.receipt).toBe(made.receipt);
+      // Every new submission has its own receipt, naming it.
+      for (const [i, o] of outs.slice(0, -1).entries()) {
+        expect(payload(o.receipt)).toMatchObject({ submissionId: o.submission!.submissionId, jobId: reqs[i]!.jobId });
+      }
+      // The chain as stored: 1..13 without gaps, each prev the hash of the receipt before, the head at its end.
+      const chain = await stack.sql<{ seq: string; jws: string }>('SELECT seq, jws FROM submission.receipts WHERE partner_id = $1 ORDER BY seq', [owner.partnerId]);
+      expect(chain.map((r) => Number(r.seq))).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
+      chain.forEach((r, i) => {
+        expect(payload(r.jws).seq).toBe(i + 1);
+        expect(payload(r.jws).prev).toBe(i === 0 ? null : createHash('sha256').update(chain[i - 1]!.jws).digest('hex'));
+      });
+      expect(new Set(chain.map((r) => r.jws))).toEqual(new Set([made.receipt, ...outs.slice(0, -1).map((o) => o.receipt)]));
+      const [head] = await stack.sql<{ seq: string; jws_sha256: string }>('SELECT seq, jws_sha256 FROM submission.receipt_heads WHERE partner_id = $1', [owner.partnerId]);
+      expect(Number(head!.seq)).toBe(13);
+      expect(head!.jws_sha256).toBe(createHash('sha256').update(chain.at(-1)!.jws).digest('hex'));
     } finally {
       subs.close();
     }

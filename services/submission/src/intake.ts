@@ -9,7 +9,21 @@ import { outboxInsertSql, type RecordedEvent } from '@partner/shared/nats/event-
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Applicant } from '@partner/shared/domain/applicant';
 import { decideClearance, decideFromFacts, FACTS, factsParams, inputsRiskKeys, riskLocksSql, type ClearanceColumns, type FactsRow } from './clearance.js';
-import { headsParams, issueReceipts, LOCK_HEADS_SQL, lockedHeadsOf, receiptOfJob, RECEIPT_KINDS, type HeadRow, type LockedHeads, type ReceiptIssuing } from './receipts/issue.js';
+import {
+  headsParams,
+  issueReceipts,
+  LOCK_HEADS_SQL,
+  lockedHeadsOf,
+  receiptOfJob,
+  RECEIPT_KINDS,
+  RECEIPTS_WRITE,
+  signReceipts,
+  type HeadRow,
+  type LockedHeads,
+  type ReceiptIssuing,
+  type ReceiptSubject,
+  type SignedReceipts,
+} from './receipts/issue.js';
 import { KEY_LOCK_SQL } from './receipts/keys.js';
 import { SUBMISSION_COLUMN_NAMES, SUBMISSION_COLUMNS, SUBMISSION_DATA_SQL, submissionName, type SubmissionRow } from './submission-row.js';
 
@@ -60,7 +74,7 @@ const CREATED_EVENT = {
 
 // One statement, so one round trip and one commit: insert the submission unless this job made one
 // already, and record its submission.created event (data: the submission as its GET shows it).
-const CREATE = `WITH ins AS (
+const CREATE_SQL = (extra: string) => `WITH ins AS (
      INSERT INTO submissions (submission_id, job_id, tenant_id, partner_id, principal_id, external_ref, submission_type,
                               effective_date, product_id, applicant, submission_name, status,
                               risk_name, risk_tax_id, risk_country, risk_postal_code, clearance_status, clearance_basis, clearance_duplicate_of,
@@ -71,13 +85,13 @@ const CREATE = `WITH ins AS (
      RETURNING ${SUBMISSION_COLUMNS}
    ), event AS (
      ${outboxInsertSql({ source: 'ins', eventId: '$12', subject: '$13', ...CREATED_EVENT })}
-   )
+   )${extra}
    SELECT ins.*, event.id AS outbox_id, event.body AS event_body FROM ins, event`;
 
 // Several CreateSubmissions as one statement (shared/db/batcher.ts): the same insert and event over the
 // rows of the arrays, each event joined back to its submission by its event id. A batch never holds
 // one job twice (the batcher keeps such calls apart).
-const CREATE_BATCH = `WITH input AS (
+const CREATE_BATCH_SQL = (extra: string) => `WITH input AS (
      SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                           $9::uuid[], $10::text[], $11::text[], $12::text[],
                           $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::uuid[], $21::bigint[], $22::text[], $23::text[], $24::text[], $25::text[])
@@ -101,13 +115,21 @@ const CREATE_BATCH = `WITH input AS (
      SELECT ins.*, input.event_id FROM ins JOIN input USING (job_id)
    ), event AS (
      ${outboxInsertSql({ source: 'created', eventId: 's.event_id', subject: '$13', ...CREATED_EVENT })}
-   )
+   )${extra}
    SELECT ${SUBMISSION_COLUMN_NAMES.map((c) => `created.${c}`).join(', ')}, event.id AS outbox_id, event.body AS event_body, event_id
      FROM created JOIN event USING (event_id)`;
 
 /** Step 2 and the end of step 1 in one statement: FACTS ($1–$8), and the locked heads ($9, $10) on every row as JSON. */
 const FACTS_AND_HEADS = `WITH heads AS (${LOCK_HEADS_SQL('$9', '$10')})
    SELECT f.*, (SELECT json_agg(h) FROM heads h) AS heads FROM (${FACTS}) f ORDER BY f.ord`;
+
+// Both take $1–$25. With receipts, the receipts signed before the insert (RECEIPTS_WRITE, $26–$39)
+// are written in the same statement when every row was inserted ($40 rows): none are otherwise.
+const RECEIPTS_BESIDE = `, ${RECEIPTS_WRITE(25, '(SELECT count(*) FROM ins) = $40')}`;
+const CREATE = CREATE_SQL('');
+const CREATE_BATCH = CREATE_BATCH_SQL('');
+const CREATE_WITH_RECEIPTS = CREATE_SQL(RECEIPTS_BESIDE);
+const CREATE_BATCH_WITH_RECEIPTS = CREATE_BATCH_SQL(RECEIPTS_BESIDE);
 
 /**
  * A submission created by createSubmissions with its event and its receipt ('' with receipts off),
@@ -125,7 +147,8 @@ export type Created = { row: SubmissionRow; event: RecordedEvent; receipt: strin
  *     wrote: that is what makes "decide, then write" safe here (never a read-then-write without a lock).
  *  3. One statement inserting the new submissions with their events.
  * Round trips: BEGIN with the advisory locks (withTx's `lead`); the clearance read with the heads'
- * row locks (FACTS_AND_HEADS); the insert; the receipts; COMMIT (eight before issue 47's sixth round).
+ * row locks (FACTS_AND_HEADS); the insert with the receipts signed before it (a fifth, the receipts
+ * alone, only when a row was not inserted); COMMIT. Eight before issue 47's sixth round.
  * Answers per input, in order: undefined for a job whose submission exists already.
  */
 export async function createSubmissions(
@@ -158,38 +181,45 @@ export async function createSubmissions(
       decisions = decideFromFacts(rows, keys, r.rows);
       heads = lockedHeadsOf(r.rows[0]!.heads);
     } else decisions = await decideClearance(tx, rows, keys);
+    // The receipts every row gets if it is inserted (a redelivered job's submission has its receipt
+    // already), in input order per partner, signed before the insert so that one statement writes
+    // the rows, their events, the receipts and the advanced heads.
+    const subjectOf = (x: (typeof rows)[number]): ReceiptSubject => ({
+      kind: RECEIPT_KINDS.submission,
+      tenantId: x.tenantId,
+      partnerId: x.partnerId,
+      submissionId: x.submissionId,
+      jobId: x.jobId,
+      externalRef: x.externalRef,
+      receivedAt: x.receivedAt,
+      contentSha256: x.contentSha256,
+    });
+    const signed = receipts && heads ? await signReceipts(tx, receipts, heads, rows.map(subjectOf)) : undefined;
     // Step 3: insert.
     const found = await insertSubmissions(
       tx,
       rows.map((r, i) => ({ ...r, ...decisions[i]! })),
       subject,
+      signed,
     );
     // The single statement answers its one row (or none); the batch names each row's event.
     const byEvent = new Map(found.map((r) => [r.event_id ?? rows[0]!.eventId, r]));
-    const created = rows.map((x) => {
+    const created = rows.map((x, i) => {
       const c = byEvent.get(x.eventId);
       if (!c) return undefined;
       const { outbox_id: outboxId, event_body: body, event_id: _eventId, ...row } = c;
-      return { row, event: { outboxId, msgId: x.eventId, subject, body }, receipt: '', input: x };
+      return { row, event: { outboxId, msgId: x.eventId, subject, body }, receipt: signed?.issued[i]!.jws ?? '', input: x };
     });
-    // Receipts of the rows really inserted (a redelivered job's submission has its receipt already),
-    // in input order per partner, written with the advanced heads in one statement.
-    if (receipts && heads) {
-      const made = created.filter((c) => c !== undefined);
+    // A row not inserted (its job's submission exists): the statement wrote no receipt and left the
+    // heads as they were. Those of the rows really inserted are signed again, in input order per
+    // partner, and written with the advanced heads in one statement.
+    const made = created.filter((c) => c !== undefined);
+    if (receipts && heads && made.length < rows.length && made.length > 0) {
       const issued = await issueReceipts(
         tx,
         receipts,
         heads,
-        made.map(({ row, input }) => ({
-          kind: RECEIPT_KINDS.submission,
-          tenantId: input.tenantId,
-          partnerId: input.partnerId,
-          submissionId: row.submission_id,
-          jobId: input.jobId,
-          externalRef: input.externalRef,
-          receivedAt: input.receivedAt,
-          contentSha256: input.contentSha256,
-        })),
+        made.map(({ input }) => subjectOf(input)),
       );
       issued.forEach((r, i) => (made[i]!.receipt = r.jws));
     }
@@ -207,13 +237,17 @@ interface InsertRow extends NewSubmission, ClearanceColumns {
 }
 type Inserted = SubmissionRow & { outbox_id: string; event_body: string; event_id?: string };
 
-/** Step 3 of createSubmissions: the submissions and their events, one statement. */
-async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: string): Promise<Inserted[]> {
+/**
+ * Step 3 of createSubmissions: the submissions and their events, one statement; with `signed`, their
+ * receipts and the advanced heads too, when every row is inserted (RECEIPTS_BESIDE).
+ */
+async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: string, signed?: SignedReceipts): Promise<Inserted[]> {
+  const receiptParams = signed ? [...signed.params, rows.length] : [];
   if (rows.length === 1) {
     const s = rows[0]!;
     return (
       await tx.query<Inserted>(
-        prepared(CREATE, [
+        prepared(signed ? CREATE_WITH_RECEIPTS : CREATE, [
           s.submissionId,
           s.jobId,
           s.tenantId,
@@ -239,6 +273,7 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
           s.clearanceReason,
           s.riskJson,
           s.testClockId ?? null,
+          ...receiptParams,
         ]),
       )
     ).rows;
@@ -246,7 +281,7 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
   const col = <K extends keyof InsertRow>(k: K) => rows.map((x) => x[k]);
   return (
     await tx.query<Inserted>(
-      prepared(CREATE_BATCH, [
+      prepared(signed ? CREATE_BATCH_WITH_RECEIPTS : CREATE_BATCH, [
         col('submissionId'),
         col('jobId'),
         col('tenantId'),
@@ -272,6 +307,7 @@ async function insertSubmissions(tx: Queryable, rows: InsertRow[], subject: stri
         col('clearanceReason'),
         col('riskJson'),
         rows.map((x) => x.testClockId ?? null),
+        ...receiptParams,
       ]),
     )
   ).rows;

@@ -160,19 +160,20 @@ export interface IssuedReceipt {
   jws: string;
 }
 
+/** Receipts signed (signReceipts) and not yet written: RECEIPTS_WRITE's parameters with them. */
+export interface SignedReceipts {
+  issued: IssuedReceipt[];
+  /** RECEIPTS_WRITE's 14 parameters, in order. */
+  params: unknown[];
+}
+
 /**
  * Signs the receipts of newly created records, in order per partner, continuing each partner's chain
- * from heads (as lockHeads returned them, in this transaction), then writes them and advances the
- * heads in one statement.
+ * from heads (as lockHeads returned them, in this transaction). Nothing is written: RECEIPTS_WRITE
+ * writes them and advances the heads, in one statement (issueReceipts, or the caller's own).
  */
-export async function issueReceipts(
-  tx: PoolClient,
-  { keyring, iss }: ReceiptIssuing,
-  heads: LockedHeads,
-  subjects: ReceiptSubject[],
-): Promise<IssuedReceipt[]> {
-  if (subjects.length === 0) return [];
-  const { key, issuedAt } = await keyring.forTx(tx, heads.signing);
+export async function signReceipts(tx: Queryable, { keyring, iss }: ReceiptIssuing, heads: LockedHeads, subjects: ReceiptSubject[]): Promise<SignedReceipts> {
+  const { key, issuedAt } = await keyring.forTx(tx as PoolClient, heads.signing);
   const iat = Math.floor(issuedAt.getTime() / 1000);
   const issued: IssuedReceipt[] = [];
   const advanced = new Map<string, Head & { tenantId: string; partnerId: string }>();
@@ -201,37 +202,59 @@ export async function issueReceipts(
   }
   const col = <T>(f: (r: IssuedReceipt) => T) => issued.map(f);
   const hs = [...advanced.values()];
-  await tx.query(
-    prepared(
-      `WITH ins AS (
+  return {
+    issued,
+    params: [
+      col((r) => r.subject.tenantId),
+      col((r) => r.subject.partnerId),
+      col((r) => r.seq),
+      col((r) => r.subject.kind),
+      col((r) => r.subject.submissionId),
+      col((r) => (r.subject.kind === RECEIPT_KINDS.attachment ? r.subject.attachment.attachmentId : null)),
+      col((r) => r.subject.jobId),
+      col((r) => r.jws),
+      hs.map((h) => h.tenantId),
+      key.kid,
+      issuedAt,
+      hs.map((h) => h.partnerId),
+      hs.map((h) => h.seq),
+      hs.map((h) => h.jwsSha256),
+    ],
+  };
+}
+
+/**
+ * Two CTEs (receipts_written, heads_advanced) writing signed receipts and advancing their partners'
+ * heads, from SignedReceipts.params as parameters $(offset+1)…$(offset+14), only where `guard` (an SQL
+ * condition) holds: a statement that writes receipts beside their records writes neither when a
+ * record was not written after all.
+ */
+export const RECEIPTS_WRITE = (offset: number, guard = 'true'): string => {
+  const $ = (n: number) => `$${offset + n}`;
+  return `receipts_written AS (
          INSERT INTO receipts (tenant_id, partner_id, seq, kind, submission_id, attachment_id, job_id, kid, jws, issued_at)
-         SELECT t, p, seq, kind, sub, att, job, $10, jws, $11
-           FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::uuid[], $6::uuid[], $7::text[], $8::text[])
+         SELECT t, p, seq, kind, sub, att, job, ${$(10)}, jws, ${$(11)}
+           FROM unnest(${$(1)}::text[], ${$(2)}::text[], ${$(3)}::bigint[], ${$(4)}::text[], ${$(5)}::uuid[], ${$(6)}::uuid[], ${$(7)}::text[], ${$(8)}::text[])
              AS x(t, p, seq, kind, sub, att, job, jws)
+          WHERE ${guard}
          RETURNING 1
-       )
-       UPDATE receipt_heads h SET seq = y.seq, jws_sha256 = y.sha
-         FROM unnest($9::text[], $12::text[], $13::bigint[], $14::text[]) AS y(t, p, seq, sha)
-        WHERE h.tenant_id = y.t AND h.partner_id = y.p`,
-      [
-        col((r) => r.subject.tenantId),
-        col((r) => r.subject.partnerId),
-        col((r) => r.seq),
-        col((r) => r.subject.kind),
-        col((r) => r.subject.submissionId),
-        col((r) => (r.subject.kind === RECEIPT_KINDS.attachment ? r.subject.attachment.attachmentId : null)),
-        col((r) => r.subject.jobId),
-        col((r) => r.jws),
-        hs.map((h) => h.tenantId),
-        key.kid,
-        issuedAt,
-        hs.map((h) => h.partnerId),
-        hs.map((h) => h.seq),
-        hs.map((h) => h.jwsSha256),
-      ],
-    ),
-  );
-  return issued;
+       ), heads_advanced AS (
+         UPDATE receipt_heads h SET seq = y.seq, jws_sha256 = y.sha
+           FROM unnest(${$(9)}::text[], ${$(12)}::text[], ${$(13)}::bigint[], ${$(14)}::text[]) AS y(t, p, seq, sha)
+          WHERE h.tenant_id = y.t AND h.partner_id = y.p AND ${guard}
+         RETURNING 1
+       )`;
+};
+
+/**
+ * Signs the receipts of newly created records (signReceipts), then writes them and advances the heads
+ * in one statement.
+ */
+export async function issueReceipts(tx: PoolClient, issuing: ReceiptIssuing, heads: LockedHeads, subjects: ReceiptSubject[]): Promise<IssuedReceipt[]> {
+  if (subjects.length === 0) return [];
+  const signed = await signReceipts(tx, issuing, heads, subjects);
+  await tx.query(prepared(`WITH ${RECEIPTS_WRITE(0)} SELECT (SELECT count(*) FROM receipts_written) AS n`, signed.params));
+  return signed.issued;
 }
 
 /** The receipt a job's record got (a redelivered job answers it), or '' when it has none. */
