@@ -2,8 +2,8 @@
 // off the request's path. The pipeline calls record() once the request has been answered (its status,
 // body and headers final); record() only keeps references in a bounded buffer. A timer (or a full
 // batch) turns the buffer into entries (redaction: request-log/redact.ts) and ships them as one message
-// on the request-log work-queue stream (JetStream), one publish in flight at a time; the events
-// service's writer stores them.
+// on the request-log work-queue stream (JetStream), the batches waiting at most PUBLISH_CONCURRENCY
+// in flight at once (one connection writes them in order); the events service's writer stores them.
 //
 // Losing the log never fails or slows a request: a full buffer, no NATS connection, a publish that
 // fails or a stream that refuses (full) drops the entries and counts them in
@@ -21,6 +21,9 @@ import type { GatewayContext } from '../context.js';
 import { parseIdempotencyKey } from '../http/idempotency.js';
 import type { RequestLogConfig } from '../config.js';
 import { allowedHeaders, logBody, type CapturedBody } from './redact.js';
+
+/** Batches of the log in flight at once (each a JetStream publish waiting for its ack). */
+const PUBLISH_CONCURRENCY = 16;
 
 /** Paths never logged: the log's own reads (reading the log would fill it) and the public document. */
 const NOT_LOGGED = /^\/v1\/(?:requests(?:\/|$)|openapi\.json$)/;
@@ -250,26 +253,19 @@ export class RequestRecorder {
     this.opts.metrics.buffered(this.buffered);
   }
 
-  /** Publishes the built batches one at a time; each that cannot go is dropped and counted. */
+  /**
+   * Publishes the built batches, up to PUBLISH_CONCURRENCY at once; each that cannot go is dropped and
+   * counted. Not one at a time: while NATS is away each publish waits out its timeout (2 s), and the
+   * batches built meanwhile (one per flush) would each wait 2 s more behind it.
+   */
   private async publish(): Promise<void> {
     if (this.publishing) return;
     this.publishing = true;
     try {
-      for (let next = this.outbox.shift(); next; next = this.outbox.shift()) {
-        this.outboxEntries -= next.entries;
-        const nc = this.opts.connection();
-        if (!nc || nc.isClosed()) {
-          this.opts.metrics.dropped('nats_unavailable', next.entries);
-          continue;
-        }
-        try {
-          await this.streamReady(nc);
-          await this.js(nc).publish(this.opts.subject, next.data, { timeout: 2_000 });
-          this.opts.metrics.shipped(next.entries);
-        } catch (err) {
-          this.opts.metrics.dropped('publish_failed', next.entries);
-          this.opts.logger.debug({ err: (err as Error).message, entries: next.entries }, 'request-log batch dropped');
-        }
+      while (this.outbox.length > 0) {
+        const chunk = this.outbox.splice(0, PUBLISH_CONCURRENCY);
+        for (const b of chunk) this.outboxEntries -= b.entries;
+        await Promise.all(chunk.map((b) => this.publishOne(b)));
       }
     } finally {
       this.publishing = false;
@@ -277,6 +273,22 @@ export class RequestRecorder {
     }
     // Batches built while the last publish was in flight.
     if (this.outbox.length > 0) void this.publish();
+  }
+
+  private async publishOne(batch: { data: Uint8Array; entries: number }): Promise<void> {
+    const nc = this.opts.connection();
+    if (!nc || nc.isClosed()) {
+      this.opts.metrics.dropped('nats_unavailable', batch.entries);
+      return;
+    }
+    try {
+      await this.streamReady(nc);
+      await this.js(nc).publish(this.opts.subject, batch.data, { timeout: 2_000 });
+      this.opts.metrics.shipped(batch.entries);
+    } catch (err) {
+      this.opts.metrics.dropped('publish_failed', batch.entries);
+      this.opts.logger.debug({ err: (err as Error).message, entries: batch.entries }, 'request-log batch dropped');
+    }
   }
 
   private jsClients = new WeakMap<NatsConnection, JetStreamClient>();
