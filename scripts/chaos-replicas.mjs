@@ -68,8 +68,26 @@ process.on('unhandledRejection', (err) => void abandon(err instanceof Error ? (e
 process.on('SIGINT', () => void abandon('interrupted'));
 process.on('SIGTERM', () => void abandon('terminated'));
 
-/** Starts a stack of `replicas` on the cluster, runs fn, cleans up (also after a failure). */
+/** A listener of the stack found its port taken (EADDRINUSE): the run says nothing of the product. */
+class PortTaken extends Error {}
+
+/**
+ * withStackOnce, and once more on new ports when a port was taken. The stack's ports are chosen
+ * free before its processes start, about 20 s earlier; meanwhile any other process's outgoing
+ * connection may take one of them (seen once in CI: an auth replica's token port).
+ */
 async function withStack(cluster, replicas, fn) {
+  try {
+    return await withStackOnce(cluster, replicas, fn);
+  } catch (err) {
+    if (!(err instanceof PortTaken)) throw err;
+    say(`› ${err.message}: starting the stack again on new ports`);
+    return await withStackOnce(cluster, replicas, fn);
+  }
+}
+
+/** Starts a stack of `replicas` on the cluster, runs fn, cleans up (also after a failure). */
+async function withStackOnce(cluster, replicas, fn) {
   const stack = new ReplicaStack({ replicas, natsUrl: cluster.url, env: SERVICE_ENV });
   live.stacks.add(stack);
   const t = Date.now();
@@ -78,8 +96,11 @@ async function withStack(cluster, replicas, fn) {
     say(`› ${replicas} replica(s) of each of ${Object.keys(stack.ports.replicas).length} processes ready in ${((Date.now() - t) / 1000).toFixed(1)} s (database ${stack.dbName})`);
     return await fn(stack);
   } catch (err) {
-    for (const e of stack.serviceErrors()) say(`  ${e}`);
+    const errors = stack.serviceErrors();
+    for (const e of errors) say(`  ${e}`);
     if (process.env.CHAOS_TAILS) for (const [k, p] of stack.procs) say(`  ${k}: ${p.tail.slice(-5).join('\n    ')}`);
+    const taken = errors.find((e) => /EADDRINUSE/.test(e));
+    if (taken) throw new PortTaken(`a port was taken (${taken.split(':')[0]}), not a failure of the product`);
     throw err;
   } finally {
     const problems = await stack.cleanup();
