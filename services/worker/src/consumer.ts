@@ -88,11 +88,29 @@ export class JobConsumer {
     // missed heartbeats (up to 30 s): pull afresh as soon as the connection comes back.
     void (async () => {
       for await (const status of this.nc.status()) {
-        if (status.type === 'reconnect' && !this.stopping) {
-          await this.pull().catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'could not pull after reconnect'));
-        }
+        if (status.type === 'reconnect' && !this.stopping) await this.pullAfterReconnect();
       }
     })();
+  }
+
+  /**
+   * pull() once the connection is back, tried again every 500 ms for up to 10 s: a restarted server
+   * answers before its JetStream does (it recovers its streams first), and a pull that failed then
+   * would leave the worker waiting for the missed heartbeats.
+   */
+  private async pullAfterReconnect(): Promise<void> {
+    for (let attempt = 1; !this.stopping; attempt++) {
+      try {
+        await this.pull();
+        return;
+      } catch (err) {
+        if (attempt >= 20) {
+          this.logger.warn({ err: (err as Error).message, attempts: attempt }, 'could not pull after reconnect');
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
   }
 
   /** Creates the stream and the shared durable consumer if missing (or brings its settings up to date). */
