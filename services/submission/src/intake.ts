@@ -204,17 +204,19 @@ export async function createSubmissions(
     );
     // The single statement answers its one row (or none); the batch names each row's event.
     const byEvent = new Map(found.map((r) => [r.event_id ?? rows[0]!.eventId, r]));
+    // The statement wrote the signed receipts only when it inserted every row.
+    const written = signed && found.length === rows.length ? signed.issued : undefined;
     const created = rows.map((x, i) => {
       const c = byEvent.get(x.eventId);
       if (!c) return undefined;
       const { outbox_id: outboxId, event_body: body, event_id: _eventId, ...row } = c;
-      return { row, event: { outboxId, msgId: x.eventId, subject, body }, receipt: signed?.issued[i]!.jws ?? '', input: x };
+      return { row, event: { outboxId, msgId: x.eventId, subject, body }, receipt: written?.[i]!.jws ?? '', input: x };
     });
     // A row not inserted (its job's submission exists): the statement wrote no receipt and left the
     // heads as they were. Those of the rows really inserted are signed again, in input order per
     // partner, and written with the advanced heads in one statement.
     const made = created.filter((c) => c !== undefined);
-    if (receipts && heads && made.length < rows.length && made.length > 0) {
+    if (receipts && heads && !written && made.length > 0) {
       const issued = await issueReceipts(
         tx,
         receipts,

@@ -94,9 +94,8 @@ export class LockedHeads extends Map<string, Head> {
  * key's id and the issuing instant (read in the same statement: one round trip fewer than reading
  * them when signing).
  */
-export async function lockHeads(tx: Queryable, partners: { tenantId: string; partnerId: string }[], opts: { keyLocked?: boolean } = {}): Promise<LockedHeads> {
-  // `keyLocked`: the caller's transaction took KEY_LOCK_SQL in its BEGIN (withTx's `lead`).
-  if (!opts.keyLocked) await tx.query(KEY_LOCK_SQL);
+export async function lockHeads(tx: Queryable, partners: { tenantId: string; partnerId: string }[]): Promise<LockedHeads> {
+  await tx.query(KEY_LOCK_SQL);
   const r = await tx.query<HeadRow>(prepared(LOCK_HEADS_SQL('$1', '$2'), headsParams(partners)));
   return lockedHeadsOf(r.rows);
 }
@@ -172,8 +171,8 @@ export interface SignedReceipts {
  * from heads (as lockHeads returned them, in this transaction). Nothing is written: RECEIPTS_WRITE
  * writes them and advances the heads, in one statement (issueReceipts, or the caller's own).
  */
-export async function signReceipts(tx: Queryable, { keyring, iss }: ReceiptIssuing, heads: LockedHeads, subjects: ReceiptSubject[]): Promise<SignedReceipts> {
-  const { key, issuedAt } = await keyring.forTx(tx as PoolClient, heads.signing);
+export async function signReceipts(tx: PoolClient, { keyring, iss }: ReceiptIssuing, heads: LockedHeads, subjects: ReceiptSubject[]): Promise<SignedReceipts> {
+  const { key, issuedAt } = await keyring.forTx(tx, heads.signing);
   const iat = Math.floor(issuedAt.getTime() / 1000);
   const issued: IssuedReceipt[] = [];
   const advanced = new Map<string, Head & { tenantId: string; partnerId: string }>();
