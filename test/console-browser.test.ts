@@ -364,6 +364,15 @@ describe('the console in Chromium', () => {
       'SELECT tenant_id, partner_id FROM auth.clients WHERE client_id = $1',
       [client.clientId],
     );
+    // The entries span the 83 minutes before now: shortly after midnight UTC that reaches into
+    // yesterday, whose partition a database made today does not have (the partition job creates
+    // today and the days ahead; the writer creates a missing day, but this insert bypasses it).
+    const yesterday = new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000 - 86_400_000);
+    const yesterdayName = `request_log_p${yesterday.toISOString().slice(0, 10).replace(/-/g, '')}`;
+    await stack.sql(
+      `CREATE TABLE IF NOT EXISTS events.${yesterdayName} PARTITION OF events.request_log
+         FOR VALUES FROM ('${yesterday.toISOString()}') TO ('${new Date(yesterday.getTime() + 86_400_000).toISOString()}')`,
+    );
     await stack.sql(
       `INSERT INTO events.request_log (id, tenant_id, partner_id, created_at, request_id, method, path, query, status, duration_ms, client_id,
          principal_id, idempotency_key, idempotent_replayed, job_id, error_code, request_headers, request_body, request_body_truncated,
