@@ -96,18 +96,21 @@ const createQuotes: Handler = async (job, payload, ctx) => {
     offer?: { jws: string; sha256: string };
   }[];
   const ratingVersion = Number(rated.ratingVersion);
-  for (const q of quotes) {
-    if (q.status !== 'open' || !q.premium || !q.validUntil) continue;
-    q.offer = await sign(ctx, job, {
-      quoteId: q.quoteId,
-      submissionId: record.submissionId,
-      productId: record.productId,
-      option: q.option,
-      premium: q.premium,
-      validUntil: q.validUntil,
-      ratingVersion,
-    });
-  }
+  // Each open quote's offer, signed at once (one round trip however many options were asked for).
+  await Promise.all(
+    quotes.map(async (q) => {
+      if (q.status !== 'open' || !q.premium || !q.validUntil) return;
+      q.offer = await sign(ctx, job, {
+        quoteId: q.quoteId,
+        submissionId: record.submissionId,
+        productId: record.productId,
+        option: q.option,
+        premium: q.premium,
+        validUntil: q.validUntil,
+        ratingVersion,
+      });
+    }),
+  );
   const created = await ctx.clients.policy
     .CreateQuotes({
       owner: scope.owner,
