@@ -28,6 +28,7 @@ import { RESOURCES } from './resources/index.js';
 import { apiIndexRoute, openapiRoute } from './openapi/route.js';
 import { SettlementWaiters } from './settlement-waiters.js';
 import { SettledJobs } from './jobs/settled-jobs.js';
+import { KnownSubmissions } from './cache/known-submissions.js';
 import { ClientStates } from './client-state.js';
 import { ConsoleSessions, consoleCookieName } from './resources/console/sessions.js';
 import { ensureRequestLogStream, natsNames } from '@partner/shared/nats/client';
@@ -142,6 +143,7 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
         metrics.waiters,
         config.maxWaitersPerPartner,
         new SettledJobs(config.settledJobsMax, metrics.settledJobs),
+        new KnownSubmissions(config.knownSubmissionsMax, metrics.knownSubmissions),
       );
       const clientStates = new ClientStates(
         async (clientId, timeoutMs) => {

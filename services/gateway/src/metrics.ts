@@ -106,11 +106,27 @@ export function gatewayMetrics(registry: Registry, opts: { maxWaiters?: number; 
     help: 'Settled jobs this gateway keeps in memory now (at most SETTLED_JOBS_CACHE_MAX).',
     registers: [registry],
   });
+  const knownLookups = new Counter({
+    name: 'partner_gateway_known_submission_lookups_total',
+    help: 'Ownership checks of a submission (before a quote, withdraw, upload or quote list), by whether this gateway already knew it as the caller\'s (hit) or asked the submission service (miss).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  for (const outcome of ['hit', 'miss']) knownLookups.inc({ outcome }, 0);
+  const knownHeld = new Gauge({
+    name: 'partner_gateway_known_submissions_held',
+    help: 'Submissions this gateway remembers as their partner\'s now (at most KNOWN_SUBMISSIONS_CACHE_MAX).',
+    registers: [registry],
+  });
   return {
     inflight,
     settledJobs: {
       lookup: (outcome: 'hit' | 'miss') => settledLookups.inc({ outcome }),
       size: (d: number) => settledHeld.inc(d),
+    },
+    knownSubmissions: {
+      lookup: (outcome: 'hit' | 'miss') => knownLookups.inc({ outcome }),
+      size: (d: number) => knownHeld.inc(d),
     },
     rateLimited: () => rateLimited.inc(),
     waiters: {

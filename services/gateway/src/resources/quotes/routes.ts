@@ -15,6 +15,7 @@ import { checkEnum, invalidQuery, pageParams, singleParams } from '../../http/li
 import { validator } from '../../http/validate.js';
 import { runMutation } from '../../jobs/mutations.js';
 import type { RouteDeps } from '../deps.js';
+import { requireOwnSubmission } from '../submissions/own.js';
 
 /** A limit or retention: a non-negative decimal string naming a key of the plan's tables. */
 export const OPTION_AMOUNT_PATTERN = '^(0|[1-9][0-9]{0,14})(\\.[0-9]{1,2})?$';
@@ -118,7 +119,7 @@ export function quoteRoutes(router: Router<GatewayState>, deps: RouteDeps): void
     const submissionId = raw.toLowerCase();
     const body = parseQuoteRequest(await readJson(ctx, deps.config.jsonLimitBytes), validate);
     // Another partner's submission (or none): 404 at once, nothing queued.
-    await deps.clients.submission.GetSubmission({ owner: ownerOf(ctx), submissionId }, options(ctx));
+    await requireOwnSubmission(ctx, deps, submissionId);
     const payload = { submissionId, options: body.options };
     await runMutation(ctx, deps, { kind: JOB_KINDS.quoteCreate, payload, ids: { id: submissionId }, fingerprintOf: payload });
   });
@@ -133,7 +134,7 @@ export function quoteRoutes(router: Router<GatewayState>, deps: RouteDeps): void
     if (!isUuid(raw)) throw notFound('submission');
     const submissionId = raw.toLowerCase();
     // The submission must be the caller's (an unknown one is 404, not an empty list).
-    await deps.clients.submission.GetSubmission({ owner: ownerOf(ctx), submissionId }, options(ctx));
+    await requireOwnSubmission(ctx, deps, submissionId);
     const res = await deps.clients.policy.ListQuotes({ owner: ownerOf(ctx), submissionId, ...page, status: params.get('status') ?? '' }, options(ctx));
     ctx.body = { items: res.quotes.map(recordOf), nextCursor: res.nextPageToken || null };
   });

@@ -94,10 +94,10 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
     async (ctx) => {
       const id = ctx.params.id ?? '';
       if (!isUuid(id)) throw notFound('submission');
-      const { submission: s } = await deps.clients.submission.GetSubmission(
-        { owner: ownerOf(ctx), submissionId: id.toLowerCase() },
-        grpcOptions(ctx, deps.config.grpcTimeoutMs),
-      );
+      const owner = ownerOf(ctx);
+      const submissionId = id.toLowerCase();
+      const { submission: s } = await deps.clients.submission.GetSubmission({ owner, submissionId }, grpcOptions(ctx, deps.config.grpcTimeoutMs));
+      deps.waiters.knownSubmissions.remember(owner, submissionId);
       ctx.body = submissionRecord(s!);
     },
   );
