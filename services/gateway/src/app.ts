@@ -28,7 +28,7 @@ import { RESOURCES } from './resources/index.js';
 import { apiIndexRoute, openapiRoute } from './openapi/route.js';
 import { SettlementWaiters } from './settlement-waiters.js';
 import { SettledJobs } from './jobs/settled-jobs.js';
-import { KnownSubmissions } from './cache/known-submissions.js';
+import { KnownResources } from './cache/known-resources.js';
 import { ClientStates } from './client-state.js';
 import { ConsoleSessions, consoleCookieName } from './resources/console/sessions.js';
 import { ensureRequestLogStream, natsNames } from '@partner/shared/nats/client';
@@ -143,7 +143,7 @@ export async function startGateway(config: GatewayConfig, opts: { logger?: Logge
         metrics.waiters,
         config.maxWaitersPerPartner,
         new SettledJobs(config.settledJobsMax, metrics.settledJobs),
-        new KnownSubmissions(config.knownSubmissionsMax, metrics.knownSubmissions),
+        new KnownResources(config.knownResourcesMax, metrics.knownResources),
       );
       const clientStates = new ClientStates(
         async (clientId, timeoutMs) => {

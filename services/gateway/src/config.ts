@@ -46,7 +46,7 @@ export interface GatewayConfig extends BaseConfig, NatsConfig {
   maxWaitersPerPartner: number;
   /** Settled jobs one gateway keeps in memory for GET /v1/jobs/{id} (jobs/settled-jobs.ts); 0 keeps none. */
   settledJobsMax: number;
-  knownSubmissionsMax: number;
+  knownResourcesMax: number;
   /** Default per-client limit (a client's own, set with `admin client limits`, travels in its token). */
   rateLimit: { rps: number; burst: number };
   /** Gateway replicas sharing the limit: each enforces 1/N of it. */
@@ -119,7 +119,7 @@ export function readGatewayConfig(env = new EnvReader()): Readonly<GatewayConfig
     maxWaiters: env.int('MAX_WAITERS', { default: 20_000, min: 0, max: 1_000_000, doc: 'requests one gateway holds under Prefer: wait; beyond it they get 202 at once' }),
     maxWaitersPerPartner: env.int('MAX_WAITERS_PER_PARTNER', { default: 100, min: 1, max: 1_000_000, doc: 'of those, requests one partner holds; beyond it its requests with Prefer: wait get 429 rate_limited' }),
     settledJobsMax: env.int('SETTLED_JOBS_CACHE_MAX', { default: 10_000, min: 0, max: 1_000_000, doc: 'settled jobs one gateway keeps in memory (least recently used first out), so a poll of a settled job costs no call to the job service; 0 keeps none' }),
-    knownSubmissionsMax: env.int('KNOWN_SUBMISSIONS_CACHE_MAX', { default: 50_000, min: 0, max: 1_000_000, doc: 'submissions one gateway remembers as their partner\'s (least recently used first out), so the ownership check before a quote, withdraw, upload or quote list costs no call to the submission service; 0 keeps none' }),
+    knownResourcesMax: env.int('KNOWN_RESOURCES_CACHE_MAX', { default: 50_000, min: 0, max: 1_000_000, doc: 'submissions and quotes one gateway remembers as their partner\'s (least recently used first out), so the ownership check before a quote, withdraw, upload, bind or quote list costs no call to the service that owns them; 0 keeps none' }),
     rateLimit: {
       rps: env.int('RATE_LIMIT_RPS', { default: 50, min: 1, max: 1_000_000, doc: 'default per-client token bucket: requests per second (a client\'s own limit travels in its token)' }),
       burst: env.int('RATE_LIMIT_BURST', { default: 100, min: 1, max: 1_000_000, doc: 'default per-client token bucket: burst' }),

@@ -107,15 +107,15 @@ export function gatewayMetrics(registry: Registry, opts: { maxWaiters?: number; 
     registers: [registry],
   });
   const knownLookups = new Counter({
-    name: 'partner_gateway_known_submission_lookups_total',
-    help: 'Ownership checks of a submission (before a quote, withdraw, upload or quote list), by whether this gateway already knew it as the caller\'s (hit) or asked the submission service (miss).',
-    labelNames: ['outcome'],
+    name: 'partner_gateway_known_resource_lookups_total',
+    help: 'Ownership checks of a submission or a quote (before a quote, withdraw, upload, bind or quote list), by whether this gateway already knew it as the caller\'s (hit) or asked the service that owns it (miss).',
+    labelNames: ['resource', 'outcome'],
     registers: [registry],
   });
-  for (const outcome of ['hit', 'miss']) knownLookups.inc({ outcome }, 0);
+  for (const resource of ['submission', 'quote']) for (const outcome of ['hit', 'miss']) knownLookups.inc({ resource, outcome }, 0);
   const knownHeld = new Gauge({
-    name: 'partner_gateway_known_submissions_held',
-    help: 'Submissions this gateway remembers as their partner\'s now (at most KNOWN_SUBMISSIONS_CACHE_MAX).',
+    name: 'partner_gateway_known_resources_held',
+    help: 'Submissions and quotes this gateway remembers as their partner\'s now (at most KNOWN_RESOURCES_CACHE_MAX).',
     registers: [registry],
   });
   return {
@@ -124,8 +124,8 @@ export function gatewayMetrics(registry: Registry, opts: { maxWaiters?: number; 
       lookup: (outcome: 'hit' | 'miss') => settledLookups.inc({ outcome }),
       size: (d: number) => settledHeld.inc(d),
     },
-    knownSubmissions: {
-      lookup: (outcome: 'hit' | 'miss') => knownLookups.inc({ outcome }),
+    knownResources: {
+      lookup: (resource: string, outcome: 'hit' | 'miss') => knownLookups.inc({ resource, outcome }),
       size: (d: number) => knownHeld.inc(d),
     },
     rateLimited: () => rateLimited.inc(),

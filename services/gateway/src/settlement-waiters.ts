@@ -11,7 +11,7 @@ import type { FeedWake } from '@partner/shared/domain/events';
 import { contextFromHeaders } from '@partner/shared/nats/client';
 import { context, SpanKind, trace, tracer } from '@partner/shared/telemetry/tracing';
 import { SettledJobs } from './jobs/settled-jobs.js';
-import { KnownSubmissions } from './cache/known-submissions.js';
+import { KnownResources } from './cache/known-resources.js';
 
 export interface Waiter<T = JobView> {
   /** Resolves with the settled job (a feed waiter: the wake-up), or undefined when the deadline passes first. */
@@ -60,8 +60,8 @@ export class SettlementWaiters {
     private readonly maxPerHolder: number = Number.POSITIVE_INFINITY,
     /** The settled jobs this gateway keeps (filled from every settlement heard here); none by default. */
     readonly settledJobs: SettledJobs = new SettledJobs(0),
-    /** The submissions this gateway knows to be a partner's (filled from the submission.create settlements heard here); none by default. */
-    readonly knownSubmissions: KnownSubmissions = new KnownSubmissions(0),
+    /** The submissions and quotes this gateway knows to be a partner's (filled from the create settlements heard here); none by default. */
+    readonly knownResources: KnownResources = new KnownResources(0),
   ) {}
 
   /** Subscribes to settlement events (call once NATS is connected). */
@@ -70,8 +70,8 @@ export class SettlementWaiters {
       callback: (err, msg) => {
         if (err) return this.logger.warn({ err: err.message }, 'settlement subscription error');
         // Every gateway hears every settlement: parse one only when someone here is waiting, or to
-        // keep the settled job for the polls to come (and a new submission for the checks to come).
-        if (this.waiters.size === 0 && !this.settledJobs.enabled && !this.knownSubmissions.enabled) return;
+        // keep the settled job for the polls to come (and a new submission or quote for the checks to come).
+        if (this.waiters.size === 0 && !this.settledJobs.enabled && !this.knownResources.enabled) return;
         let event: SettlementEvent;
         try {
           event = JSON.parse(msg.string()) as SettlementEvent;
@@ -80,7 +80,7 @@ export class SettlementWaiters {
         }
         if (typeof event.tenantId === 'string' && typeof event.partnerId === 'string' && typeof event.job?.id === 'string') {
           this.settledJobs.remember(event, event.job);
-          this.knownSubmissions.heard(event);
+          this.knownResources.heard(event);
         }
         const set = this.waiters.get(event.job?.id);
         if (!set) return;

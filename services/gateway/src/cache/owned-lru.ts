@@ -8,7 +8,7 @@ export type Owner = { tenantId: string; partnerId: string };
 
 export interface LruMetrics {
   /** A lookup answered from memory (hit) or not (miss: read through the owning service). */
-  lookup(outcome: 'hit' | 'miss'): void;
+  lookup?(outcome: 'hit' | 'miss'): void;
   /** Entries held now (changes by delta). */
   size(delta: number): void;
 }
@@ -38,7 +38,7 @@ export class OwnedLru<V> {
     if (this.max === 0) return undefined;
     const key = keyOf(owner, id);
     const value = this.entries.get(key);
-    this.metrics?.lookup(value === undefined ? 'miss' : 'hit');
+    this.metrics?.lookup?.(value === undefined ? 'miss' : 'hit');
     if (value !== undefined) {
       this.entries.delete(key);
       this.entries.set(key, value);

@@ -15,7 +15,7 @@ import { grpcOptions, ownerOf, type GatewayContext, type GatewayState } from '..
 import { contentDisposition } from './file-names.js';
 import { MULTIPART_OVERHEAD_BYTES, receiveUpload, tooLarge } from './upload.js';
 import type { RouteDeps } from '../deps.js';
-import { requireOwnSubmission } from '../submissions/own.js';
+import { requireOwn } from '../own.js';
 import { idempotencyKeyOf, runMutation } from '../../jobs/mutations.js';
 import { invalidQuery, pageParams, singleParams } from '../../http/list-query.js';
 import { drainAfterEarlyAnswer } from '../../http/early-answer.js';
@@ -70,7 +70,7 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps):
     idempotencyKeyOf(ctx);
     const owner = ownerOf(ctx);
     // The submission must be the caller's before a byte is accepted (the service checks again).
-    await requireOwnSubmission(ctx, deps, submissionId);
+    await requireOwn(ctx, deps, 'submission', submissionId);
 
     const upload = await receiveUpload(ctx.req, {
       client: submissions,
@@ -195,7 +195,7 @@ export function attachmentRoutes(router: Router<GatewayState>, deps: RouteDeps):
       // Without a key, an attachment that is not there is 404 at once. With one, the key decides:
       // a replay gets its original job (which deleted it); a new key gets a job that fails not_found.
       if (!(err instanceof DomainError && err.code === 'not_found' && key)) throw err;
-      await requireOwnSubmission(ctx, deps, submissionId);
+      await requireOwn(ctx, deps, 'submission', submissionId);
     }
     await runMutation(ctx, deps, {
       kind: JOB_KINDS.attachmentDelete,

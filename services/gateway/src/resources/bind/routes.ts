@@ -7,11 +7,12 @@ import type Router from '@koa/router';
 import { isUuid } from '@partner/shared/domain/ids';
 import { notFound } from '@partner/shared/domain/errors';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
-import { grpcOptions, ownerOf, type GatewayState } from '../../context.js';
+import type { GatewayState } from '../../context.js';
 import { readJson } from '../../http/body.js';
 import { validator } from '../../http/validate.js';
 import { runMutation } from '../../jobs/mutations.js';
 import type { RouteDeps } from '../deps.js';
+import { requireOwn } from '../own.js';
 
 export interface QuoteBind {
   offerSha256: string;
@@ -35,7 +36,7 @@ export function bindRoutes(router: Router<GatewayState>, deps: RouteDeps): void 
     const quoteId = raw.toLowerCase();
     const body = validate(await readJson(ctx, deps.config.jsonLimitBytes));
     // An unknown quote or another partner's: 404 at once, nothing queued (the job's CheckBind checks again).
-    await deps.clients.policy.GetQuote({ owner: ownerOf(ctx), quoteId }, grpcOptions(ctx, deps.config.grpcTimeoutMs));
+    await requireOwn(ctx, deps, 'quote', quoteId);
     const payload = { quoteId, offerSha256: body.offerSha256 };
     await runMutation(ctx, deps, { kind: JOB_KINDS.quoteBind, payload, ids: { id: quoteId }, fingerprintOf: payload });
   });

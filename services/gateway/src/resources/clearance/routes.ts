@@ -7,7 +7,7 @@ import { notFound } from '@partner/shared/domain/errors';
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { WITHDRAWAL_NOTE_MAX, WITHDRAWAL_REASONS, type WithdrawalReason } from '@partner/shared/domain/clearance';
 import type { GatewayState } from '../../context.js';
-import { requireOwnSubmission } from '../submissions/own.js';
+import { requireOwn } from '../own.js';
 import { readJson } from '../../http/body.js';
 import { validator } from '../../http/validate.js';
 import { runMutation } from '../../jobs/mutations.js';
@@ -37,7 +37,7 @@ export function withdrawRoutes(router: Router<GatewayState>, deps: RouteDeps): v
     const submissionId = raw.toLowerCase();
     const body = validate(await readJson(ctx, deps.config.jsonLimitBytes));
     // Another partner's submission (or none): 404 at once, nothing queued.
-    await requireOwnSubmission(ctx, deps, submissionId);
+    await requireOwn(ctx, deps, 'submission', submissionId);
     const payload = { submissionId, reason: body.reason, ...(body.note !== undefined ? { note: body.note } : {}) };
     await runMutation(ctx, deps, { kind: JOB_KINDS.submissionWithdraw, payload, ids: { id: submissionId }, fingerprintOf: payload });
   });

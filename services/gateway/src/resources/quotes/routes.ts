@@ -15,7 +15,7 @@ import { checkEnum, invalidQuery, pageParams, singleParams } from '../../http/li
 import { validator } from '../../http/validate.js';
 import { runMutation } from '../../jobs/mutations.js';
 import type { RouteDeps } from '../deps.js';
-import { requireOwnSubmission } from '../submissions/own.js';
+import { requireOwn } from '../own.js';
 
 /** A limit or retention: a non-negative decimal string naming a key of the plan's tables. */
 export const OPTION_AMOUNT_PATTERN = '^(0|[1-9][0-9]{0,14})(\\.[0-9]{1,2})?$';
@@ -119,7 +119,7 @@ export function quoteRoutes(router: Router<GatewayState>, deps: RouteDeps): void
     const submissionId = raw.toLowerCase();
     const body = parseQuoteRequest(await readJson(ctx, deps.config.jsonLimitBytes), validate);
     // Another partner's submission (or none): 404 at once, nothing queued.
-    await requireOwnSubmission(ctx, deps, submissionId);
+    await requireOwn(ctx, deps, 'submission', submissionId);
     const payload = { submissionId, options: body.options };
     await runMutation(ctx, deps, { kind: JOB_KINDS.quoteCreate, payload, ids: { id: submissionId }, fingerprintOf: payload });
   });
@@ -134,7 +134,7 @@ export function quoteRoutes(router: Router<GatewayState>, deps: RouteDeps): void
     if (!isUuid(raw)) throw notFound('submission');
     const submissionId = raw.toLowerCase();
     // The submission must be the caller's (an unknown one is 404, not an empty list).
-    await requireOwnSubmission(ctx, deps, submissionId);
+    await requireOwn(ctx, deps, 'submission', submissionId);
     const res = await deps.clients.policy.ListQuotes({ owner: ownerOf(ctx), submissionId, ...page, status: params.get('status') ?? '' }, options(ctx));
     ctx.body = { items: res.quotes.map(recordOf), nextCursor: res.nextPageToken || null };
   });
@@ -143,7 +143,9 @@ export function quoteRoutes(router: Router<GatewayState>, deps: RouteDeps): void
     noQuery(ctx);
     const id = ctx.params.id ?? '';
     if (!isUuid(id)) throw notFound('quote');
-    const res = await deps.clients.policy.GetQuote({ owner: ownerOf(ctx), quoteId: id.toLowerCase() }, options(ctx));
+    const quoteId = id.toLowerCase();
+    const res = await deps.clients.policy.GetQuote({ owner: ownerOf(ctx), quoteId }, options(ctx));
+    deps.waiters.knownResources.remember(ownerOf(ctx), 'quote', quoteId);
     ctx.body = recordOf(res.quote);
   });
 
@@ -158,7 +160,7 @@ export function quoteRoutes(router: Router<GatewayState>, deps: RouteDeps): void
         throw new DomainError('validation_error', 'the request body is invalid; see details', { details: [{ field: 'premium', issue: 'only an approval sets a premium' }] });
       }
       // Another partner's quote (or none): 404 at once, nothing queued.
-      await deps.clients.policy.GetQuote({ owner: ownerOf(ctx), quoteId }, options(ctx));
+      await requireOwn(ctx, deps, 'quote', quoteId);
       const payload = { quoteId, outcome: body.outcome, ...(body.premium !== undefined ? { premium: body.premium } : {}), ...(body.note !== undefined ? { note: body.note } : {}) };
       await runMutation(ctx, deps, { kind: JOB_KINDS.quoteDecide, payload, ids: { id: quoteId }, fingerprintOf: payload });
     });

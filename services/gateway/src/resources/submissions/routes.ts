@@ -97,7 +97,7 @@ export function submissionRoutes(router: Router<GatewayState>, deps: RouteDeps):
       const owner = ownerOf(ctx);
       const submissionId = id.toLowerCase();
       const { submission: s } = await deps.clients.submission.GetSubmission({ owner, submissionId }, grpcOptions(ctx, deps.config.grpcTimeoutMs));
-      deps.waiters.knownSubmissions.remember(owner, submissionId);
+      deps.waiters.knownResources.remember(owner, 'submission', submissionId);
       ctx.body = submissionRecord(s!);
     },
   );
