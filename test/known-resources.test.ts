@@ -6,25 +6,17 @@
 // partner_gateway_known_resource_lookups_total / partner_gateway_known_resources_held.
 import { describe, expect, it } from 'vitest';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { useStack } from './support/use-stack.js';
 import { scrape } from './support/metrics.js';
-import { DEMO_RATING_PLAN, DEMO_REQUIREMENTS, DEMO_RISK } from '../scripts/demo/product.mjs';
+import { addQuotableProduct, DEMO_RISK } from '../scripts/demo/product.mjs';
 
-const PRODUCT = randomUUID();
+let PRODUCT: string;
 let token: string;
 let otherToken: string;
 
 const stack = useStack(async (stack) => {
   await stack.startAll();
-  const dir = mkdtempSync(join(tmpdir(), 'known-resources-'));
-  writeFileSync(join(dir, 'requirements.json'), JSON.stringify({ risk: DEMO_REQUIREMENTS.risk }));
-  writeFileSync(join(dir, 'rating.json'), JSON.stringify(DEMO_RATING_PLAN));
-  await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Known resources GL');
-  await stack.admin('product', 'requirements', 'set', '--id', PRODUCT, join(dir, 'requirements.json'));
-  await stack.admin('product', 'rating', 'set', '--id', PRODUCT, join(dir, 'rating.json'));
+  PRODUCT = await addQuotableProduct((...args) => stack.admin(...args), 'Known resources GL');
   const client = await stack.createClient();
   token = await stack.token(client);
   otherToken = await stack.token(await stack.createClient({ tenant: client.tenant, partner: `other-${randomUUID().slice(0, 8)}` }));

@@ -4,12 +4,9 @@
 // same connections and the same moments of a shared machine. A product of its own: a risk schema with
 // nothing due, and the demo rating plan, so every quote is rated, signed and stored `open`.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { round } from './load.mjs';
 import { productHeaders } from './phases.mjs';
-import { DEMO_RATING_PLAN, DEMO_REQUIREMENTS, DEMO_RISK } from '../../scripts/demo/product.mjs';
+import { addQuotableProduct, DEMO_RISK } from '../../scripts/demo/product.mjs';
 
 const p50 = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -22,14 +19,7 @@ const p99 = (xs) => {
 
 /** Adds the bench's quote product (risk schema, demo rating plan); returns its id. */
 export async function quoteProduct(stack) {
-  const productId = randomUUID();
-  const dir = mkdtempSync(join(tmpdir(), 'bench-quotes-'));
-  writeFileSync(join(dir, 'requirements.json'), JSON.stringify({ risk: DEMO_REQUIREMENTS.risk }));
-  writeFileSync(join(dir, 'rating.json'), JSON.stringify(DEMO_RATING_PLAN));
-  await stack.admin('product', 'add', '--id', productId, '--name', 'Bench quotes product');
-  await stack.admin('product', 'requirements', 'set', '--id', productId, join(dir, 'requirements.json'));
-  await stack.admin('product', 'rating', 'set', '--id', productId, join(dir, 'rating.json'));
-  return productId;
+  return addQuotableProduct((...args) => stack.admin(...args), 'Bench quotes product');
 }
 
 async function timed(url, init) {

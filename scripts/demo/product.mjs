@@ -11,6 +11,10 @@
 //
 //   node scripts/demo/product.mjs              prints the requirements file for `npm run admin -- product requirements set`
 //   node scripts/demo/product.mjs rating       prints the rating plan file for `npm run admin -- product rating set`
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 export const DEMO_PRODUCT = { id: '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b', name: 'Demo General Liability' };
@@ -87,6 +91,25 @@ export function isDemoBeforeRisk(requirements) {
     JSON.stringify(requirements.attachments ?? []) === JSON.stringify(DEMO_REQUIREMENTS.attachments) &&
     !(requirements.submissionSchema?.required ?? []).includes('risk')
   );
+}
+
+/**
+ * Adds a product a submission can be quoted for at once: the demo's risk schema (nothing else due)
+ * and its rating plan, through the admin command that `admin(...args)` runs. Returns its id. The
+ * bench's quote and bind phases and the tests that quote use it.
+ */
+export async function addQuotableProduct(admin, name, id = randomUUID()) {
+  const dir = mkdtempSync(join(tmpdir(), 'quotable-product-'));
+  try {
+    writeFileSync(join(dir, 'requirements.json'), JSON.stringify({ risk: DEMO_REQUIREMENTS.risk }));
+    writeFileSync(join(dir, 'rating.json'), JSON.stringify(DEMO_RATING_PLAN));
+    await admin('product', 'add', '--id', id, '--name', name);
+    await admin('product', 'requirements', 'set', '--id', id, join(dir, 'requirements.json'));
+    await admin('product', 'rating', 'set', '--id', id, join(dir, 'rating.json'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return id;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
