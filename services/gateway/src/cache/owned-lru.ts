@@ -1,8 +1,8 @@
 // A bounded map of what one partner owns, keyed by its owner (tenant, partner) and an id: the
-// gateway's in-memory answers (settled jobs, known submissions) share it. A partner only ever finds
-// its own entries: another partner's id misses and is read through the service that owns it, which
-// answers 404 as before. Bounded: the least recently used entry goes first once `max` are held (a
-// Map keeps insertion order; a hit moves its entry to the end). max 0 keeps nothing.
+// gateway's in-memory answers (settled jobs, known submissions and quotes) share it. A partner only
+// ever finds its own entries: another partner's id misses and is read through the service that owns
+// it, which answers 404 as before. Bounded: the least recently used entry goes first once `max` are
+// held (a Map keeps insertion order; a hit moves its entry to the end). max 0 keeps nothing.
 
 export type Owner = { tenantId: string; partnerId: string };
 
