@@ -108,7 +108,8 @@ export class JobConsumer {
           this.logger.warn({ err: (err as Error).message, attempts: attempt }, 'could not pull after reconnect');
           return;
         }
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        // The worker's own sleep: a stop (its abort) ends the wait at once.
+        await this.sleep(500).catch(() => undefined);
       }
     }
   }
