@@ -4,7 +4,7 @@
 // artifacts/console/ (git-ignored; CI keeps them, docs/partners.md links them).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { ClientCreds } from './support/stack.js';
@@ -12,9 +12,10 @@ import { ROOT } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 import { PRODUCT, submissionBody } from './support/fixtures.js';
 import { until } from './support/poll.js';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DEMO_RATING_PLAN, DEMO_REQUIREMENTS, DEMO_RISK } from '../scripts/demo/product.mjs';
+import { createPool } from '@partner/shared/db/pg';
+import { createLogger } from '@partner/shared/telemetry/logger';
+import { addQuotableProduct, DEMO_RISK } from '../scripts/demo/product.mjs';
+import { ensurePartitions } from '../services/events/src/request-log/partitions.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = `${ROOT}artifacts/console/`;
@@ -43,14 +44,7 @@ const stack = useStack(async (s) => {
   expect(endpoint.status).toBe(200);
   await s.api('POST', '/v1/submissions', { token, headers: { prefer: 'wait=20' }, json: submissionBody('sandbox:fail=unknown_product', 'Failing Foods Inc') });
   // A deal: a rated product, a submission quoted at two options, the first bound.
-  const dir = mkdtempSync(join(tmpdir(), 'console-'));
-  const file = (name: string, doc: unknown) => {
-    writeFileSync(join(dir, name), JSON.stringify(doc));
-    return join(dir, name);
-  };
-  await s.admin('product', 'add', '--id', RATED, '--name', 'Rated console product');
-  await s.admin('product', 'requirements', 'set', '--id', RATED, file('requirements.json', { risk: DEMO_REQUIREMENTS.risk }));
-  await s.admin('product', 'rating', 'set', '--id', RATED, file('plan.json', DEMO_RATING_PLAN));
+  await addQuotableProduct((...args) => s.admin(...args), 'Rated console product', RATED);
   const deal = await s.api('POST', '/v1/submissions', { token, headers: { prefer: 'wait=20' }, json: { ...submissionBody(undefined, 'Quoted Quarry LLC'), productId: RATED, risk: DEMO_RISK } });
   expect(deal.status, deal.text).toBe(200);
   dealSubmissionId = deal.body.submissionId;
@@ -366,13 +360,14 @@ describe('the console in Chromium', () => {
     );
     // The entries span the 83 minutes before now: shortly after midnight UTC that reaches into
     // yesterday, whose partition a database made today does not have (the partition job creates
-    // today and the days ahead; the writer creates a missing day, but this insert bypasses it).
-    const yesterday = new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000 - 86_400_000);
-    const yesterdayName = `request_log_p${yesterday.toISOString().slice(0, 10).replace(/-/g, '')}`;
-    await stack.sql(
-      `CREATE TABLE IF NOT EXISTS events.${yesterdayName} PARTITION OF events.request_log
-         FOR VALUES FROM ('${yesterday.toISOString()}') TO ('${new Date(yesterday.getTime() + 86_400_000).toISOString()}')`,
-    );
+    // today and the days ahead; the writer creates a missing day, but this insert bypasses it). The
+    // writer's own ensurePartitions creates the days the entries fall on.
+    const events = createPool({ url: stack.env.DATABASE_URL!, schema: 'events', max: 1, applicationName: 'console-browser-test', logger: createLogger('test', 'silent') });
+    try {
+      await ensurePartitions(events, [Date.now() - 10_000 * 500, Date.now()]);
+    } finally {
+      await events.end();
+    }
     await stack.sql(
       `INSERT INTO events.request_log (id, tenant_id, partner_id, created_at, request_id, method, path, query, status, duration_ms, client_id,
          principal_id, idempotency_key, idempotent_replayed, job_id, error_code, request_headers, request_body, request_body_truncated,
