@@ -143,9 +143,10 @@ export function quoteRoutes(router: Router<GatewayState>, deps: RouteDeps): void
     noQuery(ctx);
     const id = ctx.params.id ?? '';
     if (!isUuid(id)) throw notFound('quote');
+    const owner = ownerOf(ctx);
     const quoteId = id.toLowerCase();
-    const res = await deps.clients.policy.GetQuote({ owner: ownerOf(ctx), quoteId }, options(ctx));
-    deps.waiters.knownResources.remember(ownerOf(ctx), 'quote', quoteId);
+    const res = await deps.clients.policy.GetQuote({ owner, quoteId }, options(ctx));
+    deps.waiters.knownResources.remember(owner, 'quote', quoteId);
     ctx.body = recordOf(res.quote);
   });
 
