@@ -145,7 +145,7 @@ export function startJob(config: JobConfig, opts: StartOptions = {}): Promise<Ru
           },
           ClaimJobs: async (req) => {
             const items = req.items.filter((i) => isJobId(i.jobId)).map((i) => ({ jobId: i.jobId, delivery: i.delivery }));
-            const claimed = items.length ? await repo.claimJobs(pool, items).catch(dbError) : new Set<string>();
+            const claimed = items.length ? await repo.claimJobs(pool, items, { asyncCommit: config.claimAsyncCommit }).catch(dbError) : new Set<string>();
             return { claimed: req.items.map((i) => claimed.has(i.jobId)) };
           },
           CancelJob: async (req) => {

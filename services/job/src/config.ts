@@ -19,6 +19,8 @@ export interface JobConfig extends BaseConfig, DbConfig, NatsConfig {
    */
   staleJobAfterMs: number;
   sweepIntervalMs: number;
+  /** The worker's claim commits without waiting for its WAL flush (repo.ts, ASYNC_COMMIT). */
+  claimAsyncCommit: boolean;
 }
 
 export function readJobConfig(env = new EnvReader()): Readonly<JobConfig> {
@@ -37,6 +39,10 @@ export function readJobConfig(env = new EnvReader()): Readonly<JobConfig> {
     relayIntervalMs: env.int('OUTBOX_RELAY_INTERVAL_MS', { default: 1_000, min: 50, max: 60_000, doc: 'how often the outbox relay publishes what the fast path could not' }),
     duplicateWindowMs,
     staleJobAfterMs,
+    claimAsyncCommit: env.bool('JOB_CLAIM_ASYNC_COMMIT', {
+      default: true,
+      doc: "the worker's claim (accepted -> running) commits without waiting for its WAL flush: safe while every job's effect is a synchronous commit in the same PostgreSQL database (one DATABASE_URL, a schema per service), which flushes the claim before it; false if a service's data moves to another server",
+    }),
     sweepIntervalMs: env.int('SWEEP_INTERVAL_MS', { default: 60_000, min: 100, max: 3_600_000, doc: 'how often the stale-job sweep runs' }),
   });
 }

@@ -230,6 +230,18 @@ export async function getJob(
   return r.rows[0];
 }
 
+/**
+ * Makes the claim's commit not wait for its WAL flush (evaluated once, as an InitPlan). Safe because
+ * nothing outside PostgreSQL acts on a claim before a synchronous commit has flushed it: the claim
+ * only tells the worker to start, and every effect a job has is a synchronous commit in the same
+ * database (each service has a schema of it), whose flush writes all WAL before it, the claim's
+ * included. A crash that loses the claim therefore lost every effect of that delivery too: the job is
+ * `accepted` again, as if never claimed, and its message (not acked) is delivered again. The one
+ * answer drawn from a claim alone, a cancel refused because the job has started, flushes first
+ * (cancelJob). docs/performance.md, "Issue 47, eighth session", and test/claim-crash.test.ts.
+ */
+const ASYNC_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'`;
+
 /** Marks an unsettled job running (counting the delivery); returns the job as it then is. */
 export async function startJob(pool: Pool, jobId: string, delivery: number): Promise<JobRow | undefined> {
   const r = await pool.query<JobRow>(
@@ -255,8 +267,15 @@ export async function startJob(pool: Pool, jobId: string, delivery: number): Pro
  * flatten it, so the plan has no other shape). Written as a join, the lock step was planned on the
  * estimates of a table grown since its last ANALYZE: a hash join over a bitmap scan of every
  * unsettled job (14,000 index entries read to lock 2; docs/performance.md). Answers the ids claimed.
+ *
+ * The claim commits asynchronously (ASYNC_COMMIT) unless opts.asyncCommit is false
+ * (JOB_CLAIM_ASYNC_COMMIT=false).
  */
-export async function claimJobs(pool: Pool, items: { jobId: string; delivery: number }[]): Promise<Set<string>> {
+export async function claimJobs(
+  pool: Pool,
+  items: { jobId: string; delivery: number }[],
+  opts: { asyncCommit: boolean } = { asyncCommit: true },
+): Promise<Set<string>> {
   const r = await pool.query<{ job_id: string }>(
     prepared(
       `WITH locked AS (
@@ -267,7 +286,7 @@ export async function claimJobs(pool: Pool, items: { jobId: string; delivery: nu
        UPDATE jobs j SET status = 'running', deliveries = GREATEST(j.deliveries, locked.delivery),
               updated_at = date_trunc('milliseconds', clock_timestamp())
          FROM locked
-        WHERE locked.job_id = j.job_id AND j.status IN ('accepted', 'running')
+        WHERE locked.job_id = j.job_id AND j.status IN ('accepted', 'running')${opts.asyncCommit ? ` AND ${ASYNC_COMMIT}` : ''}
         RETURNING j.job_id`,
       [items.map((i) => i.jobId), items.map((i) => i.delivery)],
     ),
@@ -324,8 +343,13 @@ export async function cancelJob(
     const { outbox_id: outboxId, event_body: body, ...row } = done;
     return { row, canceledNow: true, event: { outboxId, msgId: eventId, subject, body } };
   }
-  const existing = await getJob(pool, jobId, owner);
-  return existing ? { row: existing, canceledNow: false } : undefined;
+  // Refused: read under a row lock, whose WAL record makes this commit synchronous, so a claim
+  // committed asynchronously (ASYNC_COMMIT) is on disk before "the job has started" is answered; a
+  // crash can then no longer undo the claim behind that answer.
+  const existing = await pool.query<JobRow>(
+    prepared(`SELECT ${COLUMNS} FROM jobs WHERE job_id = $1 AND tenant_id = $2 AND partner_id = $3 FOR SHARE`, [jobId, owner.tenantId, owner.partnerId]),
+  );
+  return existing.rows[0] ? { row: existing.rows[0], canceledNow: false } : undefined;
 }
 
 // One statement, so one round trip and one commit: settle the job if it is unsettled, and record its
