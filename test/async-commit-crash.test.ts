@@ -1,6 +1,7 @@
 // PostgreSQL crashed mid-flow (issue 47): three writers commit with synchronous_commit = off — the
 // feed writer (services/events/src/writer.ts), the request-log writer (request-log/writer.ts) and the
 // webhook dispatcher's claim (dispatcher/store.ts) — and a crash may lose the last of those commits.
+// (The worker's job claim commits asynchronously too; test/claim-crash.test.ts crashes behind it.)
 // This file crashes a private server twice (SIGQUIT to the postmaster, as `pg_ctl stop -m immediate`:
 // no checkpoint, WAL not yet written out of shared memory is lost) while submissions of two
 // partners flow through the whole stack, one reader per partner follows its feed by cursor, and a

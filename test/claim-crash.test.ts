@@ -1,0 +1,180 @@
+// The worker's claim commits asynchronously (issue 47; services/job/src/repo.ts, ASYNC_COMMIT): its
+// commit does not wait for the WAL flush. This file crashes a private PostgreSQL right behind claims
+// and shows what that may and may not lose.
+//
+// Why it is safe: nothing outside PostgreSQL acts on a claim before a synchronous commit has flushed
+// it. The claim only tells the worker to start; every effect of a job is a synchronous commit in the
+// same database, and a synchronous commit writes all WAL before its own record, the claim's included.
+// So a crash that loses a claim lost every effect of that delivery with it: the job is `accepted`
+// again and its message, never acked, comes back. The one answer drawn from a claim alone, a cancel
+// refused with 409 job_not_cancelable ("the job has started"), flushes first.
+//
+// How the crash lands behind a claim: the test holds a lock on submission.submissions, so the
+// submission service's insert waits (after the claim, before any effect commits); the worker starts
+// only once the jobs are published and their outbox rows deleted (no other commit in between), and the
+// server runs with wal_writer_delay at its maximum (10 s) and no autovacuum, so nothing writes the
+// claim's WAL before the crash unless a synchronous commit does. The crash is SIGQUIT to the postmaster: WAL not yet written
+// is lost, as in `pg_ctl stop -m immediate`. What survived is read on another port before the services
+// can reach the server again.
+//
+// It proves: a claim with no synchronous commit behind it is lost (the job is `accepted` again: the
+// claim really is asynchronous); such a job can then be cancelled, and its redelivery does not run it;
+// another such job is run by its redelivery, once (one submission, one receipt, one event of each kind);
+// a cancel refused because the job has started is never undone by a crash (the job stays `running`)
+// and the job then settles once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { PrivatePostgres } from './support/private-postgres.js';
+import { Stack } from './support/stack.js';
+import { PRODUCT, submissionBody } from './support/fixtures.js';
+import { until } from './support/poll.js';
+
+interface JobState {
+  job_id: string;
+  status: string;
+  deliveries: number;
+}
+
+describe("PostgreSQL crashed behind the worker's claims (asynchronous commit)", () => {
+  let server: PrivatePostgres;
+  let stack: Stack;
+  let token: string;
+
+  beforeAll(async () => {
+    // No autovacuum either: an ANALYZE's commit is synchronous, and would write the claims' WAL.
+    server = await PrivatePostgres.start({ settings: { synchronous_commit: 'on', wal_writer_delay: '10000ms', autovacuum: 'off' } });
+    stack = await Stack.create({ pgAdminUrl: server.url() });
+    // No worker yet: each round starts its own once its jobs are queued.
+    await stack.startAll({}, { worker: false });
+    await stack.admin('product', 'add', '--id', PRODUCT, '--name', 'Test product');
+    token = await stack.token(await stack.createClient());
+  });
+
+  afterAll(async () => {
+    await server?.up().catch(() => undefined);
+    await stack?.stop();
+    await server?.destroy();
+  });
+
+  const submit = async (key: string): Promise<string> => {
+    const r = await stack.api('POST', '/v1/submissions', { token, json: submissionBody(key), headers: { 'idempotency-key': key } });
+    expect(r.status, r.text).toBe(202);
+    return (r.body as { id: string }).id;
+  };
+  const cancel = (id: string) => stack.api('POST', `/v1/jobs/${id}/cancel`, { token });
+  const states = async (c: pg.Client, ids: string[]): Promise<Map<string, JobState>> =>
+    new Map(
+      (await c.query<JobState>('SELECT job_id, status, deliveries FROM job.jobs WHERE job_id = ANY($1)', [ids])).rows.map((r) => [r.job_id, r]),
+    );
+
+  /**
+   * One round: the jobs queued with no worker running; the submissions table locked; a worker
+   * started, which claims every job and waits on the lock in its insert; `beforeCrash`; the crash;
+   * what survived, read aside; the server back for the services. The worker naks each delivery
+   * its crash failed, for the back-off (WORKER_BACKOFF_MS) before the next.
+   */
+  const round = async (keys: string[], beforeCrash: (ids: string[]) => Promise<void> = async () => undefined) => {
+    const ids = await Promise.all(keys.map(submit));
+    // Published and their outbox rows deleted: no commit of the submit path is left to come.
+    await until('the jobs published', async () => Number((await stack.sql<{ n: string }>('SELECT count(*) AS n FROM job.outbox'))[0]!.n) === 0);
+    const lock = new pg.Client({ connectionString: server.url(stack.dbName) });
+    lock.on('error', () => undefined);
+    await lock.connect();
+    await lock.query('BEGIN');
+    await lock.query('LOCK TABLE submission.submissions IN SHARE MODE');
+    const look = new pg.Client({ connectionString: server.url(stack.dbName) });
+    look.on('error', () => undefined);
+    await look.connect();
+    const worker = await stack.startWorker({ WORKER_BACKOFF_MS: '4000', WORKER_MAX_DELIVERIES: '20' });
+    // (Two jobs of one partner may be created in one call, or the second wait for the first's receipt
+    // chain: either way no effect commits while the insert waits.)
+    await until('every job claimed and the insert waiting on the lock', async () => {
+      const claimed = [...(await states(look, ids)).values()].every((j) => j.status === 'running');
+      const waiting = await look.query<{ n: string }>(
+        "SELECT count(*) AS n FROM pg_locks WHERE relation = 'submission.submissions'::regclass AND NOT granted",
+      );
+      return claimed && Number(waiting.rows[0]!.n) > 0;
+    });
+    await beforeCrash(ids);
+    await server.crash();
+    await Promise.all([lock.end().catch(() => undefined), look.end().catch(() => undefined)]);
+    const aside = await server.upElsewhere();
+    const survived = new pg.Client({ connectionString: server.urlOn(aside, stack.dbName) });
+    await survived.connect();
+    const after = await states(survived, ids);
+    const submissions = Number((await survived.query<{ n: string }>('SELECT count(*) AS n FROM submission.submissions WHERE job_id = ANY($1)', [ids])).rows[0]!.n);
+    await survived.end();
+    await server.down();
+    await server.up();
+    return { ids, after, submissions, worker };
+  };
+
+  const settled = (id: string) =>
+    until(`job ${id} settled`, async () => {
+      const r = await stack.api('GET', `/v1/jobs/${id}`, { token, headers: { prefer: 'wait=5' } });
+      const body = r.body as { status: string; result?: { submissionId: string } };
+      return r.status === 200 && body.status !== 'processing' && body;
+    }, 40_000);
+
+  it('a claim no synchronous commit followed is lost: the job is accepted again, may be cancelled, and otherwise runs once', async () => {
+    const { ids, after, submissions, worker } = await round(['claim-lost-cancel', 'claim-lost-run']);
+    const [cancelled, run] = ids as [string, string];
+    // Both claims were lost with the crash, and with them nothing else: no effect had committed.
+    expect(after.get(cancelled)).toMatchObject({ status: 'accepted', deliveries: 0 });
+    expect(after.get(run)).toMatchObject({ status: 'accepted', deliveries: 0 });
+    expect(submissions).toBe(0);
+
+    // The unclaimed job can be cancelled (before its redelivery, 4 s after the crash): 200, cancelled.
+    const c = await until('the cancel answered', async () => {
+      const r = await cancel(cancelled);
+      return r.status === 503 ? false : r;
+    });
+    expect(c.status, c.text).toBe(200);
+    expect(c.body).toMatchObject({ id: cancelled, status: 'canceled' });
+
+    // The other is delivered again and runs once; the cancelled one's redelivery finds it cancelled.
+    const done = await settled(run);
+    expect(done.status).toBe('succeeded');
+    expect((await settled(cancelled)).status).toBe('canceled');
+    await until('both redeliveries handled', async () => {
+      const n = await stack.sql<{ n: string }>("SELECT count(*) AS n FROM job.jobs WHERE job_id = ANY($1) AND status IN ('succeeded', 'canceled')", [ids]);
+      return Number(n[0]!.n) === 2;
+    });
+    const rows = await stack.sql<{ job_id: string; submission_id: string }>('SELECT job_id, submission_id FROM submission.submissions WHERE job_id = ANY($1)', [ids]);
+    expect(rows).toEqual([{ job_id: run, submission_id: done.result!.submissionId }]);
+    const receipts = await stack.sql<{ n: string }>('SELECT count(*) AS n FROM submission.receipts WHERE job_id = $1', [run]);
+    expect(Number(receipts[0]!.n)).toBe(1);
+    await until('the events stored', async () => {
+      const events = await stack.sql<{ type: string; id: string }>(
+        `SELECT type, coalesce(data->>'submissionId', data->>'id') AS id FROM events.events WHERE type IN ('submission.created', 'job.succeeded', 'job.canceled')`,
+      );
+      const want = [
+        { type: 'job.canceled', id: cancelled },
+        { type: 'job.succeeded', id: run },
+        { type: 'submission.created', id: done.result!.submissionId },
+      ];
+      const key = (e: { type: string; id: string }) => `${e.type} ${e.id}`;
+      return JSON.stringify(events.map(key).sort()) === JSON.stringify(want.map(key).sort());
+    });
+    await worker.stop();
+  });
+
+  it('a cancel refused because the job has started is never undone by a crash: the claim is on disk before the 409', async () => {
+    const { ids, after, submissions, worker } = await round(['claim-refused'], async ([id]) => {
+      const r = await cancel(id!);
+      expect(r.status, r.text).toBe(409);
+      expect((r.body as { error: { code: string } }).error.code).toBe('job_not_cancelable');
+    });
+    const [id] = ids as [string];
+    // Without the refusal's flush this claim would be lost as the first test's were.
+    expect(after.get(id)).toMatchObject({ status: 'running', deliveries: 1 });
+    expect(submissions).toBe(0);
+    const done = await settled(id);
+    expect(done.status).toBe('succeeded');
+    const rows = await stack.sql<{ submission_id: string }>('SELECT submission_id FROM submission.submissions WHERE job_id = $1', [id]);
+    expect(rows).toEqual([{ submission_id: done.result!.submissionId }]);
+    // Still refused, after it all.
+    expect((await cancel(id)).status).toBe(409);
+    await worker.stop();
+  });
+});
