@@ -14,6 +14,7 @@
 //   npm run bench -- --only noisy      the noisy neighbour alone: request flood, then validate flood (issue 48; ~1 min)
 //   npm run bench -- --only bind       bind + wait beside submit + wait, sequential, with the PDF's share (issue 43)
 //   npm run bench -- --only quotes     quote+wait beside submit+wait, sequential, same run (issue 42; ~1 min)
+//   npm run bench -- --only submit     submit+wait sequential beside the floor, with its timeline by stage (issue 47; ~1 min)
 //   npm run bench -- --only requestlog the request log's cost (issue 45): submit+wait through a gateway recording
 //                                      and one not, same slices; and its storage per request (~1 min)
 //   npm run bench -- --profile --only reads   CPU profiles of every process under the read load alone
@@ -62,9 +63,9 @@ const option = (name) => {
 const smoke = flag('--smoke') || process.env.BENCH_SMOKE === '1';
 if (smoke) process.env.BENCH_DB_POOL_MAX ??= '4';
 const profile = flag('--profile');
-// --only validate | receipts | reads | events | noisy | requestlog: start the stack, run that phase alone, write its results.
+// --only validate | receipts | reads | events | noisy | requestlog | submit: start the stack, run that phase alone, write its results.
 const only = option('--only');
-const ONLY = ['validate', 'receipts', 'reads', 'events', 'noisy', 'bind', 'quotes', 'requestlog'];
+const ONLY = ['validate', 'receipts', 'reads', 'events', 'noisy', 'bind', 'quotes', 'requestlog', 'submit'];
 if (only !== undefined && !ONLY.includes(only)) {
   process.stderr.write(`✖ --only takes: ${ONLY.join(', ')}\n`);
   process.exit(2);
@@ -287,6 +288,14 @@ async function main() {
   if (seq.product.errors > 0) say(`sequential: ${seq.product.errors} product errors, e.g. ${JSON.stringify(seq.product.badSamples).slice(0, 600)}`);
   say(`sequential: mean batch ${Object.entries(seq.batches).map(([k, v]) => `${k} ${v.meanSize}`).join(', ')}`);
   r.timeline = await timeline(stack, seq.records, seq.tap);
+  if (only === 'submit') {
+    printTimeline(r.timeline);
+    const ratio = round(seq.product.latencyMs.p50 / seq.floor.latencyMs.p50, 2);
+    say(`sequential p50 ÷ floor: ${ratio}× (${seq.product.latencyMs.p50} / ${seq.floor.latencyMs.p50} ms)`);
+    const files = writeResults({ meta: { ...meta(), loadavgBefore: loadBefore, only: 'submit' }, ratio, ...r, serviceErrors: stack.serviceErrors() }, 'submit');
+    say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
+    return;
+  }
   // Submit + wait at 16 and 64 connections, floor and product in alternating slices. CPU time per
   // request (user + system, from /proc) of every process involved, PostgreSQL backends included: on a
   // 2-core machine this, more than latency, bounds throughput.
@@ -475,11 +484,7 @@ async function main() {
   table.push(...eventPathRows(r, { judge: !smoke, all: false }));
   const results = { meta: { ...meta(), loadavgBefore: loadBefore }, table, ...r };
   process.stdout.write(`\n${renderTable(table)}\n\n`);
-  if (r.timeline.n) {
-    process.stdout.write('Where a sequential submit-with-wait spends its time (mean ms):\n');
-    for (const [k, v] of Object.entries(r.timeline.stages)) process.stdout.write(`  ${String(v.mean).padStart(7)}  ${k}\n`);
-    process.stdout.write('\n');
-  }
+  printTimeline(r.timeline);
   const failures = table.filter((row) => row.pass === false).map((row) => row.metric);
   const errors = [
     ['submit sequential', r.submit.sequential.product.errors],
@@ -558,3 +563,11 @@ try {
 }
 say(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.exit(code);
+
+/** The sequential submit's timeline by stage (mean and p50 ms), when the phase recorded one. */
+function printTimeline(t) {
+  if (!t.n) return;
+  process.stdout.write('Where a sequential submit-with-wait spends its time (mean / p50 ms):\n');
+  for (const [k, v] of Object.entries(t.stages)) process.stdout.write(`  ${String(v.mean).padStart(7)} ${String(v.p50).padStart(7)}  ${k}\n`);
+  process.stdout.write('\n');
+}
