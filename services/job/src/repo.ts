@@ -1,7 +1,7 @@
 // Data access for the job schema: submitting (with idempotency and outbox, one transaction),
 // reading, starting and settling jobs, and the sweeps.
 import { DomainError } from '@partner/shared/domain/errors';
-import { withTx, dbError, prepared, sqlIso, type Pool } from '@partner/shared/db/pg';
+import { ASYNC_COMMIT, withTx, dbError, prepared, sqlIso, type Pool } from '@partner/shared/db/pg';
 import { newEventId } from '@partner/shared/domain/events';
 import { outboxInsertSql, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
@@ -230,18 +230,6 @@ export async function getJob(
   return r.rows[0];
 }
 
-/**
- * Makes the claim's commit not wait for its WAL flush (evaluated once, as an InitPlan). Safe because
- * nothing outside PostgreSQL acts on a claim before a synchronous commit has flushed it: the claim
- * only tells the worker to start, and every effect a job has is a synchronous commit in the same
- * database (each service has a schema of it), whose flush writes all WAL before it, the claim's
- * included. A crash that loses the claim therefore lost every effect of that delivery too: the job is
- * `accepted` again, as if never claimed, and its message (not acked) is delivered again. The one
- * answer drawn from a claim alone, a cancel refused because the job has started, flushes first
- * (cancelJob). docs/performance.md, "Issue 47, eighth session", and test/claim-crash.test.ts.
- */
-const ASYNC_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'`;
-
 /** Marks an unsettled job running (counting the delivery); returns the job as it then is. */
 export async function startJob(pool: Pool, jobId: string, delivery: number): Promise<JobRow | undefined> {
   const r = await pool.query<JobRow>(
@@ -268,8 +256,15 @@ export async function startJob(pool: Pool, jobId: string, delivery: number): Pro
  * estimates of a table grown since its last ANALYZE: a hash join over a bitmap scan of every
  * unsettled job (14,000 index entries read to lock 2; docs/performance.md). Answers the ids claimed.
  *
- * The claim commits asynchronously (ASYNC_COMMIT) unless opts.asyncCommit is false
- * (JOB_CLAIM_ASYNC_COMMIT=false).
+ * The claim commits without waiting for its WAL flush (ASYNC_COMMIT) unless opts.asyncCommit is false
+ * (JOB_CLAIM_ASYNC_COMMIT=false). Safe because nothing outside PostgreSQL acts on a claim before a
+ * synchronous commit has flushed it: the claim only tells the worker to start, and every effect a job
+ * has is a synchronous commit in the same database (each service has a schema of it), whose flush
+ * writes all WAL before it, the claim's included. A crash that loses the claim therefore lost every
+ * effect of that delivery too: the job is `accepted` again, as if never claimed, and its message (not
+ * acked) is delivered again. The one answer drawn from a claim alone, a cancel refused because the
+ * job has started, flushes first (cancelJob). docs/performance.md, "Issue 47, eighth session", and
+ * test/claim-crash.test.ts.
  */
 export async function claimJobs(
   pool: Pool,

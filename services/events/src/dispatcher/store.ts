@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { recordEvent, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
-import { prepared, withTx, sqlIso, type Pool, type PoolClient } from '@partner/shared/db/pg';
+import { ASYNC_COMMIT, prepared, withTx, sqlIso, type Pool, type PoolClient } from '@partner/shared/db/pg';
 import type { WebhookDisabledReasonName } from '@partner/shared/domain/webhooks';
 import { endpointView, failPending, ENDPOINT_COLUMNS, type EndpointRow } from '../webhooks/repo.js';
 import { signingSecretsOrNone, type SecretColumns } from '../webhooks/secrets.js';
@@ -24,14 +24,6 @@ import { signingSecretsOrNone, type SecretColumns } from '../webhooks/secrets.js
  * test/webhook-claim.test.ts).
  */
 const ENABLED_ENDPOINT = `(SELECT w.status FROM webhook_endpoints w WHERE w.endpoint_id = d.endpoint_id) = 'enabled'`;
-
-/**
- * The claim commits without waiting for its WAL flush (evaluated once, before the scan): a claim lost
- * in a crash of PostgreSQL leaves its deliveries due again, which is what a crash after the POST and
- * before the settlement does anyway (the settlement, a synchronous commit, flushes the claim before
- * it). It takes a disk flush off every delivery's path from commit to receiver.
- */
-const ASYNC_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'`;
 
 /** A delivery a dispatcher holds: what to send, where, signed with which secrets. */
 export interface Claimed {
@@ -59,6 +51,11 @@ export interface Claimed {
  * Written as a join, its plan hung on estimates that say "1 row" of every step, and with a backlog it
  * scanned the due index once per candidate (a nested loop the wrong way round: 44,000 rows compared to
  * lock 94) or hashed the whole backlog. Exported for its test (test/webhook-claim.test.ts).
+ *
+ * It commits without waiting for its WAL flush (ASYNC_COMMIT): a claim lost in a crash of PostgreSQL
+ * leaves its deliveries due again, which is what a crash after the POST and before the settlement does
+ * anyway (the settlement, a synchronous commit, flushes the claim before it). It takes a disk flush off
+ * every delivery's path from commit to receiver.
  */
 export const CLAIM = `WITH candidates AS (
        SELECT d.delivery_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d

@@ -25,6 +25,14 @@ pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
 const statementNames = new Map<string, string>();
 
 /**
+ * A condition that makes its statement's transaction commit without waiting for the WAL flush
+ * (`set_config('synchronous_commit', 'off', true)`, evaluated once, before the scan). Only for a
+ * commit whose loss in a crash of PostgreSQL is redone with no one having been answered from it
+ * (docs/operations.md, "Asynchronous commits: what a PostgreSQL crash may lose").
+ */
+export const ASYNC_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'`;
+
+/**
  * A query as a named prepared statement: each connection parses and plans the text once, then only
  * binds and executes it. For the hot statements, where planning costs more than executing (the
  * SubmitJob statement: 0.43 ms unnamed, 0.15 ms prepared; docs/performance.md). The name is derived

@@ -14,7 +14,7 @@ import type { JetStreamClient, JetStreamManager, NatsConnection, PubAck } from '
 import type { Registry } from 'prom-client';
 import { scrapedGauges } from '../telemetry/gauges.js';
 import type { Logger } from '../telemetry/logger.js';
-import { prepared, type Pool } from '../db/pg.js';
+import { ASYNC_COMMIT, prepared, type Pool } from '../db/pg.js';
 import { traceHeaders } from './client.js';
 import { context, extractContext, inSpan, SpanKind, type Context } from '../telemetry/tracing.js';
 
@@ -46,8 +46,13 @@ export interface OutboxOptions {
   ensureStream(jsm: JetStreamManager): Promise<void>;
 }
 
+/**
+ * Deletes published rows. The commit does not wait for its WAL flush (ASYNC_COMMIT): a delete lost in
+ * a crash of PostgreSQL leaves rows the loop publishes again, and JetStream drops them as duplicates
+ * (their consumers are idempotent by message id beyond the window), as for a delete that failed.
+ */
 export async function deleteOutbox(pool: Pool, table: string, ids: string[]): Promise<void> {
-  if (ids.length) await pool.query(prepared(`DELETE FROM ${table} WHERE id = ANY($1::bigint[])`, [ids]));
+  if (ids.length) await pool.query(prepared(`DELETE FROM ${table} WHERE id = ANY($1::bigint[]) AND ${ASYNC_COMMIT}`, [ids]));
 }
 
 /** Fast-path outbox rows published and not yet deleted are deleted together after at most this. */
