@@ -14,7 +14,8 @@
 //   npm run bench -- --only noisy      the noisy neighbour alone: request flood, then validate flood (issue 48; ~1 min)
 //   npm run bench -- --only bind       bind + wait beside submit + wait, sequential, with the PDF's share (issue 43)
 //   npm run bench -- --only quotes     quote+wait beside submit+wait, sequential, same run (issue 42; ~1 min)
-//   npm run bench -- --only submit     submit+wait sequential beside the floor, with its timeline by stage (issue 47; ~1 min)
+//   npm run bench -- --only submit     submit+wait sequential beside the floor, with its timeline by stage, and the
+//                                      WAL flushes per submit (issue 47; ~1.5 min)
 //   npm run bench -- --only requestlog the request log's cost (issue 45): submit+wait through a gateway recording
 //                                      and one not, same slices; and its storage per request (~1 min)
 //   npm run bench -- --profile --only reads   CPU profiles of every process under the read load alone
@@ -35,7 +36,7 @@ import { processNames, schemaOwners } from './lib/processes.mjs';
 import { startBaselines } from '../bench/lib/baselines.mjs';
 import { cannon, interleave, round } from '../bench/lib/load.mjs';
 import { CountingPgProxy } from '../bench/lib/pgproxy.mjs';
-import { checks, floorSubmit, hops, productHeaders, productSubmit, sequential, timeline, wakeup } from '../bench/lib/phases.mjs';
+import { checks, floorSubmit, hops, productHeaders, productSubmit, sequential, timeline, wakeup, walPerSubmit } from '../bench/lib/phases.mjs';
 import { manyWaiters } from '../bench/lib/waiters.mjs';
 import { withBatchSizes } from '../bench/lib/batches.mjs';
 import { grpcTransport } from '../bench/lib/grpc-transport.mjs';
@@ -292,7 +293,9 @@ async function main() {
     printTimeline(r.timeline);
     const ratio = round(seq.product.latencyMs.p50 / seq.floor.latencyMs.p50, 2);
     say(`sequential p50 ÷ floor: ${ratio}× (${seq.product.latencyMs.p50} / ${seq.floor.latencyMs.p50} ms)`);
-    const files = writeResults({ meta: { ...meta(), loadavgBefore: loadBefore, only: 'submit' }, ratio, ...r, serviceErrors: stack.serviceErrors() }, 'submit');
+    const wal = await walPerSubmit(stack, { total: smoke ? 20 : 300 });
+    say(`WAL per submit (${wal.submits} sequential, the server's pg_stat_wal): ${wal.flushes} flushes, ${wal.writes} writes, ${wal.records} records, ${wal.bytes} bytes`);
+    const files = writeResults({ meta: { ...meta(), loadavgBefore: loadBefore, only: 'submit' }, ratio, wal, ...r, serviceErrors: stack.serviceErrors() }, 'submit');
     say(`results written to ${files.map((f) => f.replace(ROOT, '')).join(', ')}`);
     return;
   }

@@ -3,7 +3,7 @@
 import { randomUUID, randomBytes } from 'node:crypto';
 import { connect, DiscardPolicy, RetentionPolicy, StorageType, nanos } from 'nats';
 import { ROOT, connectWithRetry, sleep } from './stack.mjs';
-import { cannon, summarize, wallNow, calibrateClock } from './load.mjs';
+import { cannon, round, summarize, wallNow, calibrateClock } from './load.mjs';
 import { agents, request } from './http.mjs';
 
 export const submissionBody = (productId, externalRef = 'bench-ref', legalName = 'Bench Holdings LLC') =>
@@ -110,6 +110,24 @@ export async function sequential(stack, urls, { total, block }) {
   await sleep(200);
   await tap.close();
   return { ...out, records, tap };
+}
+
+/**
+ * What PostgreSQL writes to its WAL per sequential submit+wait: records, bytes, writes and flushes
+ * (fdatasync), from pg_stat_wal — the whole server's counters, so nothing else may run meanwhile (the
+ * bench's database is the only one busy). A flush is what a synchronous commit waits for; the
+ * asynchronous ones leave theirs to the WAL writer or to the next synchronous commit. Backends report
+ * their counters when idle, at most every second, or after 10 s idle: hence the wait after the load.
+ */
+export async function walPerSubmit(stack, { total }) {
+  const read = async () => (await stack.sql('SELECT wal_records, wal_bytes, wal_write, wal_sync FROM pg_stat_wal'))[0];
+  await sleep(11_000);
+  const before = await read();
+  const r = await cannon({ url: stack.gatewayUrl, request: productSubmit(stack), check: checks.submitted, connections: 1, amount: total });
+  await sleep(11_000);
+  const after = await read();
+  const per = (k) => round((Number(after[k]) - Number(before[k])) / r.ok, 2);
+  return { submits: r.ok, errors: r.errors, records: per('wal_records'), bytes: per('wal_bytes'), writes: per('wal_write'), flushes: per('wal_sync') };
 }
 
 /**
