@@ -41,9 +41,14 @@ describe('a worker killed after the effect, before the ack', () => {
     // The second worker's delivery counted itself. Usually it is delivery 2 (read through StartJob), but
     // under load JetStream was seen handing the same stream message (seq 1) to the next worker as
     // delivery 1 again; the job then runs from its message, and the effect's idempotency by job id is
-    // what keeps it to one submission (asserted above), so either count is right.
+    // what keeps it to one submission (asserted above), so either count is right. Under load the new
+    // worker's own first attempt may also be delivered again (its 1 s ack wait ran out, or a call of a
+    // process just started failed): a later delivery then settles it, and counts itself (3 seen once,
+    // in CI's second pass).
     const deliveries = (await stack.sql<{ deliveries: number }>('SELECT deliveries FROM job.jobs WHERE job_id = $1', [jobId]))[0]!.deliveries;
-    expect([1, 2]).toContain(deliveries);
+    // At most WORKER_MAX_DELIVERIES (5 by default): past it the job would have failed, not succeeded.
+    expect(deliveries).toBeGreaterThanOrEqual(1);
+    expect(deliveries).toBeLessThanOrEqual(5);
     // Settled by the second worker (the first never settles: it exits before doing so).
     const settledBy = stack.logs.filter((l) => l.includes(jobId) && l.includes('"outcome":"succeeded"') && l.includes('"service":"worker"'));
     expect(settledBy.length).toBeGreaterThanOrEqual(1);
