@@ -108,7 +108,6 @@ export class JobConsumer {
           this.logger.warn({ err: (err as Error).message, attempts: attempt }, 'could not pull after reconnect');
           return;
         }
-        // The worker's own sleep: a stop (its abort) ends the wait at once.
         await this.sleep(500).catch(() => undefined);
       }
     }
@@ -189,7 +188,7 @@ export class JobConsumer {
         return;
       } catch (err) {
         this.logger.error({ err: (err as Error).message, attempt }, 'could not restart the job consumer');
-        await new Promise((r) => setTimeout(r, Math.min(500 * 2 ** (attempt - 1), 10_000)));
+        await this.sleep(Math.min(500 * 2 ** (attempt - 1), 10_000)).catch(() => undefined);
       }
     }
   }
@@ -220,6 +219,7 @@ export class JobConsumer {
     return b[Math.min(delivery - 1, b.length - 1)] ?? 1_000;
   }
 
+  /** Waits ms; a stop (its abort) ends the wait at once, rejecting. The retry loops above wait with it. */
   private sleep = (ms: number): Promise<void> =>
     new Promise((resolve, reject) => {
       if (this.abort.signal.aborted) return reject(new Error('worker stopping'));
