@@ -218,14 +218,18 @@ export async function submitJob(
   return { row, replayed: true };
 }
 
+/** A job, of the owner when scoped; `forShare` (scoped reads) reads it under a row lock: see cancelJob. */
 export async function getJob(
   pool: Pool,
   jobId: string,
   scope?: { tenantId: string; partnerId: string },
   columns = COLUMNS,
+  opts: { forShare?: boolean } = {},
 ): Promise<JobRow | undefined> {
   const r = scope
-    ? await pool.query<JobRow>(prepared(`SELECT ${columns} FROM jobs WHERE job_id = $1 AND tenant_id = $2 AND partner_id = $3`, [jobId, scope.tenantId, scope.partnerId]))
+    ? await pool.query<JobRow>(
+        prepared(`SELECT ${columns} FROM jobs WHERE job_id = $1 AND tenant_id = $2 AND partner_id = $3${opts.forShare ? ' FOR SHARE' : ''}`, [jobId, scope.tenantId, scope.partnerId]),
+      )
     : await pool.query<JobRow>(prepared(`SELECT ${columns} FROM jobs WHERE job_id = $1`, [jobId]));
   return r.rows[0];
 }
@@ -341,10 +345,8 @@ export async function cancelJob(
   // Refused: read under a row lock, whose WAL record makes this commit synchronous, so a claim
   // committed asynchronously (ASYNC_COMMIT) is on disk before "the job has started" is answered; a
   // crash can then no longer undo the claim behind that answer.
-  const existing = await pool.query<JobRow>(
-    prepared(`SELECT ${COLUMNS} FROM jobs WHERE job_id = $1 AND tenant_id = $2 AND partner_id = $3 FOR SHARE`, [jobId, owner.tenantId, owner.partnerId]),
-  );
-  return existing.rows[0] ? { row: existing.rows[0], canceledNow: false } : undefined;
+  const existing = await getJob(pool, jobId, owner, COLUMNS, { forShare: true });
+  return existing ? { row: existing, canceledNow: false } : undefined;
 }
 
 // One statement, so one round trip and one commit: settle the job if it is unsettled, and record its
