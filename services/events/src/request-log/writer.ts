@@ -11,7 +11,7 @@
 // not parse is terminated and counted (malformed).
 import { AckPolicy, nanos, type JsMsg, type NatsConnection } from 'nats';
 import type { Logger } from '@partner/shared/telemetry/logger';
-import type { Pool } from '@partner/shared/db/pg';
+import { ASYNC_COMMIT, type Pool } from '@partner/shared/db/pg';
 import { ensureRequestLogStream, natsNames } from '@partner/shared/nats/client';
 import { endable } from '@partner/shared/nats/endable-messages';
 import { isRequestLogId, type RequestLogBatch, type RequestLogEntry } from '@partner/shared/domain/request-log';
@@ -84,9 +84,9 @@ const TYPES = [
   'integer',
 ];
 // One statement, its own transaction; the log is best effort, so its commit does not wait for the WAL
-// flush (set_config(…, true) holds for this statement's transaction only).
+// flush (ASYNC_COMMIT holds for this statement's transaction only).
 export const INSERT_SQL = `INSERT INTO request_log (${COLUMNS.join(', ')})
-  SELECT u.* FROM unnest(${TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS u, (SELECT set_config('synchronous_commit', 'off', true)) AS c
+  SELECT u.* FROM unnest(${TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS u WHERE ${ASYNC_COMMIT}
   ON CONFLICT DO NOTHING`;
 
 const uuidOf = (id: string): string => {
