@@ -78,20 +78,34 @@ export function receiveUpload(req: IncomingMessage, target: UploadTarget): Promi
     const discard = (uploadId: string) =>
       target.client.DiscardUpload({ owner: target.owner, uploadId }).catch(() => undefined /* the sweep removes it */);
 
-    const fail = (err: unknown) => {
+    /**
+     * Answers with err. `fileComplete`: the parser has gone past the file part (a later part is what
+     * is wrong), so the file is forwarded to its end, staged and removed again before the answer
+     * goes out, and a partner who reads the 400 finds nothing of it stored. Otherwise the file is cut
+     * off (the client left, the body is malformed): the call is cancelled and the service removes what
+     * it received on its own (what it cannot, the sweep does).
+     */
+    const fail = (err: unknown, fileComplete = false) => {
       if (settled) return;
       settled = true;
       // Stop reading the form; what is left of the body is drained and dropped.
       req.unpipe(parser);
       parser.removeAllListeners('finish');
       parser.on('error', () => undefined);
+      const error = err instanceof DomainError ? err : new DomainError('internal', 'internal error', { cause: err });
+      req.resume();
+      if (staging && fileComplete) {
+        staging.then((s) => discard(s.uploadId), () => undefined).then(() => reject(error), () => reject(error));
+        return;
+      }
       file?.destroy();
       call?.cancel();
       // A file staged before the form turned out bad is removed again.
       void staging?.then((s) => discard(s.uploadId), () => undefined);
-      req.resume();
-      reject(err instanceof DomainError ? err : new DomainError('internal', 'internal error', { cause: err }));
+      reject(error);
     };
+    /** A later part of the form is wrong: the file part before it (if any) is complete. */
+    const failAfterFile = (err: unknown) => fail(err, true);
 
     const forward = async (stream: Readable, fileName: string, contentType: string): Promise<Omit<ReceivedUpload, 'documentType'>> => {
       const upload = openClientStream(target.client, target.def, 'UploadAttachment', { timeoutMs: target.timeoutMs });
@@ -141,7 +155,7 @@ export function receiveUpload(req: IncomingMessage, target: UploadTarget): Promi
       }
       if (name !== 'file') {
         stream.resume();
-        return fail(invalid(`unexpected file part "${name}": send the file as the part named "file"`, name));
+        return failAfterFile(invalid(`unexpected file part "${name}": send the file as the part named "file"`, name));
       }
       file = stream;
       const fileName = sanitiseFileName(rawName ?? '');
@@ -160,18 +174,18 @@ export function receiveUpload(req: IncomingMessage, target: UploadTarget): Promi
 
     parser.on('field', (name, value, nameTruncated, valueTruncated) => {
       if (settled) return;
-      if (name === 'file') return fail(invalid('the "file" part must be a file (with a filename)', 'file'));
-      if (name !== 'documentType' || nameTruncated) return fail(invalid(`unknown field "${name}"`, name));
-      if (documentType !== undefined) return fail(invalid('documentType may be given once', 'documentType'));
+      if (name === 'file') return failAfterFile(invalid('the "file" part must be a file (with a filename)', 'file'));
+      if (name !== 'documentType' || nameTruncated) return failAfterFile(invalid(`unknown field "${name}"`, name));
+      if (documentType !== undefined) return failAfterFile(invalid('documentType may be given once', 'documentType'));
       if (valueTruncated || !isDocumentType(value)) {
-        return fail(invalid(`must be one of: ${DOCUMENT_TYPES.join(', ')}`, 'documentType'));
+        return failAfterFile(invalid(`must be one of: ${DOCUMENT_TYPES.join(', ')}`, 'documentType'));
       }
       documentType = value;
     });
 
-    parser.on('filesLimit', () => fail(invalid('send exactly one file, in the part named "file"', 'file')));
-    parser.on('fieldsLimit', () => fail(invalid('too many form fields; the form has "file" and optionally "documentType"')));
-    parser.on('partsLimit', () => fail(invalid('too many form parts; the form has "file" and optionally "documentType"')));
+    parser.on('filesLimit', () => failAfterFile(invalid('send exactly one file, in the part named "file"', 'file')));
+    parser.on('fieldsLimit', () => failAfterFile(invalid('too many form fields; the form has "file" and optionally "documentType"')));
+    parser.on('partsLimit', () => failAfterFile(invalid('too many form parts; the form has "file" and optionally "documentType"')));
     parser.on('error', () => fail(invalid('the multipart body is malformed')));
     parser.on('finish', () => {
       if (settled) return;
