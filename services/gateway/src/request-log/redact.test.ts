@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { REQUEST_LOG_BODY_LIMIT_BYTES } from '@partner/shared/domain/request-log';
-import { allowedHeaders, boundedRedactedJsonText, logBody, maskTaxId, redactedJsonText, redactJson, truncateUtf8, type CapturedBody } from './redact.js';
+import { allowedHeaders, boundedRedactedJsonText, logBody, maskTaxId, redactedJsonText, redactJson, truncateUtf8, unchangingBody, type CapturedBody } from './redact.js';
 
 describe('request log redaction: headers', () => {
   const rows: [string, Record<string, string | string[] | undefined>, Record<string, string>][] = [
@@ -150,6 +150,21 @@ describe('request log redaction: stored bodies', () => {
     expect({ body: logged.body, truncated: logged.truncated, sizeBytes: logged.sizeBytes }).toEqual(stored);
     // What is shipped and stored is the body's JSON text.
     expect(logged.text === null ? null : JSON.parse(logged.text)).toEqual(stored.body);
+  });
+
+  it('writes the redacted text of a body marked unchanging once, for every request it answers', () => {
+    // A settled job answered from memory, its result holding a webhook secret.
+    const body = unchangingBody({ id: 'job_1', status: 'succeeded', result: { url: 'https://a.example/h', secret: 'whsec_x' } });
+    const first = logBody({ kind: 'json', value: body, sizeBytes: null });
+    expect(JSON.parse(first.text!)).toEqual({ id: 'job_1', status: 'succeeded', result: { url: 'https://a.example/h' } });
+    // Changed behind the log's back (which nothing does): the text written the first time is kept.
+    (body.result as { url: string }).url = 'changed';
+    expect(logBody({ kind: 'json', value: body, sizeBytes: null }).text).toBe(first.text);
+    // A body not so marked is written each time.
+    const plain = { a: 1 };
+    logBody({ kind: 'json', value: plain, sizeBytes: null });
+    plain.a = 2;
+    expect(logBody({ kind: 'json', value: plain, sizeBytes: null }).text).toBe('{"a":2}');
   });
 
   it('keeps the multipart file without any byte of it', () => {

@@ -209,6 +209,30 @@ export function truncateUtf8(text: string, limit: number): string {
   return bytes.subarray(0, end).toString('utf8');
 }
 
+/** Bodies marked as never changing (unchangingBody), with their redacted text once it is written. */
+const unchanging = new WeakMap<object, { text: string | undefined } | null>();
+
+/**
+ * Marks a response body that is never changed, answered again and again (a settled job's, served from
+ * memory on every poll): its redacted text is then written once, not for each request that answers it.
+ * Returns the body.
+ */
+export function unchangingBody<T extends object>(body: T): T {
+  if (!unchanging.has(body)) unchanging.set(body, null);
+  return body;
+}
+
+/** redactedJsonText(value), written once for a body marked unchanging. */
+function redactedTextOf(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return redactedJsonText(value);
+  const known = unchanging.get(value);
+  if (known === undefined) return redactedJsonText(value);
+  if (known) return known.text;
+  const text = redactedJsonText(value);
+  unchanging.set(value, { text });
+  return text;
+}
+
 /** A captured body redacted and held to the size limit. */
 export function logBody(captured: CapturedBody, limit = REQUEST_LOG_BODY_LIMIT_BYTES): LoggedBody {
   switch (captured.kind) {
@@ -227,7 +251,7 @@ export function logBody(captured: CapturedBody, limit = REQUEST_LOG_BODY_LIMIT_B
       // A body far over the limit (its size known: a request's) is written only past the cut: a
       // prefix longer than the limit, which the cut below treats as the whole text.
       const bounded = captured.sizeBytes !== null && captured.sizeBytes > 4 * limit ? boundedRedactedJsonText(captured.value, limit) : undefined;
-      const text = bounded ? bounded.text || undefined : redactedJsonText(captured.value);
+      const text = bounded ? bounded.text || undefined : redactedTextOf(captured.value);
       if (text === undefined) return { body: null, text: null, truncated: false, sizeBytes: captured.sizeBytes };
       // Cheap bound first: a text of at most limit/3 characters is at most limit bytes.
       if (text.length * 3 <= limit || Buffer.byteLength(text) <= limit) {

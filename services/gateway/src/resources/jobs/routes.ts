@@ -16,6 +16,7 @@ import { checkEnum, checkTimestamps, readListQuery } from '../../http/list-query
 import type { RouteDeps } from '../deps.js';
 import { preferredWait, readJob, respondProcessing } from '../../jobs/responses.js';
 import { answerOnSettlement, holdWait } from '../../jobs/prefer-wait.js';
+import { unchangingBody } from '../../request-log/redact.js';
 
 /** A settled job as GET /v1/jobs/{id} (and the job list) shows it. */
 export function settledJobBody(job: JobView): Record<string, unknown> {
@@ -34,9 +35,18 @@ export function jobListItem(j: Job__Output): Record<string, unknown> {
   return { id: job.id, kind: job.kind, status: 'processing', createdAt: job.createdAt, updatedAt: job.updatedAt };
 }
 
+/** Each settled job's body, made once: the job kept in memory is answered on every poll of it. */
+const settledBodies = new WeakMap<JobView, Record<string, unknown>>();
+
 function respondJob(ctx: GatewayContext, job: JobView): void {
+  let body = settledBodies.get(job);
+  if (!body) {
+    // A settled job never changes, so neither does its body: the request log writes its text once.
+    body = unchangingBody(settledJobBody(job));
+    settledBodies.set(job, body);
+  }
   ctx.status = 200;
-  ctx.body = settledJobBody(job);
+  ctx.body = body;
 }
 
 export function jobRoutes(router: Router<GatewayState>, deps: RouteDeps): void {
