@@ -165,6 +165,11 @@ describe('request log redaction: stored bodies', () => {
     logBody({ kind: 'json', value: plain, sizeBytes: null });
     plain.a = 2;
     expect(logBody({ kind: 'json', value: plain, sizeBytes: null }).text).toBe('{"a":2}');
+    // Nor is one whose text is past the log's limit (it is cut anyway): nothing that large is kept.
+    const large = unchangingBody({ a: 'x'.repeat(REQUEST_LOG_BODY_LIMIT_BYTES) });
+    logBody({ kind: 'json', value: large, sizeBytes: null });
+    large.a = 'y';
+    expect(logBody({ kind: 'json', value: large, sizeBytes: null }).text).toBe('{"a":"y"}');
   });
 
   it('keeps the multipart file without any byte of it', () => {

@@ -222,14 +222,18 @@ export function unchangingBody<T extends object>(body: T): T {
   return body;
 }
 
-/** redactedJsonText(value), written once for a body marked unchanging. */
+/**
+ * redactedJsonText(value), written once for a body marked unchanging. Only a text within the log's
+ * limit is kept (what a body kept in memory costs beside itself stays bounded); a longer one, cut
+ * when it is logged anyway, is written each time.
+ */
 function redactedTextOf(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return redactedJsonText(value);
   const known = unchanging.get(value);
   if (known === undefined) return redactedJsonText(value);
   if (known) return known.text;
   const text = redactedJsonText(value);
-  unchanging.set(value, { text });
+  if (text === undefined || text.length <= REQUEST_LOG_BODY_LIMIT_BYTES) unchanging.set(value, { text });
   return text;
 }
 
