@@ -303,6 +303,19 @@ describe('limits and refusals', () => {
     expect(late.body.error).toMatchObject({ code: 'validation_error', details: [{ field: 'documentType' }] });
     // Removed before the 400 went out, not some time after it.
     expect(await storedRows(db)).toEqual(before);
+
+    // A second file after the first, whole one: the same.
+    const twice = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n`),
+      randomBytes(2 * MiB),
+      Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="b.pdf"\r\nContent-Type: application/pdf\r\n\r\n`),
+      randomBytes(1000),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const second = await upload(stack, token, submissionId, { contentType: `multipart/form-data; boundary=${boundary}`, body: twice });
+    expect(second.status).toBe(400);
+    expect(second.body.error).toMatchObject({ code: 'validation_error', details: [{ field: 'file' }] });
+    expect(await storedRows(db)).toEqual(before);
   });
 });
 
