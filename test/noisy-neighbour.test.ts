@@ -240,7 +240,9 @@ describe('a noisy partner and a quiet one', () => {
     const figures = `p50 ${p50.toFixed(1)} / p95 ${p95.toFixed(1)} / p99 ${p99.toFixed(1)} ms during the flood (${JSON.stringify(statuses)}), ${b50.toFixed(1)} / ${b95.toFixed(1)} / ${b99.toFixed(1)} ms before`;
     console.log(`validate flood: ${figures}`);
     expect(during.length, figures).toBeGreaterThan(50);
-    expect(p50, figures).toBeLessThan(Math.max(3 * b50, 15));
+    // The median's floor, 30 ms: beside another suite on two cores it reached 19.7 ms (4.5 ms before
+    // the flood) with the body's cost counted; without it, alone, the flood took it to 48 ms.
+    expect(p50, figures).toBeLessThan(Math.max(3 * b50, 30));
     // The tail, as p95: on a CI machine running two suites and their stacks on two cores, the p99 of
     // ~200 calls is their second slowest, and one stall of another process took it to 501 ms in a
     // flood that cost the quiet partner nothing else (p50 23 ms). A wide bound, still far below the
