@@ -94,14 +94,14 @@ export function receiveUpload(req: IncomingMessage, target: UploadTarget): Promi
       parser.on('error', () => undefined);
       const error = err instanceof DomainError ? err : new DomainError('internal', 'internal error', { cause: err });
       req.resume();
-      if (staging && fileComplete) {
-        staging.then((s) => discard(s.uploadId), () => undefined).then(() => reject(error), () => reject(error));
+      // A file staged before the form turned out bad is removed again (discard never rejects).
+      const removed = staging?.then((s) => discard(s.uploadId), () => undefined);
+      if (removed && fileComplete) {
+        void removed.then(() => reject(error));
         return;
       }
       file?.destroy();
       call?.cancel();
-      // A file staged before the form turned out bad is removed again.
-      void staging?.then((s) => discard(s.uploadId), () => undefined);
       reject(error);
     };
     /** A later part of the form is wrong: the file part before it (if any) is complete. */
