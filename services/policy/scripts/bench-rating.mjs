@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { NO_REQUIREMENTS } from '@partner/shared/domain/requirements';
 import { submissionSchemaFor } from '@partner/shared/domain/submission-rules';
-import { parseRatingPlan, rate } from '../dist/rating/index.js';
+import { parseRatingPlan, rate } from '@partner/shared/domain/rating';
 import { DEMO_PRODUCT, DEMO_RATING_PLAN, DEMO_REQUIREMENTS } from '../../../scripts/demo/product.mjs';
 
 const N = Number(process.argv[2] ?? 20_000);

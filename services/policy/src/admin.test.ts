@@ -6,7 +6,7 @@ import { DOCUMENT_TYPES } from '@partner/shared/domain/attachments';
 import { NO_REQUIREMENTS } from '@partner/shared/domain/requirements';
 import { submissionSchemaFor } from '@partner/shared/domain/submission-rules';
 import { POLICIES_FILE, product, policy, RATING_PLAN_FILE, REQUIREMENTS_FILE } from './admin.js';
-import { parseRatingPlan, RULE_OPS } from './rating/index.js';
+import { parseRatingPlan, RULE_OPS } from '@partner/shared/domain/rating';
 import { parsePolicyLine } from './import.js';
 import { POLICY_STATUSES } from './values.js';
 

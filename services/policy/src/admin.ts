@@ -19,7 +19,7 @@ import { POLICY_STATUSES } from './values.js';
 import { importPolicies } from './import.js';
 import { withTx } from '@partner/shared/db/pg';
 import { requirementsFromJson } from '@partner/shared/domain/requirements';
-import { MAX_FACTORS, MAX_OPTIONS, MAX_REFERRAL_HOURS, MAX_RULES, MAX_VALID_DAYS, parseRatingPlan, RULE_OPS, type PlanProblem } from './rating/index.js';
+import { MAX_FACTORS, MAX_OPTIONS, MAX_REFERRAL_HOURS, MAX_RULES, MAX_VALID_DAYS, parseRatingPlan, RULE_OPS, type PlanProblem } from '@partner/shared/domain/rating';
 import { currentRatingPlan, setRatingPlan } from './rating/repository.js';
 
 const withPool = <T>(fn: (pool: Pool) => Promise<T>): Promise<T> =>

@@ -7,7 +7,7 @@ import { dbError, withTx, type Pool } from '@partner/shared/db/pg';
 import { clockAt, wallClock, type Clock } from '@partner/shared/domain/clock';
 import { isJobId, isUuid } from '@partner/shared/domain/ids';
 import { bindingOf, type CursorCodec } from '@partner/shared/domain/list-cursor';
-import { isQuoteStatus, MAX_QUOTE_OPTIONS, type OfferClaims, type QuoteReason } from '@partner/shared/domain/quotes';
+import { isQuoteStatus, MAX_QUOTE_OPTIONS, type OfferClaims } from '@partner/shared/domain/quotes';
 import { parseTimestamp } from '@partner/shared/domain/time';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { RecordedEvent } from '@partner/shared/nats/event-outbox';
@@ -18,7 +18,7 @@ import type { CreateQuotesRequest__Output } from '@partner/shared/generated/part
 import type { PrepareDecisionRequest__Output } from '@partner/shared/generated/partner/policy/v1/PrepareDecisionRequest';
 import type { DecideQuoteRequest__Output } from '@partner/shared/generated/partner/policy/v1/DecideQuoteRequest';
 import type { ListQuotesRequest__Output } from '@partner/shared/generated/partner/policy/v1/ListQuotesRequest';
-import { optionProblems, rate } from '../rating/index.js';
+import { productNotRated, rateOptions, type RatedQuote } from '@partner/shared/domain/rating';
 import { currentRatingPlan } from '../rating/repository.js';
 import {
   getQuote,
@@ -38,7 +38,6 @@ import {
 } from './repository.js';
 
 const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 200;
 /** A premium an underwriter sets: a non-negative decimal with at most two decimals. */
@@ -59,18 +58,6 @@ function clockOf(clockTime: string): Clock {
   const t = parseTimestamp(clockTime);
   if (t === undefined) throw new DomainError('validation_error', 'clock_time must be an RFC 3339 timestamp');
   return clockAt(new Date(t));
-}
-
-/** One rated option as RateQuotes returns it (and CreateQuotes takes it back, with its offer). */
-export interface RatedQuote {
-  quoteId: string;
-  option: { limit: string; retention: string };
-  status: 'open' | 'referred' | 'declined';
-  premium: { amount: string; currency: string } | null;
-  validUntil: string | null;
-  referral: { reasons: QuoteReason[]; dueBy: string } | null;
-  decline: { reasons: QuoteReason[] } | null;
-  offer?: { jws: string; sha256: string } | null;
 }
 
 /** The offer claims of a quote's terms, without iss, iat and the owner (the signer adds them). */
@@ -156,31 +143,9 @@ export function quoteService(d: QuoteServiceDeps) {
     }
     const now = clockOf(req.clockTime).now();
     const current = await currentRatingPlan(pool, req.productId.toLowerCase()).catch(dbError);
-    if (!current) throw new DomainError('product_not_rated', `product ${req.productId} has no rating plan, so it cannot be quoted`);
-    const { plan, ratingVersion } = current;
-    const details: ErrorDetail[] = [];
-    req.options.forEach((o, i) => {
-      for (const part of optionProblems(plan, { limit: o.limit, retention: o.retention })) {
-        details.push({ field: `options[${i}].${part}`, issue: `is not offered by the product's rating plan (version ${ratingVersion})` });
-      }
-    });
-    if (details.length > 0) {
-      throw new DomainError('option_not_offered', `the product's rating plan does not offer ${details.map((x) => x.field).join(', ')}`, { details });
-    }
-    const rated: RatedQuote[] = req.options.map((o) => {
-      const option = { limit: o.limit, retention: o.retention };
-      const r = rate(plan, submission, option);
-      const quoteId = d.newId();
-      if (r.decline.length > 0) {
-        return { quoteId, option, status: 'declined', premium: null, validUntil: null, referral: null, decline: { reasons: r.decline } };
-      }
-      if (r.refer.length > 0) {
-        const dueBy = new Date(now.getTime() + plan.referralHours * HOUR_MS).toISOString();
-        return { quoteId, option, status: 'referred', premium: r.premium, validUntil: null, referral: { reasons: r.refer, dueBy }, decline: null };
-      }
-      const validUntil = new Date(now.getTime() + plan.validDays * DAY_MS).toISOString();
-      return { quoteId, option, status: 'open', premium: r.premium, validUntil, referral: null, decline: null };
-    });
+    if (!current) throw productNotRated(req.productId);
+    const rated = rateOptions(current, submission, req.options, now, d.newId);
+    const { ratingVersion } = current;
     return { ratingVersion, ratedJson: JSON.stringify(rated) };
   };
 

@@ -2,7 +2,7 @@
 // product's plan is kept, products.rating_version names the current one; a quote names the version it
 // was rated with.
 import { prepared, type Pool, type PoolClient } from '@partner/shared/db/pg';
-import type { RatingPlan } from './index.js';
+import type { RatingPlan } from '@partner/shared/domain/rating';
 
 /** A pool, or a client inside a transaction. */
 export type Queryable = Pool | PoolClient;

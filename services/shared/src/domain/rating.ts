@@ -2,7 +2,8 @@
 // plan, how an operator's plan file is checked (every bad part named), and the one pure function
 // (plan, submission, option) → premium and the decline/refer reasons that matched. Amounts are decimal
 // strings; arithmetic is exact decimal (the Decimal type of the decimal library this package depends on),
-// rounded half-up to cents once, at the end.
+// rounded half-up to cents once, at the end. Shared, so that other processes than the policy service
+// can rate with a plan it stores.
 //
 // What a rule or factor reads: the value at a dotted `field` path of the submission record. A factor
 // looks the value up as a string (`5` → "5", `true` → "true"); a value that is missing, not a scalar or
@@ -11,6 +12,8 @@
 // value (5 = 5.0) and other scalars exactly; `gt gte lt lte` compare two numbers by value or two
 // strings by code unit order (ISO dates sort so), and any other pair does not match.
 import { Decimal as DecimalBase } from 'decimal.js';
+import { DomainError, type ErrorDetail } from './errors.js';
+import type { QuoteReason } from './quotes.js';
 
 /** A comparison a refer/decline rule applies to the value at `field`. */
 export const RULE_OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'nin'] as const;
@@ -423,4 +426,69 @@ export function rate(plan: RatingPlan, submission: Record<string, unknown>, opti
     decline: matching(plan.decline, submission),
     refer: matching(plan.refer, submission),
   };
+}
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+
+/** A product's current rating plan and its version, as the policy service stores it. */
+export interface CurrentRatingPlan {
+  plan: RatingPlan;
+  ratingVersion: number;
+}
+
+/** One rated option of a quote request, as a quote.create job stores it (an open one with its offer). */
+export interface RatedQuote {
+  quoteId: string;
+  option: { limit: string; retention: string };
+  status: 'open' | 'referred' | 'declined';
+  premium: { amount: string; currency: string } | null;
+  validUntil: string | null;
+  referral: { reasons: QuoteReason[]; dueBy: string } | null;
+  decline: { reasons: QuoteReason[] } | null;
+  offer?: { jws: string; sha256: string } | null;
+}
+
+/** The refusal of a quote request for a product without a rating plan. */
+export const productNotRated = (productId: string): DomainError =>
+  new DomainError('product_not_rated', `product ${productId} has no rating plan, so it cannot be quoted`);
+
+/**
+ * A quote request's options rated with a product's current plan at `now` (the wall clock, or the
+ * submission's test clock): each with a fresh quote id, declined (every decline rule that matched),
+ * referred (every refer rule, dueBy = now + referralHours) or open (validUntil = now + validDays).
+ * Throws option_not_offered, naming every part of every option the plan does not offer, before
+ * rating any. Pure but for `newId`.
+ */
+export function rateOptions(
+  current: CurrentRatingPlan,
+  submission: Record<string, unknown>,
+  options: readonly RatingOption[],
+  now: Date,
+  newId: () => string,
+): RatedQuote[] {
+  const { plan, ratingVersion } = current;
+  const details: ErrorDetail[] = [];
+  options.forEach((o, i) => {
+    for (const part of optionProblems(plan, { limit: o.limit, retention: o.retention })) {
+      details.push({ field: `options[${i}].${part}`, issue: `is not offered by the product's rating plan (version ${ratingVersion})` });
+    }
+  });
+  if (details.length > 0) {
+    throw new DomainError('option_not_offered', `the product's rating plan does not offer ${details.map((x) => x.field).join(', ')}`, { details });
+  }
+  return options.map((o) => {
+    const option = { limit: o.limit, retention: o.retention };
+    const r = rate(plan, submission, option);
+    const quoteId = newId();
+    if (r.decline.length > 0) {
+      return { quoteId, option, status: 'declined', premium: null, validUntil: null, referral: null, decline: { reasons: r.decline } };
+    }
+    if (r.refer.length > 0) {
+      const dueBy = new Date(now.getTime() + plan.referralHours * HOUR_MS).toISOString();
+      return { quoteId, option, status: 'referred', premium: r.premium, validUntil: null, referral: { reasons: r.refer, dueBy }, decline: null };
+    }
+    const validUntil = new Date(now.getTime() + plan.validDays * DAY_MS).toISOString();
+    return { quoteId, option, status: 'open', premium: r.premium, validUntil, referral: null, decline: null };
+  });
 }

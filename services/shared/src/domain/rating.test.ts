@@ -5,9 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { NO_REQUIREMENTS } from '@partner/shared/domain/requirements';
-import { submissionSchemaFor } from '@partner/shared/domain/submission-rules';
-import { optionProblems, parseRatingPlan, rate, RULE_OPS, type RatingPlan, type RatingRule } from './index.js';
+import { NO_REQUIREMENTS } from './requirements.js';
+import { submissionSchemaFor } from './submission-rules.js';
+import { optionProblems, parseRatingPlan, rate, RULE_OPS, type RatingPlan, type RatingRule } from './rating.js';
 
 const PRODUCT = '6f1c2b4e-8a3d-4f5e-9b7a-1c2d3e4f5a6b';
 
