@@ -3,6 +3,7 @@
 // quote as GET /v1/quotes/{id} shows it). Every read is scoped to the owner (tenant, partner): another
 // partner's quote is indistinguishable from a missing one.
 import { prepared, type Pool, type PoolClient } from '@partner/shared/db/pg';
+import { DomainError } from '@partner/shared/domain/errors';
 import { iso, isUuid } from '@partner/shared/domain/ids';
 import { bindingOf, type CursorCodec, type CursorPosition } from '@partner/shared/domain/list-cursor';
 import { recordEvent, recordEvents, type EventToRecord, type RecordedEvent } from '@partner/shared/nats/event-outbox';
@@ -166,10 +167,13 @@ export interface NewQuotes {
 const CREATE_QUOTES = `
   WITH existing AS (
     SELECT ${QUOTE_COLUMNS} FROM quotes WHERE job_id = $1
+  ), writing AS (
+    SELECT NOT EXISTS (SELECT 1 FROM existing)
+       AND EXISTS (SELECT 1 FROM products WHERE product_id = $5 AND rating_version = $6) AS ok
   ), superseded AS (
     UPDATE quotes SET status = 'superseded', updated_at = date_trunc('milliseconds', now())
      WHERE tenant_id = $2 AND partner_id = $3 AND submission_id = $4 AND status IN ('open', 'referred')
-       AND NOT EXISTS (SELECT 1 FROM existing)
+       AND (SELECT ok FROM writing)
     RETURNING ${QUOTE_COLUMNS}
   ), created AS (
     INSERT INTO quotes (quote_id, tenant_id, partner_id, submission_id, product_id, job_id, option_index, option_limit,
@@ -181,7 +185,7 @@ const CREATE_QUOTES = `
       FROM jsonb_to_recordset($8::jsonb) AS q(quote_id uuid, option_index smallint, option_limit text, option_retention text,
            status text, premium_amount numeric, premium_currency text, valid_until timestamptz, referral_reasons jsonb,
            referral_due_by timestamptz, decline_reasons jsonb, offer text, offer_sha256 text)
-     WHERE NOT EXISTS (SELECT 1 FROM existing)
+     WHERE (SELECT ok FROM writing)
     RETURNING ${QUOTE_COLUMNS}
   )
   SELECT 'existing' AS part, * FROM existing
@@ -199,10 +203,18 @@ export function quotesLockSql(submissionId: string): string {
 }
 
 /**
+ * The refusal of quotes rated with a plan replaced since (`product rating set`): the worker reads the
+ * current plan and rates again. Not a contract code: a partner never sees it.
+ */
+export const ratingPlanChanged = (productId: string, ratingVersion: number): DomainError =>
+  new DomainError('rating_plan_changed', `the options were rated with version ${ratingVersion} of product ${productId}'s rating plan, which is no longer its current one`);
+
+/**
  * Inserts a job's quotes and supersedes the submission's earlier open and referred quotes, with
  * their events, in the caller's transaction, which holds quotesLockSql(submissionId): so two quote
  * requests of one submission leave exactly one set open. Idempotent by job id: when the job's quotes
- * exist already, they are returned and nothing is written. Three round trips after BEGIN and the lock
+ * exist already, they are returned and nothing is written. Then only quotes rated with the product's
+ * current plan are written (the same statement checks its version), else rating_plan_changed. Three round trips after BEGIN and the lock
  * (one round trip): CREATE_QUOTES, the events (one statement), COMMIT (eight round trips before).
  */
 export async function insertQuotes(
@@ -234,6 +246,8 @@ export async function insertQuotes(
   const existing = part('existing');
   if (existing.length > 0) return { quotes: existing, superseded: [], events: [], replayed: true };
   const [superseded, quotes] = [part('superseded'), part('created')];
+  // Nothing written: the options were rated with a plan that is no longer the product's current one.
+  if (quotes.length === 0) throw ratingPlanChanged(q.productId, q.ratingVersion);
   const events = await recordEvents(c, names, [
     ...superseded.map((row) => quoteEvent(row, 'quote.updated')),
     ...quotes.map((row) => quoteEvent(row, 'quote.created')),

@@ -1,6 +1,6 @@
-// The quote RPCs of the policy service (proto/partner/policy/v1/policy.proto): reads, rating a
-// request's options with the product's plan, storing a job's quotes, and underwriters' decisions.
-// Offers are signed by the submission service (the owner of the receipt keys) between RateQuotes and
+// The quote RPCs of the policy service (proto/partner/policy/v1/policy.proto): reads, a product's
+// current rating plan (the worker rates with it), storing a job's quotes, and underwriters' decisions.
+// Offers are signed by the submission service (the owner of the receipt keys) between the rating and
 // CreateQuotes, and between PrepareDecision and DecideQuote: the worker (or the admin command) calls it.
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
 import { dbError, withTx, type Pool } from '@partner/shared/db/pg';
@@ -131,6 +131,13 @@ export function quoteService(d: QuoteServiceDeps) {
     return { quotes: rows.filter((r) => r.tenant_id === owner.tenantId && r.partner_id === owner.partnerId).map(toQuote) };
   };
 
+  const GetRatingPlan = async (req: { productId: string }) => {
+    if (!isUuid(req.productId)) throw new DomainError('validation_error', 'product_id must be a UUID');
+    const current = await currentRatingPlan(pool, req.productId.toLowerCase()).catch(dbError);
+    if (!current) throw productNotRated(req.productId);
+    return { ratingVersion: current.ratingVersion, planJson: JSON.stringify(current.plan) };
+  };
+
   const RateQuotes = async (req: RateQuotesRequest__Output) => {
     ownerOf(req.owner);
     if (!isUuid(req.productId)) throw new DomainError('validation_error', 'product_id must be a UUID');
@@ -258,5 +265,5 @@ export function quoteService(d: QuoteServiceDeps) {
     return { quote: toQuote(out.row) };
   };
 
-  return { GetQuote, ListQuotes, GetJobQuotes, RateQuotes, CreateQuotes, PrepareDecision, DecideQuote };
+  return { GetQuote, ListQuotes, GetJobQuotes, GetRatingPlan, RateQuotes, CreateQuotes, PrepareDecision, DecideQuote };
 }
