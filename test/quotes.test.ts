@@ -360,6 +360,33 @@ describe('declines and supersede', () => {
   });
 });
 
+describe('a rating plan replaced', () => {
+  it('quotes after `product rating set` are rated with the new version, though the worker kept the old plan', async () => {
+    // A product of its own: the others' plan stays as it is for the other tests.
+    const product = randomUUID();
+    await stack.admin('product', 'add', '--id', product, '--name', 'Re-planned GL');
+    await stack.admin('product', 'requirements', 'set', '--id', product, file({ risk: RISK_SCHEMA }));
+    await stack.admin('product', 'rating', 'set', '--id', product, file(PLAN));
+    const s = await submit(a, RETAIL, { productId: product });
+    const [first] = await quote(a, s.submissionId);
+    // 2,500 × 1.25 (retail, the default region, the 1M limit and 10K retention: factors of 1).
+    expect(first).toMatchObject({ status: 'open', ratingVersion: 1, premium: { amount: '3125.00', currency: 'USD' } });
+
+    // The worker keeps the plan it rated with; nothing tells it of the change. The store refuses
+    // quotes rated with version 1 now, so the job reads version 2 and rates again.
+    expect(await stack.admin('product', 'rating', 'set', '--id', product, file({ ...PLAN, rate: '2.5' }))).toMatchObject({ ratingVersion: 2 });
+    const [second] = await quote(a, s.submissionId);
+    expect(second).toMatchObject({ status: 'open', ratingVersion: 2, premium: { amount: '6250.00', currency: 'USD' } });
+    expect((await verifyOffer(second!, a)).ratingVersion).toBe(2);
+    expect((await get(a, `/v1/quotes/${first!.quoteId}`)).body.status).toBe('superseded');
+    const stored = await stack.sql<{ rating_version: string; n: string }>(
+      'SELECT rating_version, count(*) AS n FROM policy.quotes WHERE submission_id = $1 GROUP BY 1 ORDER BY 1',
+      [s.submissionId],
+    );
+    expect(stored.map((r) => [Number(r.rating_version), Number(r.n)])).toEqual([[1, 1], [2, 1]]);
+  });
+});
+
 describe('withdraw', () => {
   it('a withdrawn submission\'s open and referred quotes become not_taken (quote.updated)', async () => {
     const s = await submit(a, { annualRevenue: 2500000, employees: 12, industry: 'retail' });

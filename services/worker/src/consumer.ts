@@ -15,6 +15,7 @@ import type { Logger } from '@partner/shared/telemetry/logger';
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
 import { deterministicFailure, HANDLERS, JobFailed, type HandlerContext, type JobToRun } from './job-handlers.js';
 import { cachedProducts, type ProductLookup } from './products.js';
+import { cachedRatingPlans, type RatingPlanLookup } from './rating-plans.js';
 import type { WorkerConfig } from './config.js';
 import { Semaphore } from './semaphore.js';
 
@@ -51,6 +52,7 @@ export class JobConsumer {
   private readonly abort = new AbortController();
   private stopping = false;
   private readonly products: ProductLookup;
+  private readonly ratingPlans: RatingPlanLookup;
   private readonly slots: Semaphore;
   /** Claims of concurrent deliveries, sent together: one ClaimJobs call (one statement) for all. */
   private readonly claims: Batcher<{ jobId: string; delivery: number }, boolean>;
@@ -67,6 +69,7 @@ export class JobConsumer {
     this.slots = new Semaphore(config.concurrency);
     this.names = natsNames(config.natsPrefix);
     this.products = cachedProducts(clients.policy, config.productCacheMs);
+    this.ratingPlans = cachedRatingPlans(clients.policy);
     // One claim call in flight: a lone claim goes at once, and the claims that arrive meanwhile share
     // the next call (one gRPC message, one UPDATE, one commit for all of them).
     this.claims = new Batcher(async (items) => (await this.clients.job.ClaimJobs({ items })).claimed, {
@@ -400,6 +403,7 @@ export class JobConsumer {
       const result = await handler(job, payload, {
         clients: this.clients,
         product: this.products,
+        ratingPlans: this.ratingPlans,
         sandbox: this.config.environment === 'uat',
         sleep: this.sleep,
         advanceBatch: this.config.testClockAdvanceBatch,

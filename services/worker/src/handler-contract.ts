@@ -3,6 +3,7 @@
 // message is then delivered again later).
 import type { PromiseClient, serviceDefs } from '@partner/shared/grpc';
 import type { JobCaller } from '@partner/shared/domain/jobs';
+import type { RatingPlanLookup } from './rating-plans.js';
 import type { ProductLookup } from './products.js';
 import { DomainError } from '@partner/shared/domain/errors';
 
@@ -18,6 +19,8 @@ export interface HandlerContext {
   clients: { submission: PromiseClient<Defs['submission']>; policy: PromiseClient<Defs['policy']>; events: PromiseClient<Defs['events']> };
   /** The product catalogue, cached (see products.ts). */
   product: ProductLookup;
+  /** Products' current rating plans, kept (see rating-plans.ts). */
+  ratingPlans: RatingPlanLookup;
   /** Sandbox directives in externalRef are honoured (UAT only). */
   sandbox: boolean;
   /** Resolves after ms, or rejects when the worker is stopping. */

@@ -4,10 +4,12 @@
 // any, are the answer (a redelivery never rates twice, nor refuses what it did); (2) the submission,
 // read from the submission service, must be quotable: not withdrawn or bound (409 not_quotable naming
 // `status`), cleared (naming `clearance.status`), nothing currently due (422 requirements_not_met);
-// (3) the policy service rates the options (422 product_not_rated, option_not_offered); (4) the
-// submission service signs each open quote's offer with the receipt keys; (5) the policy service
-// stores the quotes and supersedes the earlier ones in one transaction, once per job id. No quote
-// exists before every refusal has been checked.
+// (3) the options are rated here with the product's current rating plan, read from the policy service
+// and kept (rating-plans.ts; 422 product_not_rated, option_not_offered); (4) the submission service
+// signs each open quote's offer with the receipt keys; (5) the policy service stores the quotes and
+// supersedes the earlier ones in one transaction, once per job id, only when they were rated with the
+// product's current plan (else the plan is read again and step 3 runs again). No quote exists before
+// every refusal has been checked.
 //
 // quote.decide (UAT: a partner plays the underwriter): the same two steps as the operator's command,
 // prepare (the terms an approval offers) → sign → record; a redelivery answers with the quote it decided.
@@ -15,6 +17,10 @@ import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import { clockTimeOf } from './clocks.js';
 import { submissionRecord } from '@partner/shared/domain/submission-record';
 import type { QuoteRecord } from '@partner/shared/domain/quotes';
+import { DomainError } from '@partner/shared/domain/errors';
+import { newUuid } from '@partner/shared/domain/ids';
+import { rateOptions, type CurrentRatingPlan, type RatedQuote } from '@partner/shared/domain/rating';
+import { parseTimestamp } from '@partner/shared/domain/time';
 import { failOnRefusal, JobFailed, jobScope, type Handler, type HandlerContext, type JobToRun } from './handler-contract.js';
 
 interface CreatePayload {
@@ -60,6 +66,18 @@ export function quoteRefusal(s: { status: string; clearance: { status: string };
   return undefined;
 }
 
+/** Rates with a plan the worker may keep for a while: how often a job reads it again before its delivery is retried. */
+const PLAN_ATTEMPTS = 3;
+
+/** The options rated (shared/domain/rating.ts): option_not_offered fails the job, naming each part. */
+function rateWith(current: CurrentRatingPlan, record: Record<string, unknown>, options: CreatePayload['options'], now: Date): RatedQuote[] {
+  try {
+    return rateOptions(current, record, options, now, newUuid);
+  } catch (err) {
+    return failOnRefusal(err);
+  }
+}
+
 async function sign(ctx: HandlerContext, job: JobToRun, claims: unknown): Promise<{ jws: string; sha256: string }> {
   const { jws, sha256 } = await ctx.clients.submission.SignOffer({ owner: jobScope(job).owner, claimsJson: JSON.stringify(claims) }).catch(failOnRefusal);
   return { jws, sha256 };
@@ -81,48 +99,51 @@ const createQuotes: Handler = async (job, payload, ctx) => {
   const refusal = quoteRefusal(record);
   if (refusal) throw refusal;
 
-  // The submission's test clock (issue 44): validUntil and dueBy count from its time.
+  // The submission's test clock (issue 44): validUntil and dueBy count from its time. The product's
+  // plan is read beside it, once per worker (rating-plans.ts); its refusal comes after the clock's.
   const testClockId = (record as { testClockId?: string }).testClockId ?? '';
-  const clockTime = await clockTimeOf(ctx, scope.owner, testClockId);
-  const rated = await ctx.clients.policy
-    .RateQuotes({ owner: scope.owner, productId: record.productId, submissionJson: JSON.stringify(record), options: p.options, clockTime })
-    .catch(failOnRefusal);
-  const quotes = JSON.parse(rated.ratedJson) as {
-    quoteId: string;
-    option: { limit: string; retention: string };
-    status: string;
-    premium: { amount: string; currency: string } | null;
-    validUntil: string | null;
-    offer?: { jws: string; sha256: string };
-  }[];
-  const ratingVersion = Number(rated.ratingVersion);
-  // Each open quote's offer, signed at once (one round trip however many options were asked for).
-  await Promise.all(
-    quotes.map(async (q) => {
-      if (q.status !== 'open' || !q.premium || !q.validUntil) return;
-      q.offer = await sign(ctx, job, {
-        quoteId: q.quoteId,
+  const [clock, plan] = await Promise.allSettled([clockTimeOf(ctx, scope.owner, testClockId), ctx.ratingPlans(record.productId)]);
+  if (clock.status === 'rejected') throw clock.reason;
+  const clockTime = clock.value;
+  const now = clockTime === '' ? new Date() : new Date(parseTimestamp(clockTime) ?? Date.now());
+  let current = plan.status === 'fulfilled' ? plan.value : failOnRefusal(plan.reason);
+  for (let attempt = 1; ; attempt += 1) {
+    const quotes = rateWith(current, record as unknown as Record<string, unknown>, p.options, now);
+    // Each open quote's offer, signed at once (one round trip however many options were asked for).
+    await Promise.all(
+      quotes.map(async (q) => {
+        if (q.status !== 'open' || !q.premium || !q.validUntil) return;
+        q.offer = await sign(ctx, job, {
+          quoteId: q.quoteId,
+          submissionId: record.submissionId,
+          productId: record.productId,
+          option: q.option,
+          premium: q.premium,
+          validUntil: q.validUntil,
+          ratingVersion: current.ratingVersion,
+        });
+      }),
+    );
+    try {
+      const created = await ctx.clients.policy.CreateQuotes({
+        owner: scope.owner,
+        jobId: job.id,
         submissionId: record.submissionId,
         productId: record.productId,
-        option: q.option,
-        premium: q.premium,
-        validUntil: q.validUntil,
-        ratingVersion,
+        ratingVersion: current.ratingVersion,
+        testClockId,
+        quotesJson: JSON.stringify(quotes),
       });
-    }),
-  );
-  const created = await ctx.clients.policy
-    .CreateQuotes({
-      owner: scope.owner,
-      jobId: job.id,
-      submissionId: record.submissionId,
-      productId: record.productId,
-      ratingVersion,
-      testClockId,
-      quotesJson: JSON.stringify(quotes),
-    })
-    .catch(failOnRefusal);
-  return { submissionId: record.submissionId, quotes: records(created.quotes) };
+      return { submissionId: record.submissionId, quotes: records(created.quotes) };
+    } catch (err) {
+      if (!(err instanceof DomainError && err.code === 'rating_plan_changed')) failOnRefusal(err);
+      // The plan kept here was replaced (`product rating set`): read the current one and rate again.
+      ctx.ratingPlans.forget(record.productId, current.ratingVersion);
+      // A plan replaced again and again while this job rates: the delivery is retried later.
+      if (attempt >= PLAN_ATTEMPTS) throw new DomainError('unavailable', `${err.message}, ${PLAN_ATTEMPTS} times in a row`, { retryable: true });
+      current = await ctx.ratingPlans(record.productId).catch(failOnRefusal);
+    }
+  }
 };
 
 const decideQuote: Handler = async (job, payload, ctx) => {

@@ -2,8 +2,8 @@
 // plan, how an operator's plan file is checked (every bad part named), and the one pure function
 // (plan, submission, option) → premium and the decline/refer reasons that matched. Amounts are decimal
 // strings; arithmetic is exact decimal (the Decimal type of the decimal library this package depends on),
-// rounded half-up to cents once, at the end. Shared, so that other processes than the policy service
-// can rate with a plan it stores.
+// rounded half-up to cents once, at the end. Shared: the policy service checks and stores plans (the
+// admin command), the worker rates a quote.create job's options with the plan it read from it.
 //
 // What a rule or factor reads: the value at a dotted `field` path of the submission record. A factor
 // looks the value up as a string (`5` → "5", `true` → "true"); a value that is missing, not a scalar or
@@ -458,7 +458,7 @@ export const productNotRated = (productId: string): DomainError =>
  * submission's test clock): each with a fresh quote id, declined (every decline rule that matched),
  * referred (every refer rule, dueBy = now + referralHours) or open (validUntil = now + validDays).
  * Throws option_not_offered, naming every part of every option the plan does not offer, before
- * rating any. Pure but for `newId`.
+ * rating any. Pure but for `newId`: the worker runs it (quote.create), the policy service too (RateQuotes).
  */
 export function rateOptions(
   current: CurrentRatingPlan,
