@@ -6,9 +6,10 @@
 //   2. submission.ReserveBind: under the risk's locks the submission is taken for this job (a withdraw
 //      meets it there: not_quotable when withdrawn; quote_not_open when another bind holds it), with
 //      the bind.received receipt.
-//   3. policy.BindQuote: in one transaction the quote bound, its siblings not_taken, the policy and its
-//      declarations PDF issued (quote.updated, policy.issued). A refusal here (the quote lapsed since
-//      step 1) releases the reservation before the job fails.
+//   3. policy.BindQuote, with the insured and effective date of the submission step 2 answered with:
+//      in one transaction the quote bound, its siblings not_taken, the policy and its declarations PDF
+//      issued (quote.updated, policy.issued). A refusal here (the quote lapsed since step 1) releases
+//      the reservation before the job fails.
 //   4. submission.CompleteBind: the submission bound (submission.updated) with the policy.issued receipt.
 // The job's result is the policy as GET /v1/policies/{id} shows it.
 import { JOB_KINDS } from '@partner/shared/domain/jobs';
@@ -28,13 +29,14 @@ const bindQuote: Handler = async (job, payload, ctx) => {
   const scope = jobScope(job);
   const checked = await ctx.clients.policy.CheckBind({ ...scope, quoteId: p.quoteId, offerSha256: p.offerSha256 }).catch(failOnRefusal);
   const submissionId = checked.submissionId;
-  await ctx.clients.submission
+  // The reservation answers with the submission it took (read under its locks): the policy's insured
+  // and effective date come from it, with no read of their own.
+  const { submission } = await ctx.clients.submission
     .ReserveBind({ ...scope, submissionId, quoteId: p.quoteId, offerSha256: p.offerSha256, receivedAt: job.createdAt })
     .catch(failOnRefusal);
   let policy: Policy__Output | null = checked.policy;
   let documents: PolicyDocument__Output[] = checked.documents;
   if (!policy) {
-    const { submission } = await ctx.clients.submission.GetSubmission({ owner: scope.owner, submissionId }).catch(failOnRefusal);
     const issued = await ctx.clients.policy
       .BindQuote({
         ...scope,
