@@ -55,7 +55,7 @@ export function readWorkerConfig(env = new EnvReader()): Readonly<WorkerConfig> 
     },
     grpcTimeoutMs: env.int('GRPC_TIMEOUT_MS', { default: 5_000, min: 50, max: 60_000, doc: 'default gRPC deadline (capped by the request\'s remaining budget)' }),
     grpcCallStreams: env.bool('GRPC_CALL_STREAMS', { default: true, doc: 'carry the hot calls (SubmitJob, SettleJob, ClaimJobs, CreateSubmission and the reads GetJob, ListPolicies, GetPolicy, ListEvents, GetEvent) as messages on long-lived gRPC streams per peer instead of one unary call each (same deadlines, errors and traces); false: plain unary calls' }),
-    concurrency: env.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1_000, doc: 'jobs processed at once per worker process' }),
+    concurrency: env.int('WORKER_CONCURRENCY', { default: 64, min: 1, max: 1_000, doc: 'jobs processed at once per worker process (each waits on gRPC calls, so more at once share the services\' batched statements)' }),
     ackWaitMs: env.int('WORKER_ACK_WAIT_MS', { default: 30_000, min: 500, max: 600_000, doc: 'JetStream redelivers a job not acknowledged (nor kept alive) within this: redelivery after a worker vanishes' }),
     maxDeliveries: env.int('WORKER_MAX_DELIVERIES', { default: 5, min: 1, max: 100, doc: 'attempts before a job failing on infrastructure errors fails with a retryable internal error' }),
     backoffMs: backoff,
