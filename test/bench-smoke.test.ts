@@ -52,7 +52,7 @@ describe('npm run bench -- --smoke', () => {
     for (const w of ['withTaxId', 'without']) expect(r.clearance.c64[w].ok, `clearance ${w}`).toBeGreaterThan(0);
     expect(r.clearance.c64.withTaxId.errors + r.clearance.c64.without.errors).toBe(0);
     expect(r.health.product.ok).toBeGreaterThan(0);
-    expect(r.experiments.workerConcurrency64.product.ok).toBeGreaterThan(0);
+    expect(r.experiments.workerConcurrency128.product.ok).toBeGreaterThan(0);
     for (const side of ['off', 'on']) expect(r.experiments.receipts[side].product.ok, `receipts ${side}`).toBeGreaterThan(0);
     // Issue 45: the request log on and off in the same slices, and its storage per request.
     for (const side of ['off', 'on']) expect(r.experiments.requestLog[side].ok, `request log ${side}`).toBeGreaterThan(0);

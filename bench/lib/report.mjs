@@ -69,9 +69,9 @@ export function buildTable(r, { judge, only } = {}) {
   for (const [c, label] of [['sequential', 'sequential'], ['c16', '16 conns'], ['c64', '64 conns']]) {
     for (const [step, b] of Object.entries(s[c]?.batches ?? {})) add(`mean batch size ${step}, ${label}`, b.meanSize, 'calls');
   }
-  if (r.experiments?.workerConcurrency64) {
-    const e = r.experiments.workerConcurrency64;
-    add('submit+wait 64 conns, WORKER_CONCURRENCY=64', e.product.rps, 'req/s', e.floor.rps, 'floor pipeline, same slices');
+  if (r.experiments?.workerConcurrency128) {
+    const e = r.experiments.workerConcurrency128;
+    add('submit+wait 64 conns, WORKER_CONCURRENCY=128', e.product.rps, 'req/s', e.floor.rps, 'floor pipeline, same slices');
   }
   if (r.experiments?.claim) {
     // Issue 31: the claim before every effect may cost at most 10 % of throughput and of CPU per submit.
