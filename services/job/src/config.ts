@@ -31,7 +31,7 @@ export function readJobConfig(env = new EnvReader()): Readonly<JobConfig> {
   }
   return env.done({
     ...readBase(env, 'job', defaultPort('job', 'ops')),
-    ...readDb(env),
+    ...readDb(env, { batchInFlight: 1 }),
     ...readNats(env),
     grpcPort: env.int('JOB_GRPC_PORT', { default: defaultPort('job', 'grpc'), min: 0, max: 65535, doc: 'the job service\'s gRPC port' }),
     idempotencyRetentionHours: env.int('IDEMPOTENCY_RETENTION_HOURS', { default: 24, min: 1, max: 24 * 30, doc: 'how long an Idempotency-Key is remembered' }),

@@ -31,7 +31,7 @@ const HOUR = 3_600_000;
 export function readSubmissionConfig(env = new EnvReader()): Readonly<SubmissionConfig> {
   return env.done({
     ...readBase(env, 'submission', defaultPort('submission', 'ops')),
-    ...readDb(env),
+    ...readDb(env, { batchInFlight: 1 }),
     ...readNats(env),
     ...readEventStream(env),
     receipts: readReceiptSettings(env),
