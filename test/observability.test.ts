@@ -175,7 +175,7 @@ describe('/metrics', () => {
     expect(w.sum('partner_worker_jobs_processed_total', { kind: 'submission.create', outcome: 'succeeded' })).toBe(2);
     expect(w.sum('partner_worker_jobs_processed_total', { kind: 'submission.create', outcome: 'failed' })).toBe(1);
     expect(w.sum('partner_worker_concurrency_in_use')).toBe(0);
-    expect(w.sum('partner_worker_concurrency_limit')).toBe(16);
+    expect(w.sum('partner_worker_concurrency_limit')).toBe(64);
     for (const name of ['partner_worker_consumer_pending', 'partner_worker_consumer_ack_pending', 'partner_worker_consumer_redelivered']) {
       expect(w.has(name), name).toBe(true);
     }
