@@ -20,7 +20,7 @@ import type { QuoteRecord } from '@partner/shared/domain/quotes';
 import { DomainError } from '@partner/shared/domain/errors';
 import { newUuid } from '@partner/shared/domain/ids';
 import { rateOptions, type CurrentRatingPlan, type RatedQuote } from '@partner/shared/domain/rating';
-import { parseTimestamp } from '@partner/shared/domain/time';
+import { clockOfTime } from '@partner/shared/domain/clock';
 import { failOnRefusal, JobFailed, jobScope, type Handler, type HandlerContext, type JobToRun } from './handler-contract.js';
 
 interface CreatePayload {
@@ -104,8 +104,7 @@ const createQuotes: Handler = async (job, payload, ctx) => {
   const testClockId = (record as { testClockId?: string }).testClockId ?? '';
   const [clock, plan] = await Promise.allSettled([clockTimeOf(ctx, scope.owner, testClockId), ctx.ratingPlans(record.productId)]);
   if (clock.status === 'rejected') throw clock.reason;
-  const clockTime = clock.value;
-  const now = clockTime === '' ? new Date() : new Date(parseTimestamp(clockTime) ?? Date.now());
+  const now = clockOfTime(clock.value).now();
   let current = plan.status === 'fulfilled' ? plan.value : failOnRefusal(plan.reason);
   for (let attempt = 1; ; attempt += 1) {
     const quotes = rateWith(current, record as unknown as Record<string, unknown>, p.options, now);

@@ -4,11 +4,10 @@
 // CreateQuotes, and between PrepareDecision and DecideQuote: the worker (or the admin command) calls it.
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
 import { dbError, withTx, type Pool } from '@partner/shared/db/pg';
-import { clockAt, wallClock, type Clock } from '@partner/shared/domain/clock';
+import { clockOfTime, wallClock } from '@partner/shared/domain/clock';
 import { isJobId, isUuid } from '@partner/shared/domain/ids';
 import { bindingOf, type CursorCodec } from '@partner/shared/domain/list-cursor';
 import { isQuoteStatus, MAX_QUOTE_OPTIONS, type OfferClaims } from '@partner/shared/domain/quotes';
-import { parseTimestamp } from '@partner/shared/domain/time';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { Quote } from '@partner/shared/generated/partner/policy/v1/Quote';
@@ -50,14 +49,6 @@ export const toQuote = (row: QuoteRow): Quote => ({ quoteId: row.quote_id, recor
 function ownerOf(owner: PolicyOwner__Output | null): Owner {
   if (!owner?.tenantId || !owner.partnerId) throw new DomainError('validation_error', 'owner (tenant and partner) is required');
   return { tenantId: owner.tenantId, partnerId: owner.partnerId };
-}
-
-/** The clock of a request: the test clock's frozen time when given, else the wall clock. */
-function clockOf(clockTime: string): Clock {
-  if (clockTime === '') return wallClock;
-  const t = parseTimestamp(clockTime);
-  if (t === undefined) throw new DomainError('validation_error', 'clock_time must be an RFC 3339 timestamp');
-  return clockAt(new Date(t));
 }
 
 /** The offer claims of a quote's terms, without iss, iat and the owner (the signer adds them). */
@@ -148,7 +139,7 @@ export function quoteService(d: QuoteServiceDeps) {
     } catch {
       throw new DomainError('validation_error', 'submission_json is not JSON');
     }
-    const now = clockOf(req.clockTime).now();
+    const now = clockOfTime(req.clockTime).now();
     const current = await currentRatingPlan(pool, req.productId.toLowerCase()).catch(dbError);
     if (!current) throw productNotRated(req.productId);
     const rated = rateOptions(current, submission, req.options, now, d.newId);
@@ -223,7 +214,7 @@ export function quoteService(d: QuoteServiceDeps) {
     const current = await currentRatingPlan(pool, row.product_id).catch(dbError);
     const validDays = current?.plan.validDays;
     if (validDays === undefined) throw new DomainError('product_not_rated', `product ${row.product_id} has no rating plan any more`);
-    const now = clockOf(req.clockTime).now();
+    const now = clockOfTime(req.clockTime).now();
     const rec = quoteRecord(row);
     const currency = row.premium_currency ?? current!.plan.currency;
     const premium = { amount: req.premium !== '' ? req.premium : (row.premium_amount ?? '0.00'), currency };

@@ -3,6 +3,8 @@
 // expiration. Those rules are pure functions that take `now`; their callers get it from a Clock —
 // the wall clock, or (issue 44) the frozen time of the submission's test clock — never from
 // Date.now() of their own.
+import { DomainError } from './errors.js';
+import { parseTimestamp } from './time.js';
 
 export interface Clock {
   /** The current instant on this clock. */
@@ -17,4 +19,16 @@ export function clockAt(frozenTime: Date | null | undefined): Clock {
   if (!frozenTime) return wallClock;
   const at = new Date(frozenTime.getTime());
   return { now: () => new Date(at.getTime()) };
+}
+
+/**
+ * The clock a call names by its `clock_time` (a test clock's frozen time, RFC 3339, as the worker
+ * passes it between services): stopped there, or the wall clock when empty. A value that is no
+ * timestamp is the caller's bug: validation_error.
+ */
+export function clockOfTime(clockTime: string): Clock {
+  if (clockTime === '') return wallClock;
+  const t = parseTimestamp(clockTime);
+  if (t === undefined) throw new DomainError('validation_error', 'clock_time must be an RFC 3339 timestamp');
+  return clockAt(new Date(t));
 }
