@@ -513,6 +513,10 @@ describe('idempotency', () => {
         quotesJson: JSON.stringify([{ quoteId: randomUUID(), option: { limit: '1000000', retention: '10000' }, status: 'referred', premium: { amount: '1.00', currency: 'USD' }, validUntil: null, referral: { reasons: [], dueBy: new Date().toISOString() }, decline: null }]),
       });
       expect(stale.quotes.map((q) => JSON.parse(q.recordJson) as Json)).toEqual(res.body.quotes);
+      // No quote at all is a bad call, not a replaced plan.
+      await expect(
+        policy.CreateQuotes({ owner: { tenantId: a.creds.tenant, partnerId: a.creds.partnerId }, jobId, submissionId: s.submissionId, productId: RATED, ratingVersion: 1, testClockId: '', quotesJson: '[]' }),
+      ).rejects.toMatchObject({ code: 'validation_error' });
     } finally {
       submission.close();
       policy.close();

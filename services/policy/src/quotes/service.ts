@@ -153,6 +153,10 @@ export function quoteService(d: QuoteServiceDeps) {
       throw new DomainError('validation_error', 'a job id, a UUID submission_id and product_id are required');
     }
     const rated = JSON.parse(req.quotesJson) as RatedQuote[];
+    // At least one: so a statement that wrote no quote can only mean a replaced plan (rating_plan_changed).
+    if (!Array.isArray(rated) || rated.length < 1 || rated.length > MAX_QUOTE_OPTIONS) {
+      throw new DomainError('validation_error', `quotes_json must hold 1 to ${MAX_QUOTE_OPTIONS} rated quotes`);
+    }
     const quotes: NewQuote[] = rated.map((q) => {
       if (q.status === 'open' && !q.offer) throw new DomainError('validation_error', `open quote ${q.quoteId} has no offer`);
       return {
