@@ -20,6 +20,11 @@ export function requestLogWriterMetrics(registry: Registry, opts: { pendingBatch
     help: 'Request-log batches the writer could not store at one attempt (redelivered later, or dropped after the last attempt).',
     registers: [registry],
   });
+  const storedAgain = new Counter({
+    name: 'partner_request_log_batches_stored_again_total',
+    help: 'Request-log batches that held an entry stored already (a batch delivered again after a lost ack): stored with INSERT … ON CONFLICT DO NOTHING instead of COPY, each entry once.',
+    registers: [registry],
+  });
   const batchEntries = new Histogram({
     name: 'partner_request_log_batch_entries',
     help: 'Entries per request-log batch stored by the writer.',
@@ -62,6 +67,7 @@ export function requestLogWriterMetrics(registry: Registry, opts: { pendingBatch
     },
     dropped: (reason: WriterDropReason, n: number) => n > 0 && dropped.inc({ reason }, n),
     storeFailed: () => storeFailures.inc(),
+    storedAgain: () => storedAgain.inc(),
     lag: (seconds: number) => lag.observe(seconds),
     partitionJob: (ok: boolean, atSeconds: number, count?: number, droppedNow = 0) => {
       partitionRuns.inc({ outcome: ok ? 'ok' : 'failed' });
