@@ -136,7 +136,7 @@ export function insertValues(entries: readonly RequestLogEntry[]): unknown[][] {
   return cols;
 }
 
-export const COPY_SQL = `COPY request_log (${COLUMNS.join(', ')}) FROM STDIN`;
+const COPY_SQL = `COPY request_log (${COLUMNS.join(', ')}) FROM STDIN`;
 
 const COPY_SPECIAL = /[\\\t\n\r]/;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
@@ -151,7 +151,7 @@ function copyField(v: unknown): string {
 }
 
 /** The COPY's data: one line per entry, its values tab-separated in COLUMNS' order. */
-export function copyText(entries: readonly RequestLogEntry[]): string {
+function copyText(entries: readonly RequestLogEntry[]): string {
   let text = '';
   for (const e of entries) text += `${rowOf(e).map(copyField).join('\t')}\n`;
   return text;
