@@ -308,8 +308,8 @@ export class RequestLogWriter {
       if (/no partition of relation/i.test(String(pgErr.message))) this.days.clear();
       // An entry stored already (the batch delivered again): the rest of the batch, each entry once.
       if (pgErr.code !== '23505') throw err;
-      this.opts.metrics.storedAgain();
       await this.opts.store.query(INSERT_SQL, insertValues(entries));
+      this.opts.metrics.storedAgain();
     }
     const committed = Date.now();
     this.opts.metrics.stored(entries.length);
