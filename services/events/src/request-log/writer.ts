@@ -91,7 +91,7 @@ const TYPES = [
 ];
 // A batch delivered again: one statement, its own transaction; the log is best effort, so its commit
 // does not wait for the WAL flush (ASYNC_COMMIT holds for this statement's transaction only).
-export const INSERT_SQL = `INSERT INTO request_log (${COLUMNS.join(', ')})
+const INSERT_SQL = `INSERT INTO request_log (${COLUMNS.join(', ')})
   SELECT u.* FROM unnest(${TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS u WHERE ${ASYNC_COMMIT}
   ON CONFLICT DO NOTHING`;
 
@@ -130,7 +130,7 @@ function rowOf(e: RequestLogEntry): unknown[] {
 }
 
 /** The INSERT's parameters: one array per column. */
-export function insertValues(entries: readonly RequestLogEntry[]): unknown[][] {
+function insertValues(entries: readonly RequestLogEntry[]): unknown[][] {
   const cols: unknown[][] = COLUMNS.map(() => []);
   for (const e of entries) rowOf(e).forEach((v, i) => cols[i]!.push(v));
   return cols;
