@@ -284,11 +284,11 @@ export class RequestLogWriter {
 
   /**
    * One COPY in its own transaction, whose commit does not wait for the WAL flush (the log is best
-   * effort; SET LOCAL holds for this transaction only).
+   * effort; ASYNC_COMMIT, in BEGIN's round trip, holds for this transaction only).
    */
   private async copy(entries: readonly RequestLogEntry[]): Promise<void> {
     const text = copyText(entries);
-    await withTx(this.opts.store, (c) => pipeline(Readable.from([text]), c.query(copyFrom(COPY_SQL))), { lead: ['SET LOCAL synchronous_commit = off'] });
+    await withTx(this.opts.store, (c) => pipeline(Readable.from([text]), c.query(copyFrom(COPY_SQL))), { lead: [`SELECT ${ASYNC_COMMIT}`] });
   }
 
   /** Inserts the entries (their days' partitions created first when missing). */
