@@ -76,8 +76,31 @@ describe('NATS down while a job is accepted', () => {
     await nats().up();
     const settled = await stack.api('GET', `/v1/jobs/${jobId}`, { token, headers: { prefer: 'wait=25' } });
     expect(settled.body.status).toBe('succeeded');
+    // The relay's message carries the job as the fast path's does: received when it was accepted.
+    expect(settled.body.result.receipt.receivedAt).toBe(accepted.body.createdAt);
     expect(await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [jobId])).toHaveLength(1);
     expect(await stack.sql('SELECT 1 FROM job.outbox WHERE job_id = $1', [jobId])).toHaveLength(0);
+  });
+
+  it('keeps the sandbox hold of a job the outbox relay publishes once NATS is back: accepted, and cancellable', async () => {
+    await nats().down();
+    const accepted = await stack.api('POST', '/v1/submissions', { token, json: submissionBody('sandbox:hold=30', 'Held Back Ltd') });
+    expect(accepted.status).toBe(202);
+    const jobId = accepted.body.id as string;
+    const held = async () => (await scrape(stack.opsUrls.worker!)).sum('partner_worker_jobs_processed_total', { outcome: 'held' });
+    const before = await held();
+
+    // The fast path could not publish it: the relay's loop does, and the worker holds the job.
+    await nats().up();
+    await until('the worker holds the job the relay published', async () => (await held()) > before);
+    expect(await stack.sql('SELECT 1 FROM job.outbox WHERE job_id = $1', [jobId])).toHaveLength(0);
+    const [job] = await stack.sql<{ status: string; deliveries: number }>('SELECT status, deliveries FROM job.jobs WHERE job_id = $1', [jobId]);
+    expect(job).toEqual({ status: 'accepted', deliveries: 0 });
+
+    const cancel = await stack.api('POST', `/v1/jobs/${jobId}/cancel`, { token });
+    expect(cancel.status).toBe(200);
+    expect(cancel.body.status).toBe('canceled');
+    expect(await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [jobId])).toHaveLength(0);
   });
 });
 
@@ -142,7 +165,7 @@ describe('jobs whose message is lost or has no job', () => {
     const skipped = async () => (await scrape(stack.opsUrls.worker!)).sum('partner_worker_jobs_processed_total', { outcome: 'skipped' });
     const before = await skipped();
     // A row that outlived its message and the duplicate window (1 s here): say its delete failed.
-    // The relay publishes it with the job id alone, so the worker reads the job and skips it.
+    // The relay publishes the whole job again; its claim fails (settled), so the worker skips it.
     await stack.sql('INSERT INTO job.outbox (job_id, subject) VALUES ($1, $2)', [job!.job_id, `${stack.prefix}.jobs.submission_create`]);
     await until('the worker skips the settled job', async () => (await skipped()) === before + 1);
     expect(await stack.sql('SELECT 1 FROM submission.submissions WHERE job_id = $1', [job!.job_id])).toHaveLength(1);

@@ -511,9 +511,20 @@ export async function requeueStaleJobs(pool: Pool, staleAfterMs: number, subject
 
 /**
  * What the outbox relay reads of a job's outbox row: the job id as the message id and, as the body,
- * the id alone (a row the loop publishes was missed by the fast path; the worker reads the job first).
+ * the job's whole message, as the fast path sends it (jobMessageJson's fields, from the job's row).
+ * So a job the loop publishes (one the fast path missed, or the sweep queued again) runs as any other:
+ * claimed with the claims of every first delivery, its sandbox hold kept (the worker reads the hold
+ * from the message; with the id alone it could only claim the job through StartJob, hold or not).
+ * A row whose job is gone yields the id alone, which the worker drops (StartJob finds no job).
  */
-export const OUTBOX_RELAY_COLUMNS = `id, job_id AS msg_id, subject, json_build_object('jobId', job_id)::text AS body, trace_context`;
+export const OUTBOX_RELAY_COLUMNS = `id, job_id AS msg_id, subject, coalesce(
+    (SELECT json_build_object(
+       'jobId', j.job_id, 'kind', j.kind,
+       'caller', json_build_object('tenantId', j.tenant_id, 'partnerId', j.partner_id, 'clientId', j.client_id, 'principalId', coalesce(j.principal_id, '')),
+       'createdAt', to_char(j.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+       'payload', j.payload)
+       FROM jobs j WHERE j.job_id = outbox.job_id),
+    json_build_object('jobId', job_id))::text AS body, trace_context`;
 
 /** Rows waiting in the outbox, and the age in seconds of the oldest (0 when empty). */
 export async function outboxBacklog(pool: Pool): Promise<{ n: number; age: number }> {

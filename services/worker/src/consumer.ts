@@ -322,14 +322,20 @@ export class JobConsumer {
     }
   }
 
-  /** How much longer a sandbox:hold keeps the job unclaimed (0: not held), counted from its publication. */
+  /**
+   * How much longer a sandbox:hold keeps the job unclaimed (0: not held), counted from the job's
+   * creation (from its publication in a message that does not say when the job was created). Every
+   * message the job service publishes carries the whole job, the outbox relay's too, so a job that
+   * reached the stream late (NATS was down) is held as long as one published at once.
+   */
   private heldFor(m: JsMsg, message: NonNullable<ReturnType<typeof parseJobMessage>>): number {
     if (this.config.environment !== 'uat' || !('caller' in message)) return 0;
     const holdS = sandboxHoldS(message.payload);
     if (!holdS) return 0;
-    const publishedMs = m.info.timestampNanos / 1e6;
+    const createdMs = message.createdAt ? Date.parse(message.createdAt) : NaN;
+    const fromMs = Number.isFinite(createdMs) ? createdMs : m.info.timestampNanos / 1e6;
     // At most the hold itself: the publish time's sub-millisecond part must not round it up past it.
-    return Math.max(0, Math.min(holdS * 1000, Math.ceil(publishedMs + holdS * 1000 - Date.now())));
+    return Math.max(0, Math.min(holdS * 1000, Math.ceil(fromMs + holdS * 1000 - Date.now())));
   }
 
   /** Past the last delivery: the job fails (retryable: the partner may send the request again). */
@@ -377,8 +383,8 @@ export class JobConsumer {
         marked: async () => marked,
       };
     }
-    // A message carrying the job id alone (published by the outbox relay or a sweep, or by an older
-    // version): StartJob claims the job (the same one statement) and returns it with its payload; a
+    // A message carrying the job id alone (an older version's relay or sweep published these; this
+    // one's carry the whole job, repo.ts OUTBOX_RELAY_COLUMNS): StartJob claims the job (the same one statement) and returns it with its payload; a
     // settled or cancelled job comes back as it is, and is skipped.
     const started = (await this.clients.job.StartJob({ jobId, delivery })).job;
     if (!started?.caller) throw new DomainError('internal', 'StartJob returned no job');
