@@ -173,7 +173,13 @@ describe('POST /v1/jobs/{id}/cancel', () => {
     const cancels = accepted.map(async ({ id, at }) => {
       const due = at + 700 + Math.random() * 1_600;
       await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
-      const r = await cancel(id, t);
+      // 503 (a dependency unavailable: retryable, API.md) is what a cancel may get while 200 of them and
+      // the claims press on a loaded machine (seen once beside another suite); a partner sends it again,
+      // and so does this test. A cancel is idempotent: the retry answers what the job became.
+      const r = await until(`the cancel of ${id} answered`, async () => {
+        const a = await cancel(id, t);
+        return a.status === 503 ? false : a;
+      });
       expect([200, 409]).toContain(r.status);
       answers.set(id, r.status);
     });
