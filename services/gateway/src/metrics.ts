@@ -118,9 +118,10 @@ export function gatewayMetrics(registry: Registry, opts: { maxWaiters?: number; 
     help: 'Submissions and quotes this gateway remembers as their partner\'s now (at most KNOWN_RESOURCES_CACHE_MAX).',
     registers: [registry],
   });
-  // prom-client hashes a label set on every inc and observe (2 % of a read from memory's CPU); each
-  // (route, method, status, prefer_wait) answered keeps its two children here instead: no more sets
-  // than the two metrics hold for good anyway (routes are templates; nothing here resets them).
+  // prom-client hashes a label set on every inc and observe (1.3 µs a request, against 0.5 µs through
+  // children kept; a read from memory costs the gateway 55 µs): each (route, method, status,
+  // prefer_wait) answered keeps its two children here, no more sets than the two metrics hold for
+  // good anyway (routes are templates; nothing here resets them).
   const children = new Map<string, { requests: ReturnType<typeof requests.labels>; duration: ReturnType<typeof duration.labels> }>();
   return {
     inflight,
