@@ -38,6 +38,7 @@ export function startJob(config: JobConfig, opts: StartOptions = {}): Promise<Ru
         {
           table: 'outbox',
           columns: repo.OUTBOX_RELAY_COLUMNS,
+          bodyOf: repo.relayBody,
           streamName: names.jobsStream,
           ensureStream: (jsm) => ensureJobsStream(jsm, names, { ...stream, owner: true }),
         },

@@ -6,7 +6,7 @@ import { newEventId } from '@partner/shared/domain/events';
 import { outboxInsertSql, type RecordedEvent } from '@partner/shared/nats/event-outbox';
 import type { natsNames } from '@partner/shared/nats/client';
 import type { Job, JobError } from '@partner/shared/grpc/proto-types';
-import { JOB_KINDS, JOB_STATUS, type JobStatusName } from '@partner/shared/domain/jobs';
+import { JOB_KINDS, JOB_STATUS, jobMessageJson, type JobCaller, type JobStatusName } from '@partner/shared/domain/jobs';
 
 export interface JobRow {
   job_id: string;
@@ -43,13 +43,13 @@ export function toProto(row: JobRow, withPayload = false): Job {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     payloadJson: withPayload ? JSON.stringify(row.payload) : '',
-    caller: {
-      tenantId: row.tenant_id,
-      partnerId: row.partner_id,
-      clientId: row.client_id,
-      principalId: row.principal_id ?? '',
-    },
+    caller: callerOf(row),
   };
+}
+
+/** Who a job acts for, from its row (no principal: ''). */
+function callerOf(row: Pick<JobRow, 'tenant_id' | 'partner_id' | 'client_id' | 'principal_id'>): JobCaller {
+  return { tenantId: row.tenant_id, partnerId: row.partner_id, clientId: row.client_id, principalId: row.principal_id ?? '' };
 }
 
 // The end of both statements' key claim: a key already held is taken over only once it has expired
@@ -510,21 +510,27 @@ export async function requeueStaleJobs(pool: Pool, staleAfterMs: number, subject
 }
 
 /**
- * What the outbox relay reads of a job's outbox row: the job id as the message id and, as the body,
- * the job's whole message, as the fast path sends it (jobMessageJson's fields, from the job's row).
- * So a job the loop publishes (one the fast path missed, or the sweep queued again) runs as any other:
- * claimed with the claims of every first delivery, its sandbox hold kept (the worker reads the hold
- * from the message; with the id alone it could only claim the job through StartJob, hold or not).
- * A row whose job is gone yields the id alone, which the worker drops (StartJob finds no job).
+ * What the outbox relay reads of a job's outbox row: the job id as the message id and, as `job`, the
+ * job's row (null once the job is gone), which relayBody makes the message of.
  */
-export const OUTBOX_RELAY_COLUMNS = `id, job_id AS msg_id, subject, coalesce(
-    (SELECT json_build_object(
-       'jobId', j.job_id, 'kind', j.kind,
-       'caller', json_build_object('tenantId', j.tenant_id, 'partnerId', j.partner_id, 'clientId', j.client_id, 'principalId', coalesce(j.principal_id, '')),
-       'createdAt', to_char(j.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-       'payload', j.payload)
-       FROM jobs j WHERE j.job_id = outbox.job_id),
-    json_build_object('jobId', job_id))::text AS body, trace_context`;
+export const OUTBOX_RELAY_COLUMNS = `id, job_id AS msg_id, subject, NULL::text AS body, trace_context,
+  (SELECT row_to_json(j) FROM (
+     SELECT kind, tenant_id, partner_id, client_id, principal_id, created_at, payload::text AS payload_json
+       FROM jobs WHERE jobs.job_id = outbox.job_id) j) AS job`;
+
+/**
+ * The message of a job the relay's loop publishes: the job's whole message, as the fast path sends it
+ * (jobMessageJson). So a job the loop publishes (one the fast path missed, or the sweep queued again)
+ * runs as any other: claimed with the claims of every first delivery, its sandbox hold kept (the
+ * worker reads the hold from the message; with the id alone it could only claim the job through
+ * StartJob, hold or not). A row whose job is gone yields the id alone, which the worker drops
+ * (StartJob finds no job).
+ */
+export function relayBody(row: { msg_id: string; job?: unknown }): string {
+  const job = row.job as (Pick<JobRow, 'kind' | 'tenant_id' | 'partner_id' | 'client_id' | 'principal_id'> & { created_at: string; payload_json: string }) | null | undefined;
+  if (!job) return JSON.stringify({ jobId: row.msg_id });
+  return jobMessageJson(row.msg_id, job.kind, callerOf(job), job.payload_json, new Date(job.created_at));
+}
 
 /** Rows waiting in the outbox, and the age in seconds of the oldest (0 when empty). */
 export async function outboxBacklog(pool: Pool): Promise<{ n: number; age: number }> {

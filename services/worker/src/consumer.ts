@@ -384,7 +384,7 @@ export class JobConsumer {
       };
     }
     // A message carrying the job id alone (an older version's relay or sweep published these; this
-    // one's carry the whole job, repo.ts OUTBOX_RELAY_COLUMNS): StartJob claims the job (the same one
+    // one's carry the whole job, repo.ts relayBody): StartJob claims the job (the same one
     // statement) and returns it with its payload; a settled or cancelled job comes back as it is, and
     // is skipped.
     const started = (await this.clients.job.StartJob({ jobId, delivery })).job;

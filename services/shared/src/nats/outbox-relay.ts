@@ -41,6 +41,8 @@ export interface OutboxOptions {
   table: string;
   /** SELECT list yielding OutboxRow's columns: id, msg_id, subject, body (text), trace_context. */
   columns: string;
+  /** The message body of a row the loop read, when it is made from columns other than `body` (default: `body`). */
+  bodyOf?(row: OutboxRow & Record<string, unknown>): string;
   streamName: string;
   /** Creates the stream if it is missing (or brings it up to date); called once per connection. */
   ensureStream(jsm: JetStreamManager): Promise<void>;
@@ -258,7 +260,7 @@ export class OutboxRelay {
       try {
         await client.query('BEGIN');
         const rows = (
-          await client.query<OutboxRow>(
+          await client.query<OutboxRow & Record<string, unknown>>(
             `SELECT ${this.outbox.columns} FROM ${this.outbox.table}
               WHERE created_at < now() - interval '1 second'
               ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`,
@@ -266,7 +268,7 @@ export class OutboxRelay {
         ).rows;
         if (rows.length > 0) {
           await this.publish(
-            rows.map((r) => ({ msgId: r.msg_id, subject: r.subject, body: r.body, parent: carrierContext(r.trace_context) })),
+            rows.map((r) => ({ msgId: r.msg_id, subject: r.subject, body: this.outbox.bodyOf?.(r) ?? r.body, parent: carrierContext(r.trace_context) })),
           );
           await client.query(`DELETE FROM ${this.outbox.table} WHERE id = ANY($1::bigint[])`, [rows.map((r) => r.id)]);
         }
