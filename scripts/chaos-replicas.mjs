@@ -10,7 +10,9 @@
 //
 //   npm run chaos:replicas               throughput (1 and 2 replicas), then the chaos run (~3 min on 2 cores)
 //   npm run chaos:replicas -- --ci       the chaos run alone, small counts (test/replicas.test.ts)
-//   options: --no-build, --out FILE (the JSON result), --jobs N, --concurrency N
+//   options: --no-build, --out FILE (the JSON result), --jobs N, --concurrency N, --deadline-s N (the
+//   chaos run ends its load and its waits N s after the script began, less 20 s for its checks, and
+//   reports what it saw: test/replicas.test.ts gives it one shorter than its own timeout)
 //
 // Exits 1 when an invariant is broken. Never touches `npm start` or the machine's NATS: its own
 // cluster (deleted at the end), database (dropped) and ports.
@@ -30,6 +32,7 @@ const option = (name) => {
   return i >= 0 ? argv[i + 1] : undefined;
 };
 const ci = flag('--ci');
+const startedAt = Date.now();
 const say = (s) => process.stdout.write(`${s}\n`);
 
 if (!flag('--no-build')) {
@@ -54,6 +57,7 @@ const SERVICE_ENV = {
 };
 const jobs = Number(option('--jobs') ?? (ci ? 120 : 600));
 const concurrency = Number(option('--concurrency') ?? (ci ? 12 : 32));
+const deadline = option('--deadline-s') ? startedAt + Number(option('--deadline-s')) * 1000 - 20_000 : Infinity;
 
 // What to undo if the run dies (an error nobody awaited, Ctrl-C): no process, stream or database may outlive it.
 const live = { stacks: new Set(), cluster: undefined };
@@ -112,6 +116,7 @@ async function withStackOnce(cluster, replicas, fn) {
 const violations = (r) => {
   const out = [];
   const want = (ok, what) => ok || out.push(what);
+  want(r.unfinished.count === 0, `${r.unfinished.count} jobs unfinished at the deadline: ${JSON.stringify(r.unfinished.byStage)}`);
   want(r.database.jobs === r.jobs + r.probes.length, `${r.jobs + r.probes.length - r.database.jobs} accepted jobs missing from job.jobs`);
   want(r.database.notSucceeded === 0, `${r.database.notSucceeded} jobs not succeeded`);
   want(r.database.submissionsNotOne === 0, `${r.database.submissionsNotOne} jobs without exactly one submission`);
@@ -144,12 +149,14 @@ try {
   // then stalls, a known problem); CHAOS_SETTLE_MS: how long to wait for the feed and webhooks after the load.
   const natsToo = process.env.CHAOS_KILL_NATS === '1' ? { cluster } : {};
   const settleTimeoutMs = Number(process.env.CHAOS_SETTLE_MS ?? 90_000);
-  result.chaos = await withStack(cluster, 2, (stack) => replicaLoad(stack, { jobs, concurrency, kill: true, probes: 4, log: say, settleTimeoutMs, ...natsToo }));
+  result.chaos = await withStack(cluster, 2, (stack) => replicaLoad(stack, { jobs, concurrency, kill: true, probes: 4, log: say, settleTimeoutMs, deadline, ...natsToo }));
   const r = result.chaos;
   say(`  chaos: ${r.jobs} jobs, ${r.acceptedAfterKills} accepted after the last kill, ${r.jobsPerS} jobs/s, ${r.failovers} client failovers`);
+  say(`  time: load ${r.phasesMs.load} ms, feed wait ${r.phasesMs.feed} ms, webhook wait ${r.phasesMs.webhooks} ms; ${Math.round((Date.now() - startedAt) / 1000)} s since the script began`);
   say(`  feed: ${r.feed.events} events, ${r.feed.duplicates} duplicates; webhooks: ${r.webhooks.distinct} distinct of ${r.webhooks.deliveries} deliveries, ${r.webhooks.missing} missing`);
   say(`  waits across gateways: ${r.probes.map((p) => `${p.submittedOn + 1}→${p.waitedOn + 1} ${p.jobStatus} after ${p.waitedMs} ms`).join(', ')}`);
   failed.push(...violations(r).map((v) => `chaos: ${v}`));
+  if (r.unfinished.count) say(`  given up at the deadline: ${JSON.stringify(r.unfinished.byStage)}; the first: ${JSON.stringify(r.unfinished.first)}`);
   if (r.unexpected.length) say(`  unexpected answers: ${r.unexpected.slice(0, 10).join(' | ')}`);
 } finally {
   await cluster.stop();
@@ -161,6 +168,8 @@ if (out) {
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 }
 if (failed.length) {
+  // The survivors' last warnings and errors (LOG_LEVEL warn), for the diagnosis.
+  for (const [name, lines] of Object.entries(result.chaos?.survivorsLog ?? {})) if (lines.length) say(`  ${name}: ${lines.join('\n    ')}`);
   say(`✖ ${failed.length} invariant(s) broken:\n  ${failed.join('\n  ')}`);
   process.exit(1);
 }

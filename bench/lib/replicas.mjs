@@ -180,9 +180,27 @@ async function webhookReceiver() {
 /**
  * Runs the load (and, with kill: true, the kills) against a started ReplicaStack.
  * @param {ReplicaStack} stack
- * @param {{ jobs: number, concurrency: number, kill?: boolean, killAt?: number, probes?: number, settleTimeoutMs?: number, log?: (s: string) => void }} opts
+ * A deadline (epoch ms) bounds the whole run: past it no client starts a job or sends again, and the
+ * waits for the feed and the webhooks end, so the run reports what it saw (jobs left unsettled, events
+ * not yet in the feed or delivered) instead of outliving its caller's timeout.
+ * @param {{ jobs: number, concurrency: number, kill?: boolean, killAt?: number, probes?: number, settleTimeoutMs?: number, deadline?: number, log?: (s: string) => void }} opts
  */
-export async function replicaLoad(stack, { jobs, concurrency, kill = false, killAt = 0.35, probes = 0, settleTimeoutMs = 90_000, log = () => undefined, cluster }) {
+export async function replicaLoad(stack, { jobs, concurrency, kill = false, killAt = 0.35, probes = 0, settleTimeoutMs = 90_000, deadline = Infinity, log = () => undefined, cluster }) {
+  const began = Date.now();
+  const late = () => Date.now() >= deadline;
+  /** Waits until done() or the time is up, saying every 10 s what it still waits for. */
+  const waitFor = async (what, done, ms, missing) => {
+    const until = Math.min(Date.now() + ms, deadline);
+    let said = Date.now();
+    while (!done() && Date.now() < until) {
+      await sleep(100);
+      if (Date.now() - said >= 10_000) {
+        said = Date.now();
+        log(`  … ${Math.round((said - began) / 1000)} s: waiting for ${what}: ${missing()}`);
+      }
+    }
+    return done();
+  };
   const gateways = stack.gatewayUrls;
   const tokens = await stack.tokens();
   const agentOf = agents(gateways.length + 2);
@@ -246,6 +264,8 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
   // The clients: each job is submitted on the client's gateway and awaited on the other; any failure
   // is resent with the same Idempotency-Key (a dropped connection: on the other gateway).
   const results = [];
+  /** Jobs a client gave up on at the deadline. */
+  const unfinished = [];
   const kills = [];
   let accepted = 0;
   let next = 0;
@@ -258,6 +278,10 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
     let failovers = 0;
     for (let attempt = 0; !job; attempt++) {
       if (attempt > 400) throw new Error(`job with key ${key} was never accepted`);
+      if (late()) {
+        unfinished.push({ key, stage: 'not accepted by the deadline' });
+        return;
+      }
       const r = await request(`${gateways[g]}/v1/submissions`, {
         method: 'POST',
         headers: { ...headers(client), 'idempotency-key': key },
@@ -282,6 +306,10 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
     let w = (g + 1) % gateways.length;
     for (let attempt = 0; ; attempt++) {
       if (attempt > 400) throw new Error(`job ${job.id} never settled`);
+      if (late()) {
+        unfinished.push({ key, jobId: job.id, stage: 'not settled by the deadline' });
+        return;
+      }
       const r = await request(`${gateways[w]}/v1/jobs/${job.id}`, { headers: { ...headers(client), prefer: 'wait=20' }, agent: agentOf[w] }).catch(() => undefined);
       if (!r) {
         w = (w + 1) % gateways.length;
@@ -314,7 +342,7 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
   };
   await Promise.all(
     Array.from({ length: concurrency }, async (_, client) => {
-      while (next < jobs) {
+      while (next < jobs && !late()) {
         // The second half of the load waits for the kills to finish: jobs are then accepted after the
         // last kill however fast the machine is (on a quiet one, all 120 of --ci were accepted during
         // the 2 s the kills take, and nothing was proven of the survivors).
@@ -330,16 +358,23 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
   );
   const loadMs = Date.now() - t0;
   await killing;
+  log(`  load: ${results.length} jobs settled in ${(loadMs / 1000).toFixed(1)} s${unfinished.length ? `, ${unfinished.length} given up at the deadline` : ''}`);
 
   // Every job's events, once, in the feed; then every one of them delivered to the webhook.
   const jobIds = results.map((r) => r.jobId).concat(probeResults.map((p) => p.jobId));
   const settledEvent = (e) => ['job.succeeded', 'job.failed', 'job.canceled'].includes(e.type);
   const jobIdSet = new Set(jobIds);
   const settledSeen = () => new Set(followed.filter((e) => settledEvent(e) && jobIdSet.has(e.subject)).map((e) => e.subject)).size;
-  const until = Date.now() + settleTimeoutMs;
   // Each job made one submission: its submission.created comes from another publisher, in either order.
   const createdSeen = () => followed.filter((e) => e.type === 'submission.created').length;
-  while (Date.now() < until && (settledSeen() < jobIds.length || createdSeen() < jobIds.length)) await sleep(100);
+  const feedAt = Date.now();
+  await waitFor(
+    'the feed',
+    () => settledSeen() >= jobIds.length && createdSeen() >= jobIds.length,
+    settleTimeoutMs,
+    () => `${settledSeen()} of ${jobIds.length} jobs' settled events and ${createdSeen()} of ${jobIds.length} submission.created followed (${followed.length} events, reader on gateway switches ${readerSwitches})`,
+  );
+  const feedMs = Date.now() - feedAt;
   following = false;
   await reader;
 
@@ -357,11 +392,17 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
   const fullIds = full.map((e) => e.id);
   const followedIds = followed.map((e) => e.id);
   const delivered = () => new Set([...receiver.byWebhookId.values()].map((v) => v.eventId));
-  const hookUntil = Date.now() + settleTimeoutMs;
   // Every event of the run's jobs and submissions must reach the endpoint (the events of the job that
   // created the endpoint, stored as it came to be, are not judged: nothing promises them to it).
   const expected = full.filter((e) => e.type === 'submission.created' || jobIdSet.has(e.subject));
-  while (Date.now() < hookUntil && expected.some((e) => !delivered().has(e.id))) await sleep(200);
+  const hooksAt = Date.now();
+  await waitFor(
+    'the webhooks',
+    () => expected.every((e) => delivered().has(e.id)),
+    settleTimeoutMs,
+    () => `${expected.filter((e) => !delivered().has(e.id)).length} of ${expected.length} events not delivered (${receiver.deliveries()} deliveries so far)`,
+  );
+  const hooksMs = Date.now() - hooksAt;
 
   // What the database says of every accepted job.
   const keys = results.map((r) => r.key);
@@ -370,6 +411,18 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
        FROM job.jobs j WHERE j.job_id = ANY($1)`,
     [jobIds],
   );
+  // A job given up at the deadline, as the database has it (status, deliveries, last change, whether its
+  // job message is still in the outbox).
+  const stuckIds = unfinished.flatMap((u) => (u.jobId ? [u.jobId] : []));
+  const stuckRows = stuckIds.length
+    ? await stack.sql(
+        `SELECT j.job_id, j.status, j.deliveries, j.updated_at, EXISTS (SELECT 1 FROM job.outbox o WHERE o.job_id = j.job_id) AS in_outbox
+           FROM job.jobs j WHERE j.job_id = ANY($1)`,
+        [stuckIds],
+      )
+    : [];
+  const stuckRow = new Map(stuckRows.map((r) => [r.job_id, r]));
+  for (const u of unfinished) if (u.jobId) u.database = stuckRow.get(u.jobId) ?? 'no row';
   const keyRows = await stack.sql('SELECT key, count(*)::int AS n FROM job.idempotency_keys WHERE key = ANY($1) GROUP BY key', [keys]);
   const settledPerJob = new Map();
   for (const e of full.filter(settledEvent)) settledPerJob.set(e.subject, (settledPerJob.get(e.subject) ?? 0) + 1);
@@ -403,6 +456,10 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
     crossGateway: results.filter((r) => r.submittedOn !== r.answeredOn).length,
     failovers: results.reduce((n, r) => n + r.failovers, 0),
     outcomes: countBy(results.map((r) => r.status)),
+    // Jobs the clients gave up at the deadline (none in a run that finished), by stage, the first ten.
+    unfinished: { count: unfinished.length, byStage: countBy(unfinished.map((u) => u.stage)), first: unfinished.slice(0, 10) },
+    // Where the time went: the load (kills included), the wait for the feed, the wait for the webhooks.
+    phasesMs: { load: loadMs, feed: feedMs, webhooks: hooksMs, total: Date.now() - began },
     kills,
     acceptedAfterKills: kills.length ? results.length - Math.max(...kills.map((k) => k.acceptedBefore)) : 0,
     probes: probeResults,
