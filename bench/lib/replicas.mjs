@@ -358,6 +358,7 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
   );
   const loadMs = Date.now() - t0;
   await killing;
+  for (; next < jobs; next++) unfinished.push({ stage: 'not started by the deadline' });
   log(`  load: ${results.length} jobs settled in ${(loadMs / 1000).toFixed(1)} s${unfinished.length ? `, ${unfinished.length} given up at the deadline` : ''}`);
 
   // Every job's events, once, in the feed; then every one of them delivered to the webhook.
@@ -456,8 +457,8 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
     crossGateway: results.filter((r) => r.submittedOn !== r.answeredOn).length,
     failovers: results.reduce((n, r) => n + r.failovers, 0),
     outcomes: countBy(results.map((r) => r.status)),
-    // Jobs the clients gave up at the deadline (none in a run that finished), by stage, the first ten.
-    unfinished: { count: unfinished.length, byStage: countBy(unfinished.map((u) => u.stage)), first: unfinished.slice(0, 10) },
+    // Jobs the clients gave up or never started at the deadline (none in a run that finished), by stage; the first ten begun.
+    unfinished: { count: unfinished.length, byStage: countBy(unfinished.map((u) => u.stage)), first: unfinished.filter((u) => u.key).slice(0, 10) },
     // Where the time went: the load (kills included), the wait for the feed, the wait for the webhooks.
     phasesMs: { load: loadMs, feed: feedMs, webhooks: hooksMs, total: Date.now() - began },
     kills,
