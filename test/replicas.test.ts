@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { hotPathSwitches } from '../scripts/lib/processes.mjs';
 import { ROOT } from './support/stack.js';
 
-// About 30–60 s here, alone or beside the off-switch suite; the bound is for a machine many times slower.
+// 25–75 s here, alone or beside the off-switch suite (docs/reliability.md); the bound is for a machine many times slower.
 const RUN_TIMEOUT_S = 360;
 
 const dir = mkdtempSync(join(tmpdir(), 'replicas-'));

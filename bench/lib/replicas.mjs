@@ -199,7 +199,6 @@ export async function replicaLoad(stack, { jobs, concurrency, kill = false, kill
         log(`  … ${Math.round((said - began) / 1000)} s: waiting for ${what}: ${missing()}`);
       }
     }
-    return done();
   };
   const gateways = stack.gatewayUrls;
   const tokens = await stack.tokens();
