@@ -29,6 +29,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from 'nats';
 import { natsNames } from '@partner/shared/nats/client';
+import { WRITER_LOCK } from '../services/events/src/writer.js';
 import pg from 'pg';
 import { PrivatePostgres } from './support/private-postgres.js';
 import { Stack, type ClientCreds } from './support/stack.js';
@@ -140,12 +141,14 @@ describe('PostgreSQL crashed while events flow (asynchronous commits)', () => {
     };
     const announcedEvents = () => partners.reduce((n, q) => n + q.announced, 0);
     // The crash comes right behind one of the feed writer's commits, once about a third of the flow
-    // is stored: a session of the test's waits for the writer's advisory lock (sent as the writer
-    // sends its COMMIT) and, the moment the commit releases it, has the server run `kill -QUIT` on
-    // its own postmaster. So the crash follows the commit by the start of a shell (about a
-    // millisecond), not by this busy process's event loop: that commit's WAL is then likely still
-    // unwritten, unless another commit's flush (every synchronous commit writes all WAL before its
-    // own) took it along in between. The writer goes on as after any commit (its wake-ups are sent).
+    // is stored. The writer's batch is one call (feed_store), its whole transaction, holding the
+    // writer's advisory lock from its first statement to its commit. As the writer sends that call, a
+    // session of the test starts to watch the lock: once another backend holds it, it waits for it
+    // and, the moment the commit releases it, has the server run `kill -QUIT` on its own postmaster.
+    // So the crash follows the commit by the start of a shell (about a millisecond), not by this busy
+    // process's event loop: that commit's WAL is then likely still unwritten, unless another commit's
+    // flush (every synchronous commit writes all WAL before its own) took it along in between. The
+    // writer goes on as after any commit (its wake-ups are sent).
     const newKiller = async () => {
       const c = new pg.Client({ connectionString: server.url(stack.dbName) });
       c.on('error', () => undefined);
@@ -153,50 +156,52 @@ describe('PostgreSQL crashed while events flow (asynchronous commits)', () => {
       return c;
     };
     let killer = await newKiller();
-    // Every event the writer's commits stored, as the writer saw it once its COMMIT returned.
+    // The lock as pg_locks shows a bigint key: its high and low 32 bits.
+    const lockKey = `classid = ${Math.floor(WRITER_LOCK / 2 ** 32)} AND objid = ${WRITER_LOCK % 2 ** 32} AND objsubid = 1`;
+    const killBehindTheWriter = (pid: number) =>
+      `DO $$BEGIN
+         WHILE NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND ${lockKey} AND granted AND pid <> pg_backend_pid()) LOOP
+           IF clock_timestamp() > statement_timestamp() + interval '30 seconds' THEN RAISE 'the feed writer never took its lock'; END IF;
+           PERFORM pg_sleep(0.0002);
+         END LOOP;
+         PERFORM pg_advisory_lock(${WRITER_LOCK});
+       END$$; COPY (SELECT 1) TO PROGRAM 'kill -QUIT ${pid}'`;
+    // Every event the writer's commits stored, as the writer saw it once its call returned.
     const committed: Stored[] = [];
-    const pending: Stored[] = [];
     const wrapped = new WeakSet<pg.PoolClient>();
     stack.services.events!.pool!.on('acquire', (client) => {
       if (wrapped.has(client)) return;
       wrapped.add(client);
       const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
-      let writerLock: string | undefined;
       (client as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        const text = typeof args[0] === 'string' ? args[0] : '';
-        // The statement that begins the writer's transaction takes its advisory lock.
-        const lock = /^BEGIN; SELECT pg_advisory_xact_lock\((\d+)\)/.exec(text)?.[1];
-        if (lock) {
-          writerLock = lock;
-          pending.length = 0; // what a batch that rolled back had stored
-        }
-        if (!writerLock) return query(...args);
-        if (text !== 'COMMIT') {
-          // The rows the batch stored (its statement returns each event's id, partner_seq and position).
-          return query(...args).then((r) => {
-            for (const row of (r as { rows?: Partial<Stored>[] }).rows ?? []) {
-              if (row.event_id && row.partner_seq && row.position) pending.push({ event_id: row.event_id, partner_seq: String(row.partner_seq), position: String(row.position) });
-            }
-            return r;
-          });
-        }
-        const batch = pending.splice(0);
-        const commit = query(...args).then((r) => {
-          committed.push(...batch);
-          return r;
-        });
+        const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? '');
+        if (!text.startsWith('SELECT * FROM feed_store(')) return query(...args);
         if (!crash && crashes < CRASH_AFTER_EVENTS.length && announcedEvents() >= CRASH_AFTER_EVENTS[crashes]!) {
           const pid = server.postmasterPid();
           crashNow("the feed writer's commit", () => {
-            killer.query(`SELECT pg_advisory_lock(${writerLock}); COPY (SELECT 1) TO PROGRAM 'kill -QUIT ${pid}'`).catch(() => undefined);
+            killer.query(killBehindTheWriter(pid)).catch(() => undefined);
           });
         }
-        writerLock = undefined;
-        return commit;
+        // The rows the batch stored (each event's id, partner_seq and position), committed once the
+        // call returns. (pg's pool.query passes a callback; a client's own call gets a promise.)
+        const record = (r: unknown) => {
+          for (const row of (r as { rows?: Partial<Stored>[] }).rows ?? []) {
+            if (row.event_id && row.partner_seq && row.position) committed.push({ event_id: row.event_id, partner_seq: String(row.partner_seq), position: String(row.position) });
+          }
+        };
+        const done = args.at(-1);
+        if (typeof done === 'function') {
+          return query(...args.slice(0, -1), (err: Error | null, r: unknown) => {
+            if (!err) record(r);
+            (done as (err: Error | null, r: unknown) => void)(err, r);
+          });
+        }
+        return query(...args).then((r) => (record(r), r));
       };
     });
-    // Every wake-up: the highest partner_seq announced per partner. Should the writer's transaction
-    // ever look different (the hook above never fires), the crash comes at a wake-up instead.
+    // Every wake-up: the highest partner_seq announced per partner. Should the writer's call ever look
+    // different (the hook above never fires), the crash comes at a wake-up instead, and the test
+    // fails on its triggers once the flow is done.
     const wakes = nc.subscribe(natsNames(stack.prefix).feedWakeSubject, {
       callback: (err, m) => {
         if (err) return;
@@ -285,6 +290,8 @@ describe('PostgreSQL crashed while events flow (asynchronous commits)', () => {
 
     await flow;
     const flowMs = Date.now() - started;
+    // Each crash came right behind a commit of the writer's (not at a wake-up, later).
+    expect(triggers).toEqual(CRASH_AFTER_EVENTS.map(() => "the feed writer's commit"));
 
     // Every accepted job settled, once, with one submission.
     const expected = PER_PARTNER * partners.length;

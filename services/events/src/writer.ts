@@ -15,17 +15,20 @@
 import type { JsMsg, NatsConnection } from 'nats';
 import { DeliverPolicy } from 'nats';
 import type { Logger } from '@partner/shared/telemetry/logger';
-import { prepared, PLANNER_INDEX_WALKS, setLocalPlanner, type Pool } from '@partner/shared/db/pg';
+import { prepared, type Pool } from '@partner/shared/db/pg';
 import { ensureEventsStream, natsNames } from '@partner/shared/nats/client';
 import { endable } from '@partner/shared/nats/endable-messages';
 import { isEventId, isEventType, isForEveryPartner, type EventMessage, type FeedWake, type FeedWakeEvent } from '@partner/shared/domain/events';
 import type { FeedCursors, Owner } from './cursor.js';
 import { toEvent } from './feed.js';
 import { createHash } from 'node:crypto';
-import { deliveryBody, queueDeliveriesSql } from './webhooks/repo.js';
+import { deliveryBody } from './webhooks/repo.js';
 
-/** One key for the feed writer's advisory lock (any bigint the schema does not use otherwise). */
-const WRITER_LOCK = 0x65766e74; // "evnt"
+/**
+ * The key of the feed writer's advisory lock (any bigint the schema does not use otherwise), which
+ * feed_store takes (migrations/0009_feed_store.sql spells it in decimal).
+ */
+export const WRITER_LOCK = 0x65766e74; // "evnt", 1702260340
 const BATCH_MAX = 500;
 
 export interface WriterMetrics {
@@ -132,51 +135,20 @@ function distinctEvents(batch: Parsed[]): Parsed[] {
   return batch.filter((p) => !seen.has(p.msg.event.id) && (seen.add(p.msg.event.id), true));
 }
 
-// The batch stored in one statement (one round trip between the lock and the commit): events not
-// stored yet (under the writer's lock nobody else inserts meanwhile; the statement's snapshot is
-// taken after the lock's statement, so it sees everything the previous holder committed); each
-// partner's feed_heads row advanced by its count in the batch (one upsert, rows locked in
-// (tenant_id, partner_id) order, the order the retention sweep uses too) and its seqs handed out in
-// stream order (the input's order); the events; and the webhook deliveries of what was stored.
 /** How often the writer checks that its consumer still delivers while the stream grows (stallWatchdog). */
 const STALL_CHECK_MS = 5_000;
 
-const STORE = `WITH input AS (
-     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[], $8::text[])
-       WITH ORDINALITY AS t(position, event_id, tenant_id, partner_id, type, ts, data, body, ord)
-   ), fresh AS (
-     SELECT * FROM input i WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = i.event_id)
-   ), heads AS (
-     INSERT INTO feed_heads AS h (tenant_id, partner_id, seq)
-     SELECT tenant_id, partner_id, count(*) FROM fresh GROUP BY 1, 2 ORDER BY 1, 2
-     ON CONFLICT (tenant_id, partner_id) DO UPDATE SET seq = h.seq + EXCLUDED.seq
-     RETURNING tenant_id, partner_id, seq
-   ), numbered AS (
-     SELECT f.*, h.seq - count(*) OVER w + row_number() OVER (w ORDER BY f.ord) AS partner_seq
-       FROM fresh f JOIN heads h USING (tenant_id, partner_id)
-     WINDOW w AS (PARTITION BY f.tenant_id, f.partner_id)
-   ), ins AS (
-     INSERT INTO events (position, partner_seq, event_id, tenant_id, partner_id, type, "timestamp", data)
-     SELECT position, partner_seq, event_id, tenant_id, partner_id, type, ts, data FROM numbered ORDER BY ord
-     ON CONFLICT (event_id) DO NOTHING
-     RETURNING partner_seq, tenant_id, partner_id, event_id, position, type, "timestamp", data::text AS data_json
-   ), stored AS (
-     SELECT ins.event_id, ins.tenant_id, ins.partner_id, n.type, n.body FROM ins JOIN numbered n USING (event_id)
-   ), queued AS (
-     ${queueDeliveriesSql('stored')}
-     RETURNING 1
-   )
-   SELECT partner_seq, tenant_id, partner_id, event_id, position, type, "timestamp", data_json, (SELECT count(*) FROM queued) AS queued FROM ins`;
-
 /**
- * The round trip that begins a batch's transaction: BEGIN, the writer's lock (first: the crash test
- * knows the transaction by it) with its asynchronous commit, the planner held to index walks, then (a
- * statement of its own, so its snapshot is taken after the lock is held) the stored position. STORE
- * (the stored-id check, the inserts, the deliveries) reads a few rows each through indexes; planned
- * freely, on a table grown since its last ANALYZE, its stored-id check read the whole events table
- * (a hash anti-join over a sequential scan) on every batch.
+ * A batch's whole transaction, one round trip (services/events/migrations/0009_feed_store.sql): sent
+ * outside a transaction, the call commits as it returns. feed_store takes the writer's lock
+ * (WRITER_LOCK), makes its commit asynchronous, reads the stored position after the lock, refuses
+ * (SQLSTATE LOST_COMMIT) a stored feed below `committed_through`, and stores the events past the
+ * stored position and not stored yet: their partner_seqs, the events, their webhook deliveries.
  */
-const BEGIN_BATCH = `BEGIN; SELECT pg_advisory_xact_lock(${WRITER_LOCK}), set_config('synchronous_commit', 'off', true); ${setLocalPlanner(PLANNER_INDEX_WALKS)}; ${STORED_THROUGH}`;
+const STORE = 'SELECT * FROM feed_store($1, $2, $3, $4, $5, $6, $7, $8, $9)';
+
+/** feed_store's error when the stored feed is below the writer's committed position (its DETAIL: the stored position). */
+const LOST_COMMIT = 'EVLC1';
 
 /** The stored feed is behind what this writer committed: a commit was lost (FeedWriter.committedThrough). */
 export class LostCommitError extends Error {
@@ -351,63 +323,48 @@ export class FeedWriter {
       const partners = await this.opts.partners();
       parsed = parsed.flatMap((p) => (isForEveryPartner(p.msg) ? copiesForEveryPartner(p, partners) : [p]));
     }
-    const client = await this.pool.connect();
-    let stored: StoredRow[] = [];
-    let queued = 0;
-    // Messages of the stream stored (an event for every partner is one message, stored as many rows).
-    let storedMessages = 0;
-    let storedPositions = new Set<bigint>();
+    const fresh = distinctEvents(parsed);
+    let r: { rows: StoredRow[] };
     try {
-      // One round trip (BEGIN_BATCH): BEGIN, the lock, the planner settings, the stored position.
-      // The commit does not wait for its WAL flush: the stream
-      // is the record and the stored position commits with the events, so a crash loses only a
-      // suffix of batches, which are read again and stored identically (same positions, ids and
-      // partner_seqs); a delivery's settlement, a synchronous commit, flushes this one before it.
-      const begun = (await client.query(BEGIN_BATCH)) as unknown as { rows: { p: string }[] }[];
-      const through = BigInt(begun[begun.length - 1]!.rows[0]!.p);
-      if (through < this.committedThrough) {
-        // A batch this writer committed is gone: PostgreSQL crashed before the asynchronous commit
-        // reached its WAL, and came back before this writer saw an error. Storing this batch would
-        // leave the lost one behind the stored position for good: read the stream again from there.
-        throw new LostCommitError(through, this.committedThrough);
-      }
-      const fresh = distinctEvents(parsed.filter((p) => p.position > through));
-      if (fresh.length > 0) {
-        const r = await client.query<StoredRow>(
-          prepared(STORE, [
-            fresh.map((p) => p.position.toString()),
-            fresh.map((p) => p.msg.event.id),
-            fresh.map((p) => p.msg.tenantId),
-            fresh.map((p) => p.msg.partnerId),
-            fresh.map((p) => p.msg.event.type),
-            fresh.map((p) => p.msg.event.timestamp),
-            fresh.map((p) => JSON.stringify(p.msg.event.data ?? null)),
-            fresh.map((p) => deliveryBody(p.msg)),
-          ]),
-        );
-        // In stream order (each partner's in partner_seq order: the wake-ups carry them so, and name
-        // each partner's highest seq stored).
-        const rows = r.rows.sort((a, b) => (BigInt(a.partner_seq) < BigInt(b.partner_seq) ? -1 : BigInt(a.partner_seq) > BigInt(b.partner_seq) ? 1 : 0));
-        stored = rows;
-        storedPositions = new Set(rows.map((row) => BigInt(row.position)));
-        storedMessages = storedPositions.size;
-        queued = Number(r.rows[0]?.queued ?? 0);
-      }
-      await client.query('COMMIT');
-      const committedAt = Date.now();
-      client.release();
-      for (const position of storedPositions) if (position > this.committedThrough) this.committedThrough = position;
-      this.opts.metrics?.stored(stored.length);
-      this.opts.metrics?.skipped(batch.length - storedMessages);
-      for (const m of batch) {
-        const seq = BigInt(m.seq);
-        if (seq > this.handledThrough) this.handledThrough = seq;
-        if (storedPositions.has(seq)) this.opts.metrics?.storeDelay?.(Math.max(0, committedAt - m.info.timestampNanos / 1e6) / 1000);
-      }
+      // One round trip, the whole transaction (STORE). The commit does not wait for its WAL flush:
+      // the stream is the record and the stored position commits with the events, so a crash loses
+      // only a suffix of batches, which are read again and stored identically (same positions, ids
+      // and partner_seqs); a delivery's settlement, a synchronous commit, flushes this one before it.
+      r = await this.pool.query<StoredRow>(
+        prepared(STORE, [
+          this.committedThrough.toString(),
+          fresh.map((p) => p.position.toString()),
+          fresh.map((p) => p.msg.event.id),
+          fresh.map((p) => p.msg.tenantId),
+          fresh.map((p) => p.msg.partnerId),
+          fresh.map((p) => p.msg.event.type),
+          fresh.map((p) => p.msg.event.timestamp),
+          fresh.map((p) => JSON.stringify(p.msg.event.data ?? null)),
+          fresh.map((p) => deliveryBody(p.msg)),
+        ]),
+      );
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      client.release(true);
+      const e = err as { code?: string; detail?: string };
+      // A batch this writer committed is gone: PostgreSQL crashed before the asynchronous commit
+      // reached its WAL, and came back before this writer saw an error. Storing this batch would
+      // leave the lost one behind the stored position for good: read the stream again from there.
+      if (e.code === LOST_COMMIT && e.detail) throw new LostCommitError(BigInt(e.detail), this.committedThrough);
       throw err;
+    }
+    const committedAt = Date.now();
+    // In stream order (each partner's in partner_seq order: the wake-ups carry them so, and name each
+    // partner's highest seq stored).
+    const stored = r.rows.sort((a, b) => (BigInt(a.partner_seq) < BigInt(b.partner_seq) ? -1 : BigInt(a.partner_seq) > BigInt(b.partner_seq) ? 1 : 0));
+    // Messages of the stream stored (an event for every partner is one message, stored as many rows).
+    const storedPositions = new Set(stored.map((row) => BigInt(row.position)));
+    const queued = Number(stored[0]?.queued ?? 0);
+    for (const position of storedPositions) if (position > this.committedThrough) this.committedThrough = position;
+    this.opts.metrics?.stored(stored.length);
+    this.opts.metrics?.skipped(batch.length - storedPositions.size);
+    for (const m of batch) {
+      const seq = BigInt(m.seq);
+      if (seq > this.handledThrough) this.handledThrough = seq;
+      if (storedPositions.has(seq)) this.opts.metrics?.storeDelay?.(Math.max(0, committedAt - m.info.timestampNanos / 1e6) / 1000);
     }
     // The dispatchers look for due deliveries only when this batch made some.
     if (queued > 0) {

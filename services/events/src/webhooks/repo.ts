@@ -1,8 +1,8 @@
 // Webhook endpoints and deliveries in PostgreSQL (schema events; migration 0002_webhooks.sql). The
 // endpoint mutations run inside jobs and are idempotent by job id: each records its result in
 // webhook_job_results in its own transaction, under a lock on the job id, and a second run of the
-// same job answers that result. The feed writer queues deliveries (queueDeliveriesSql) in the
-// transaction that stores the events; the dispatcher (dispatcher/store.ts) claims and settles them.
+// same job answers that result. The feed writer queues deliveries in the transaction that stores the
+// events (feed_store, migrations/0009_feed_store.sql); the dispatcher (dispatcher/store.ts) claims and settles them.
 //
 // Lock order (migrations/0004_webhook_lock_order.sql): a transaction that changes existing delivery
 // rows locks their endpoint's row first (FOR NO KEY UPDATE; FOR UPDATE to delete it), then the
@@ -11,7 +11,6 @@
 // their foreign-key check (FOR KEY SHARE) does not conflict with FOR NO KEY UPDATE.
 
 import { DomainError, notFound, type ErrorDetail } from '@partner/shared/domain/errors';
-import { JOB_KINDS } from '@partner/shared/domain/jobs';
 import type { EventMessage } from '@partner/shared/domain/events';
 import { newEventId } from '@partner/shared/domain/events';
 import { prefixedIds, type CursorCodec } from '@partner/shared/domain/list-cursor';
@@ -74,25 +73,6 @@ export interface DeliveryRow {
 
 const DELIVERY_COLUMNS =
   'delivery_id, event_id, event_type, status, attempts, last_attempt_at, next_attempt_at, last_response_status, last_error, created_at';
-
-/**
- * The deliveries of events just stored, one per matching enabled endpoint: an INSERT over `source`,
- * a relation with event_id, tenant_id, partner_id, type and body (the exact bytes to send). The feed
- * writer runs it inside its one statement (writer.ts), so an event is stored if and only if its
- * deliveries exist.
- */
-export const queueDeliveriesSql = (source: string): string =>
-  `INSERT INTO webhook_deliveries (delivery_id, endpoint_id, tenant_id, partner_id, event_id, event_type, body, next_attempt_at)
-     SELECT 'whd_' || replace(gen_random_uuid()::text, '-', ''), w.endpoint_id, e.tenant_id, e.partner_id, e.event_id, e.type, e.body, now()
-       FROM ${source} e
-       JOIN webhook_endpoints w
-         ON w.tenant_id = e.tenant_id AND w.partner_id = e.partner_id AND w.status = 'enabled'
-        AND (e.type = ANY(w.event_types) OR '*' = ANY(w.event_types))
-        -- An endpoint's own creation job is not delivered to it: it settles before the partner can
-        -- hold a secret the service made (docs/webhooks.md, "Register an endpoint").
-        AND NOT (e.type = 'job.succeeded' AND e.body::jsonb #>> '{data,kind}' = '${JOB_KINDS.webhookEndpointCreate}'
-                 AND e.body::jsonb #>> '{data,result,endpointId}' = w.endpoint_id)
-     ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
 
 /** A delivery's body: the exact bytes sent (and signed) on every attempt. */
 export const deliveryBody = (m: EventMessage): string =>
