@@ -8,6 +8,8 @@
 // partner_seqs and positions; skipped past, they would be missing from the feed for good.
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { WRITER_LOCK } from '../services/events/src/writer.js';
 import type { ClientCreds } from './support/stack.js';
 import { useStack } from './support/use-stack.js';
 import { until } from './support/poll.js';
@@ -72,5 +74,44 @@ describe('the feed writer after PostgreSQL lost its last commit', () => {
     // …and the partner's feed gapless from 1, each event once.
     expect(after.map((r) => Number(r.partner_seq))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(new Set(after.map((r) => r.event_id)).size).toBe(8);
+  });
+
+  // The batch's transaction is one call (feed_store, migration 0009): what the writer counts on, checked
+  // on the function itself.
+  it('feed_store commits asynchronously, keeps its planner settings to itself, takes the writer\'s lock, and refuses a writer ahead of the stored feed', async () => {
+    const c = new pg.Client({ connectionString: stack.env.DATABASE_URL });
+    await c.connect();
+    const call = (committedThrough: bigint) => `SELECT count(*)::int AS n FROM events.feed_store(${committedThrough}, '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}')`;
+    const show = async (name: string) => (await c.query<Record<string, string>>(`SHOW ${name}`)).rows[0]![name];
+    try {
+      await c.query('SET synchronous_commit = on; SET enable_seqscan = on');
+      // Its asynchronous commit lasts to the transaction's end (set in the body: a SET clause would be
+      // undone as the function returns); the planner's index walks (SET clauses) end with the call.
+      await c.query('BEGIN');
+      expect((await c.query(call(0n))).rows).toEqual([{ n: 0 }]);
+      expect(await show('synchronous_commit')).toBe('off');
+      expect(await show('enable_seqscan')).toBe('on');
+      await c.query('ROLLBACK');
+      expect(await show('synchronous_commit')).toBe('on');
+
+      // The lock is the writer's (WRITER_LOCK): held elsewhere, the call waits for it.
+      const holder = new pg.Client({ connectionString: stack.env.DATABASE_URL });
+      await holder.connect();
+      try {
+        await holder.query('SELECT pg_advisory_lock($1)', [WRITER_LOCK]);
+        await c.query('SET lock_timeout = 100');
+        await expect(c.query(call(0n))).rejects.toMatchObject({ code: '55P03' });
+        await c.query('RESET lock_timeout');
+      } finally {
+        await holder.end();
+      }
+
+      // Below what the writer committed: SQLSTATE EVLC1, with the stored position as its detail.
+      const [{ p }] = (await c.query<{ p: string }>('SELECT GREATEST((SELECT coalesce(max(position), 0) FROM events.events), (SELECT swept_through FROM events.sweep_state)) AS p')).rows as [{ p: string }];
+      await expect(c.query(call(BigInt(p) + 1n))).rejects.toMatchObject({ code: 'EVLC1', detail: p });
+      expect((await c.query(call(BigInt(p)))).rows).toEqual([{ n: 0 }]);
+    } finally {
+      await c.end();
+    }
   });
 });

@@ -26,7 +26,8 @@
 --    made (docs/webhooks.md, "Register an endpoint"). Every statement reads a few rows through indexes:
 --    the planner is held to index walks (the SET clauses, PLANNER_INDEX_WALKS in shared/db/pg.ts);
 --    planned freely, on a table grown since its last ANALYZE, the stored-id check read the whole
---    events table on every batch.
+--    events table on every batch. Its tables are the schema's whatever the caller's search_path (SET
+--    search_path FROM CURRENT: the migration's, the service's schema).
 -- It returns the stored events (as the wake-ups carry them), each with the number of deliveries queued.
 CREATE FUNCTION feed_store(
   committed_through bigint,
@@ -36,6 +37,7 @@ CREATE FUNCTION feed_store(
                  type text, "timestamp" timestamptz, data_json text, queued bigint)
 LANGUAGE plpgsql VOLATILE
 SET enable_seqscan = off SET enable_bitmapscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET search_path FROM CURRENT
 AS $fn$
 #variable_conflict use_column
 DECLARE
