@@ -78,7 +78,7 @@ describe('the feed writer after PostgreSQL lost its last commit', () => {
 
   // The batch's transaction is one call (feed_store, migration 0009): what the writer counts on, checked
   // on the function itself.
-  it('feed_store commits asynchronously, keeps its planner settings to itself, takes the writer\'s lock, and refuses a writer ahead of the stored feed', async () => {
+  it('feed_store commits asynchronously, keeps its planner settings to itself, takes the writer\'s lock, refuses a writer ahead of the stored feed, and stores an event repeated in a batch once', async () => {
     const c = new pg.Client({ connectionString: stack.env.DATABASE_URL });
     await c.connect();
     const call = (committedThrough: bigint) => `SELECT count(*)::int AS n FROM events.feed_store(${committedThrough}, '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}')`;
@@ -106,10 +106,31 @@ describe('the feed writer after PostgreSQL lost its last commit', () => {
         await holder.end();
       }
 
-      // Below what the writer committed: SQLSTATE EVLC1, with the stored position as its detail.
-      const [{ p }] = (await c.query<{ p: string }>('SELECT GREATEST((SELECT coalesce(max(position), 0) FROM events.events), (SELECT swept_through FROM events.sweep_state)) AS p')).rows as [{ p: string }];
+      // Below what the writer committed: SQLSTATE EVLC1, with the stored position as its detail. (Each
+      // transaction takes the writer's lock before it reads the position, so the stack's writer stores
+      // nothing in between; the calls take it again, and roll back.)
+      const storedThrough = async () => {
+        await c.query('BEGIN');
+        await c.query('SELECT pg_advisory_xact_lock($1)', [WRITER_LOCK]);
+        const r = await c.query<{ p: string }>('SELECT GREATEST((SELECT coalesce(max(position), 0) FROM events.events), (SELECT swept_through FROM events.sweep_state)) AS p');
+        return r.rows[0]!.p;
+      };
+      let p = await storedThrough();
       await expect(c.query(call(BigInt(p) + 1n))).rejects.toMatchObject({ code: 'EVLC1', detail: p });
+      await c.query('ROLLBACK');
+      p = await storedThrough();
       expect((await c.query(call(BigInt(p)))).rows).toEqual([{ n: 0 }]);
+
+      // An event repeated within the batch is stored once, at its first position past the stored one
+      // (a copy at or below it is not stored), and spends one partner_seq.
+      const id = `evt_${randomUUID().replace(/-/g, '')}`;
+      const positions = [BigInt(p), BigInt(p) + 1n, BigInt(p) + 2n].map(String);
+      const stored = await c.query<{ event_id: string; position: string; partner_seq: string }>(
+        'SELECT event_id, position::text, partner_seq::text FROM events.feed_store($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+        [p, positions, [id, id, id], ['t-dedupe', 't-dedupe', 't-dedupe'], ['p-dedupe', 'p-dedupe', 'p-dedupe'], Array(3).fill('job.succeeded'), Array(3).fill('2026-11-28T00:00:00Z'), Array(3).fill('{}'), Array(3).fill('{}')],
+      );
+      expect(stored.rows).toEqual([{ event_id: id, position: String(BigInt(p) + 1n), partner_seq: '1' }]);
+      await c.query('ROLLBACK');
     } finally {
       await c.end();
     }

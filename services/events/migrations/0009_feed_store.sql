@@ -18,7 +18,7 @@
 --  * below what this writer's own commits stored (`committed_through`): a commit was lost (PostgreSQL
 --    crashed before the asynchronous commit reached its WAL). It raises SQLSTATE EVLC1 with the
 --    stored position as its DETAIL, and the writer reads the stream again from there (LostCommitError);
---  * the batch's events past the stored position and not stored yet: each partner's feed_heads row
+--  * the batch's events past the stored position and not stored yet (each once): each partner's feed_heads row
 --    advanced by its count (one upsert, rows locked in (tenant_id, partner_id) order, the order the
 --    retention sweep uses), its seqs handed out in stream order (the input's order), the events, and the
 --    webhook deliveries of what was stored, one per matching enabled endpoint. An endpoint's own
@@ -56,7 +56,11 @@ BEGIN
      SELECT * FROM unnest(positions, event_ids, tenant_ids, partner_ids, types, timestamps, datas, bodies)
        WITH ORDINALITY AS t(pos, id, tenant, partner, kind, ts, data, body, ord)
    ), fresh AS (
-     SELECT * FROM input i WHERE i.pos > through AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = i.id)
+     -- An event repeated within the batch once (its first copy past the stored position), so no
+     -- partner_seq is spent on an event that is not inserted.
+     SELECT DISTINCT ON (i.id) * FROM input i
+      WHERE i.pos > through AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = i.id)
+      ORDER BY i.id, i.ord
    ), heads AS (
      INSERT INTO feed_heads AS h (tenant_id, partner_id, seq)
      SELECT f.tenant, f.partner, count(*) FROM fresh f GROUP BY 1, 2 ORDER BY 1, 2

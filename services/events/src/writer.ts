@@ -125,16 +125,6 @@ export function copiesForEveryPartner(p: Parsed, partners: { tenantId: string; p
   });
 }
 
-/**
- * The batch without events repeated within it (the first copy is kept), so no partner_seq is spent on
- * an event that is not inserted. Events stored by an earlier batch (a republished event beyond
- * JetStream's duplicate window) are left out by STORE itself.
- */
-function distinctEvents(batch: Parsed[]): Parsed[] {
-  const seen = new Set<string>();
-  return batch.filter((p) => !seen.has(p.msg.event.id) && (seen.add(p.msg.event.id), true));
-}
-
 /** How often the writer checks that its consumer still delivers while the stream grows (stallWatchdog). */
 const STALL_CHECK_MS = 5_000;
 
@@ -143,7 +133,8 @@ const STALL_CHECK_MS = 5_000;
  * outside a transaction, the call commits as it returns. feed_store takes the writer's lock
  * (WRITER_LOCK), makes its commit asynchronous, reads the stored position after the lock, refuses
  * (SQLSTATE LOST_COMMIT) a stored feed below `committed_through`, and stores the events past the
- * stored position and not stored yet: their partner_seqs, the events, their webhook deliveries.
+ * stored position and not stored yet (an event repeated in the batch once): their partner_seqs, the
+ * events, their webhook deliveries.
  */
 const STORE = 'SELECT * FROM feed_store($1, $2, $3, $4, $5, $6, $7, $8, $9)';
 
@@ -323,7 +314,6 @@ export class FeedWriter {
       const partners = await this.opts.partners();
       parsed = parsed.flatMap((p) => (isForEveryPartner(p.msg) ? copiesForEveryPartner(p, partners) : [p]));
     }
-    const fresh = distinctEvents(parsed);
     let r: { rows: StoredRow[] };
     try {
       // One round trip, the whole transaction (STORE). The commit does not wait for its WAL flush:
@@ -333,14 +323,14 @@ export class FeedWriter {
       r = await this.pool.query<StoredRow>(
         prepared(STORE, [
           this.committedThrough.toString(),
-          fresh.map((p) => p.position.toString()),
-          fresh.map((p) => p.msg.event.id),
-          fresh.map((p) => p.msg.tenantId),
-          fresh.map((p) => p.msg.partnerId),
-          fresh.map((p) => p.msg.event.type),
-          fresh.map((p) => p.msg.event.timestamp),
-          fresh.map((p) => JSON.stringify(p.msg.event.data ?? null)),
-          fresh.map((p) => deliveryBody(p.msg)),
+          parsed.map((p) => p.position.toString()),
+          parsed.map((p) => p.msg.event.id),
+          parsed.map((p) => p.msg.tenantId),
+          parsed.map((p) => p.msg.partnerId),
+          parsed.map((p) => p.msg.event.type),
+          parsed.map((p) => p.msg.event.timestamp),
+          parsed.map((p) => JSON.stringify(p.msg.event.data ?? null)),
+          parsed.map((p) => deliveryBody(p.msg)),
         ]),
       );
     } catch (err) {
