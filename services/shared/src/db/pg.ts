@@ -63,19 +63,13 @@ const poolTimeouts = new WeakMap<Pool, DbTimeouts>();
  * is small: of a table that grew since its last ANALYZE, and of "ORDER BY … LIMIT n" under a filter it
  * cannot estimate (it guesses 0.5 % of the rows). The claim read every due delivery to keep the first
  * few hundred: 83,000 buffers a claim at 40,000 due (test/webhook-claim.test.ts), 40–100 ms each in
- * the bench's fan-out (docs/performance.md, "Issue 47, third session").
+ * the bench's fan-out (docs/performance.md, "Issue 47, third session"). The feed writer's batch runs
+ * under the same settings, as SET clauses of its function (events/migrations/0009_feed_store.sql).
  */
 export const PLANNER_INDEX_WALKS = { enable_seqscan: 'off', enable_bitmapscan: 'off', enable_hashjoin: 'off', enable_mergejoin: 'off' } as const;
 
-/** Planner settings (enable_* names and their values), as a pool's or a transaction's. */
+/** Planner settings (enable_* names and their values), as a pool's. */
 export type PlannerSettings = Readonly<Record<string, 'on' | 'off'>>;
-
-/** Planner settings as SET LOCAL statements, for the round trip that begins a transaction. */
-export function setLocalPlanner(planner: PlannerSettings): string {
-  return Object.entries(planner)
-    .map(([k, v]) => `SET LOCAL ${k} = ${v}`)
-    .join('; ');
-}
 
 /**
  * A pool whose connections carry the timeouts as session settings (startup parameters), so plain
