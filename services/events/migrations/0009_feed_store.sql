@@ -29,6 +29,18 @@
 --    events table on every batch. Its tables are the schema's whatever the caller's search_path (SET
 --    search_path FROM CURRENT: the migration's, the service's schema).
 -- It returns the stored events (as the wake-ups carry them), each with the number of deliveries queued.
+--
+-- feed_stored_through() is the highest stream position the feed has consumed: the top stored
+-- position, or what the retention sweep removed when it emptied the feed (so a restart never stores
+-- swept events again). The writer starts its consumer after it (writer.ts storedThrough), the
+-- partner_events_writer_pending gauge counts from it, and feed_store checks against it.
+CREATE FUNCTION feed_stored_through() RETURNS bigint
+LANGUAGE sql STABLE
+SET search_path FROM CURRENT
+AS $fn$
+  SELECT GREATEST((SELECT coalesce(max(position), 0) FROM events), (SELECT swept_through FROM sweep_state WHERE id = 1))
+$fn$;
+
 CREATE FUNCTION feed_store(
   committed_through bigint,
   positions bigint[], event_ids text[], tenant_ids text[], partner_ids text[],
@@ -45,8 +57,7 @@ DECLARE
 BEGIN
   PERFORM pg_advisory_xact_lock(1702260340);
   PERFORM set_config('synchronous_commit', 'off', true);
-  SELECT GREATEST((SELECT coalesce(max(e.position), 0) FROM events e),
-                  (SELECT s.swept_through FROM sweep_state s WHERE s.id = 1)) INTO through;
+  through := feed_stored_through();
   IF through < committed_through THEN
     RAISE EXCEPTION 'the stored feed ends at position %, before % that this writer committed', through, committed_through
       USING ERRCODE = 'EVLC1', DETAIL = through::text;

@@ -97,16 +97,9 @@ function parse(m: JsMsg): EventMessage | undefined {
   }
 }
 
-/**
- * The highest stream position the feed has consumed: the top stored position, or what the retention
- * sweep removed when it emptied the feed (so a restart never stores swept events again).
- */
-const STORED_THROUGH = `SELECT GREATEST((SELECT coalesce(max(position), 0) FROM events),
-                                        (SELECT swept_through FROM sweep_state WHERE id = 1)) AS p`;
-
-/** The highest stream position stored in the feed (or swept: see STORED_THROUGH). */
+/** The highest stream position the feed has consumed, stored or swept (feed_stored_through, migrations/0009_feed_store.sql). */
 export async function storedThrough(pool: Pool): Promise<bigint> {
-  const r = await pool.query<{ p: string }>(STORED_THROUGH);
+  const r = await pool.query<{ p: string }>('SELECT feed_stored_through() AS p');
   return BigInt(r.rows[0]!.p);
 }
 
